@@ -1,0 +1,252 @@
+"""Configuration: one TOML file, a few environment overrides, validated once.
+
+``load_settings`` is called by the CLI; everything else receives the frozen
+``Settings`` it returns.  Environment variables named ``SYNCD_<SECTION>_<KEY>``
+(``SYNCD_DATABASE_URL``, ``SYNCD_ARXIV_API_URL``, ...) override the file.
+Relative paths in the file resolve against the file's own folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from syncd import __version__
+from syncd.errors import ConfigError
+from syncd.record import split_arxiv_id
+
+__all__ = [
+    "DEFAULT_CONFIG_PATH",
+    "ArxivSettings",
+    "AuthorSettings",
+    "DatabaseSettings",
+    "LogSettings",
+    "Settings",
+    "SyncSettings",
+    "WebhookSettings",
+    "load_settings",
+]
+
+DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
+DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArxivSettings(_Section):
+    """How to talk to the arXiv API, politely (one request every 3 s, one connection)."""
+
+    api_url: str = "https://export.arxiv.org/api/query"
+    request_interval: float = Field(3.0, ge=0)
+    page_size: int = Field(100, ge=1, le=2000)
+    timeout: float = Field(30.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=20)
+    backoff_base: float = Field(2.0, ge=0)
+    backoff_max: float = Field(300.0, ge=0)
+    max_response_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    user_agent: str = DEFAULT_USER_AGENT
+    contact: str | None = None
+
+    @field_validator("api_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+class DatabaseSettings(_Section):
+    """Where the record lives: SQLite (embedded default) or PostgreSQL."""
+
+    url: str = "sqlite:///data/syncd.sqlite3"
+
+    @field_validator("url")
+    @classmethod
+    def _supported(cls, value: str) -> str:
+        scheme = value.split(":", 1)[0].split("+", 1)[0]
+        if scheme not in {"sqlite", "postgresql", "postgres"}:
+            raise ValueError("must be a sqlite:/// or postgresql:// URL")
+        # SQLAlchemy would pick psycopg2 for a bare postgresql:// URL; we ship psycopg 3.
+        if value.startswith(("postgresql://", "postgres://")):
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        return value
+
+
+class AuthorSettings(_Section):
+    """One tracked author: a name, the seed snapshot, and optional overrides."""
+
+    name: str = Field(min_length=1)
+    seeds: tuple[Path, ...] = ()
+    query: str | None = None
+    include_ids: tuple[str, ...] = ()
+    exclude_ids: tuple[str, ...] = ()
+
+    @field_validator("include_ids", "exclude_ids")
+    @classmethod
+    def _arxiv_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(split_arxiv_id(v)[0] for v in values)
+
+    @property
+    def search_query(self) -> str:
+        """The arXiv ``search_query`` for this author: ``au:"Name"`` unless configured."""
+        return self.query or f'au:"{self.name}"'
+
+
+class WebhookSettings(_Section):
+    """One webhook endpoint; its secret comes from the file or from the environment."""
+
+    url: str
+    name: str | None = None
+    secret: SecretStr | None = None
+    secret_env: str | None = None
+    events: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> Self:
+        if (self.secret is None) == (self.secret_env is None):
+            raise ValueError("give exactly one of 'secret' and 'secret_env'")
+        if self.secret_env is not None and not os.environ.get(self.secret_env):
+            raise ValueError(f"environment variable {self.secret_env} (secret_env) is not set")
+        return self
+
+    @property
+    def display_name(self) -> str:
+        """The endpoint's name in logs and CLI output: its ``name`` or host and path."""
+        return self.name or self.url.split("://", 1)[-1].split("?", 1)[0]
+
+    def secret_value(self) -> str:
+        """The signing secret, read from the environment when ``secret_env`` is set."""
+        if self.secret is not None:
+            return self.secret.get_secret_value()
+        return os.environ[self.secret_env or ""]
+
+
+class SyncSettings(_Section):
+    """What counts as a change over time."""
+
+    # complete syncs without a paper before it is reported as paper.removed
+    removal_after: int = Field(3, ge=1)
+
+
+class LogSettings(_Section):
+    """Log verbosity and format (``auto``: JSON unless writing to a terminal)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class Settings(BaseSettings):
+    """Everything syncd is configured with."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SYNCD_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="forbid",
+        frozen=True,
+    )
+
+    arxiv: ArxivSettings = ArxivSettings()
+    database: DatabaseSettings = DatabaseSettings()
+    sync: SyncSettings = SyncSettings()
+    log: LogSettings = LogSettings()
+    authors: tuple[AuthorSettings, ...] = Field(min_length=1)
+    webhooks: tuple[WebhookSettings, ...] = ()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment wins over the file, as operators of containers expect.
+        return env_settings, init_settings
+
+    @field_validator("authors")
+    @classmethod
+    def _distinct_authors(cls, authors: tuple[AuthorSettings, ...]) -> tuple[AuthorSettings, ...]:
+        names = [a.name for a in authors]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"author listed twice: {', '.join(duplicates)}")
+        return authors
+
+
+def config_path(explicit: str | os.PathLike[str] | None) -> Path:
+    """The config file to read: ``--config``, else ``SYNCD_CONFIG``, else the default."""
+    if explicit is not None:
+        return Path(explicit)
+    return Path(os.environ.get("SYNCD_CONFIG") or DEFAULT_CONFIG_PATH)
+
+
+def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Read, resolve and validate the configuration; raise ``ConfigError`` naming the bad key."""
+    file = config_path(path)
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: config file not found (use --config or SYNCD_CONFIG)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read config file: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    _resolve_paths(raw, file.resolve().parent)
+    try:
+        return Settings(**raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{file}: invalid configuration:\n{_describe(exc)}") from None
+
+
+def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
+    """Make the file's relative seed paths and SQLite path relative to ``base``."""
+    for author in raw.get("authors") or []:
+        if isinstance(author, dict) and isinstance(author.get("seeds"), list):
+            author["seeds"] = [
+                str((base / s).resolve()) if isinstance(s, str) and not Path(s).is_absolute() else s
+                for s in author["seeds"]
+            ]
+    database = raw.get("database")
+    if isinstance(database, dict) and isinstance(database.get("url"), str):
+        database["url"] = _resolve_sqlite_url(database["url"], base)
+
+
+def _resolve_sqlite_url(url: str, base: Path) -> str:
+    prefix = "sqlite:///"
+    path = url[len(prefix) :]
+    if not url.startswith(prefix) or not path or path.startswith("/") or path == ":memory:":
+        return url
+    return prefix + str((base / path).resolve())
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors(include_url=False, include_input=False):
+        location = _location(error["loc"])
+        lines.append(f"  {location or '(top level)'}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def _location(loc: Sequence[str | int]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text

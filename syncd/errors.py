@@ -1,0 +1,81 @@
+"""The errors syncd raises, as one tree.
+
+    SyncdError
+    ├── ConfigError            bad configuration: exit code 2
+    ├── SeedError              a seed file that cannot be read or parsed
+    ├── UpstreamError          arXiv could not be trusted this cycle
+    │   ├── RetryableUpstreamError   network trouble, 429, 5xx: worth another try
+    │   │   └── RateLimited          429/503 with the wait the server asked for
+    │   └── PermanentUpstreamError   4xx, error feeds, bad or untrustworthy feeds
+    │       ├── FeedError            the body is not a trustworthy arXiv Atom feed
+    │       └── ApiError             arXiv answered with its error feed
+    └── StoreError             the database refused or is unreachable
+
+Every message names what was wrong and, where it helps, what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ApiError",
+    "ConfigError",
+    "FeedError",
+    "PermanentUpstreamError",
+    "RateLimited",
+    "RetryableUpstreamError",
+    "SeedError",
+    "StoreError",
+    "SyncdError",
+    "UpstreamError",
+]
+
+
+class SyncdError(Exception):
+    """Base of every error syncd raises on purpose."""
+
+
+class ConfigError(SyncdError):
+    """The configuration is missing, unreadable or invalid."""
+
+
+class SeedError(SyncdError):
+    """A seed file cannot be read or parsed; the message names the file and line."""
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class UpstreamError(SyncdError):
+    """arXiv's answer could not be used; the cycle fails and stores nothing."""
+
+
+class RetryableUpstreamError(UpstreamError):
+    """A failure that may pass: timeouts, connection errors, 429 and 5xx."""
+
+
+class RateLimited(RetryableUpstreamError):
+    """The server asked us to wait (429, or 503 with Retry-After)."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentUpstreamError(UpstreamError):
+    """A failure that another try will not fix: 4xx, error feeds, untrustworthy bodies."""
+
+
+class FeedError(PermanentUpstreamError):
+    """The body is not a complete, well-formed, trustworthy arXiv Atom feed."""
+
+
+class ApiError(PermanentUpstreamError):
+    """arXiv answered with its error feed; the message is arXiv's own."""
+
+
+class StoreError(SyncdError):
+    """The database refused an operation or cannot be reached."""

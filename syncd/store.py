@@ -1,0 +1,574 @@
+"""The record's storage: the only module that speaks SQL.
+
+SQLite (the embedded default, in WAL mode) and PostgreSQL (production) share
+one schema.  Callers hand in frozen write commands and get frozen domain
+objects back, never rows.  Everything one sync cycle learns is written by
+``apply_cycle`` in a single transaction: papers, revisions and their events
+appear together or not at all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Connection, Engine
+
+from syncd.errors import StoreError
+from syncd.record import Record, content_hash, split_arxiv_id
+
+__all__ = [
+    "Event",
+    "NewRevision",
+    "Paper",
+    "PaperWrite",
+    "Revision",
+    "Store",
+    "SyncRun",
+    "SyncStats",
+    "metadata",
+]
+
+_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+_TIME = sa.DateTime(timezone=True)
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+authors_table = sa.Table(
+    "authors",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("created_at", _TIME, nullable=False),
+)
+
+papers_table = sa.Table(
+    "papers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("key", sa.String(120), nullable=False),
+    sa.Column("arxiv_id", sa.String(40)),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("origin", sa.String(8), nullable=False),
+    sa.Column("record", _JSON, nullable=False),
+    sa.Column("record_hash", sa.String(32), nullable=False),
+    sa.Column("absent_syncs", sa.Integer, nullable=False, default=0),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("updated_at", _TIME, nullable=False),
+    sa.UniqueConstraint("author_id", "key"),
+    sa.UniqueConstraint("author_id", "arxiv_id"),
+)
+
+sync_runs_table = sa.Table(
+    "sync_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("started_at", _TIME, nullable=False),
+    sa.Column("finished_at", _TIME),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("requests", sa.Integer, nullable=False, default=0),
+    sa.Column("entries", sa.Integer, nullable=False, default=0),
+    sa.Column("events", sa.Integer, nullable=False, default=0),
+)
+
+revisions_table = sa.Table(
+    "revisions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("observed_at", _TIME, nullable=False),
+    sa.Column("source", sa.String(200), nullable=False),
+    sa.Column("version", sa.Integer),
+    sa.Column("kinds", _JSON, nullable=False),
+    sa.Column("changes", _JSON, nullable=False),
+    sa.Column("record", _JSON, nullable=False),
+    sa.Column("record_hash", sa.String(32), nullable=False),
+    sa.Column("sync_run_id", sa.ForeignKey("sync_runs.id")),
+    sa.UniqueConstraint("paper_id", "seq"),
+)
+
+events_table = sa.Table(
+    "events",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(40), nullable=False, unique=True),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("revision_id", sa.ForeignKey("revisions.id")),
+    sa.Column("sync_run_id", sa.ForeignKey("sync_runs.id")),
+    sa.Column("kinds", _JSON, nullable=False),
+    sa.Column("changes", _JSON, nullable=False),
+)
+
+
+# -- what the store hands out -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """A tracked paper as it stands now."""
+
+    id: int
+    author: str
+    key: str
+    arxiv_id: str | None
+    status: str
+    origin: str
+    record: Record
+    record_hash: str
+    absent_syncs: int
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One entry of a paper's append-only history."""
+
+    seq: int
+    observed_at: datetime
+    source: str
+    version: int | None
+    kinds: tuple[str, ...]
+    changes: dict[str, Any]
+    record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A published change: what webhooks deliver and ``syncd events`` lists."""
+
+    seq: int
+    id: str
+    type: str
+    created_at: datetime
+    author: str
+    paper_key: str
+    arxiv_id: str | None
+    kinds: tuple[str, ...]
+    changes: dict[str, Any]
+    record: Record | None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRun:
+    """One sync cycle of one author, successful or not."""
+
+    id: int
+    author: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    error: str | None
+    requests: int
+    entries: int
+    events: int
+
+
+# -- what callers hand in -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NewRevision:
+    """A revision to append: the record observed and how it differs from the last one."""
+
+    record: Record
+    source: str
+    kinds: tuple[str, ...] = ()
+    changes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperWrite:
+    """Insert (``paper_id is None``) or update one paper, append revisions, publish an event.
+
+    The event, if any, is attached to the last appended revision.
+    """
+
+    key: str
+    arxiv_id: str | None
+    status: str
+    origin: str
+    paper_id: int | None = None
+    absent_syncs: int = 0
+    revisions: tuple[NewRevision, ...] = ()
+    event_type: str | None = None
+    event_kinds: tuple[str, ...] = ()
+    event_changes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStats:
+    """Counters a cycle reports about itself."""
+
+    requests: int = 0
+    entries: int = 0
+
+
+class Store:
+    """All reads and writes of syncd's database."""
+
+    def __init__(self, url: str) -> None:
+        self._engine = _create_engine(url)
+        with self._transaction() as conn:
+            metadata.create_all(conn)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    # -- writes -----------------------------------------------------------
+
+    def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
+        """Store seed papers whose key the author does not have yet; return how many were new.
+
+        All or nothing: one transaction.  Seeding publishes no events.
+        """
+        with self._transaction() as conn:
+            author_id = self._author_id(conn, author)
+            known = set(
+                conn.scalars(
+                    sa.select(papers_table.c.key).where(papers_table.c.author_id == author_id)
+                )
+            )
+            fresh = [p for p in papers if p.key not in known]
+            for paper in fresh:
+                self._write_paper(conn, author_id, None, paper)
+            return len(fresh)
+
+    def start_sync_run(self, author: str) -> int:
+        """Record that a cycle of ``author`` has begun; return its id."""
+        with self._transaction() as conn:
+            author_id = self._author_id(conn, author)
+            return int(
+                conn.execute(
+                    sync_runs_table.insert()
+                    .values(author_id=author_id, started_at=_now(), status="running")
+                    .returning(sync_runs_table.c.id)
+                ).scalar_one()
+            )
+
+    def fail_sync_run(self, run_id: int, error: str, stats: SyncStats) -> None:
+        """Mark a cycle failed; nothing it learned is stored."""
+        with self._transaction() as conn:
+            conn.execute(
+                sync_runs_table.update()
+                .where(sync_runs_table.c.id == run_id)
+                .values(
+                    status="failed",
+                    error=error,
+                    finished_at=_now(),
+                    requests=stats.requests,
+                    entries=stats.entries,
+                )
+            )
+
+    def apply_cycle(
+        self, run_id: int, author: str, writes: Sequence[PaperWrite], stats: SyncStats
+    ) -> list[Event]:
+        """Write a good cycle's papers, revisions and events and close its run, atomically."""
+        with self._transaction() as conn:
+            author_id = self._author_id(conn, author)
+            event_seqs = [self._write_paper(conn, author_id, run_id, w) for w in writes]
+            published = [s for s in event_seqs if s is not None]
+            conn.execute(
+                sync_runs_table.update()
+                .where(sync_runs_table.c.id == run_id)
+                .values(
+                    status="ok",
+                    finished_at=_now(),
+                    requests=stats.requests,
+                    entries=stats.entries,
+                    events=len(published),
+                )
+            )
+            return self._events_where(conn, events_table.c.seq.in_(published)) if published else []
+
+    # -- reads ------------------------------------------------------------
+
+    def papers(self, author: str | None = None) -> list[Paper]:
+        """Every paper, or one author's, ordered by author and key."""
+        query = _paper_select().order_by(authors_table.c.name, papers_table.c.key)
+        if author is not None:
+            query = query.where(authors_table.c.name == author)
+        with self._transaction() as conn:
+            return [_paper(row) for row in conn.execute(query)]
+
+    def find_paper(self, ref: str) -> Paper | None:
+        """The paper whose key or arXiv id (version ignored) is ``ref``; None when there is none."""
+        try:
+            arxiv_id: str | None = split_arxiv_id(ref)[0]
+        except ValueError:
+            arxiv_id = None
+        condition = papers_table.c.key == ref
+        if arxiv_id is not None:
+            condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)
+        with self._transaction() as conn:
+            row = conn.execute(_paper_select().where(condition).order_by(papers_table.c.id)).first()
+        return _paper(row) if row is not None else None
+
+    def history(self, paper_id: int) -> list[Revision]:
+        """A paper's revisions, oldest first."""
+        query = (
+            sa.select(revisions_table)
+            .where(revisions_table.c.paper_id == paper_id)
+            .order_by(revisions_table.c.seq)
+        )
+        with self._transaction() as conn:
+            return [_revision(row) for row in conn.execute(query)]
+
+    def events(self, since: str | None = None) -> list[Event]:
+        """Events in publication order, all or only those after event ``since``.
+
+        Raises ``StoreError`` when ``since`` names no event.
+        """
+        with self._transaction() as conn:
+            condition: sa.ColumnElement[bool] = sa.true()
+            if since is not None:
+                seq = conn.scalar(sa.select(events_table.c.seq).where(events_table.c.id == since))
+                if seq is None:
+                    raise StoreError(f"no event with id {since!r}")
+                condition = events_table.c.seq > seq
+            return self._events_where(conn, condition)
+
+    def sync_runs(self, author: str | None = None, limit: int = 20) -> list[SyncRun]:
+        """The most recent sync cycles, newest first."""
+        query = (
+            sa.select(sync_runs_table, authors_table.c.name.label("author"))
+            .join(authors_table)
+            .order_by(sync_runs_table.c.id.desc())
+            .limit(limit)
+        )
+        if author is not None:
+            query = query.where(authors_table.c.name == author)
+        with self._transaction() as conn:
+            return [_sync_run(row) for row in conn.execute(query)]
+
+    # -- internals --------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"database error: {_brief(exc)}") from exc
+
+    def _author_id(self, conn: Connection, name: str) -> int:
+        found = conn.scalar(sa.select(authors_table.c.id).where(authors_table.c.name == name))
+        if found is not None:
+            return int(found)
+        return int(
+            conn.execute(
+                authors_table.insert()
+                .values(name=name, created_at=_now())
+                .returning(authors_table.c.id)
+            ).scalar_one()
+        )
+
+    def _write_paper(
+        self, conn: Connection, author_id: int, run_id: int | None, write: PaperWrite
+    ) -> int | None:
+        """Apply one ``PaperWrite``; return the seq of the event it published, if any."""
+        now = _now()
+        values: dict[str, Any] = {
+            "key": write.key,
+            "arxiv_id": write.arxiv_id,
+            "status": write.status,
+            "origin": write.origin,
+            "absent_syncs": write.absent_syncs,
+            "updated_at": now,
+        }
+        if write.revisions:
+            latest = write.revisions[-1].record
+            values |= {"record": latest.to_dict(), "record_hash": content_hash(latest)}
+        if write.paper_id is None:
+            paper_id = int(
+                conn.execute(
+                    papers_table.insert()
+                    .values(author_id=author_id, created_at=now, **values)
+                    .returning(papers_table.c.id)
+                ).scalar_one()
+            )
+            next_seq = 1
+        else:
+            paper_id = write.paper_id
+            conn.execute(papers_table.update().where(papers_table.c.id == paper_id).values(values))
+            last = conn.scalar(
+                sa.select(sa.func.max(revisions_table.c.seq)).where(
+                    revisions_table.c.paper_id == paper_id
+                )
+            )
+            next_seq = int(last or 0) + 1
+        revision_id = None
+        for offset, revision in enumerate(write.revisions):
+            revision_id = conn.execute(
+                revisions_table.insert()
+                .values(
+                    paper_id=paper_id,
+                    seq=next_seq + offset,
+                    observed_at=now,
+                    source=revision.source,
+                    version=revision.record.version,
+                    kinds=list(revision.kinds),
+                    changes=dict(revision.changes),
+                    record=revision.record.to_dict(),
+                    record_hash=content_hash(revision.record),
+                    sync_run_id=run_id,
+                )
+                .returning(revisions_table.c.id)
+            ).scalar_one()
+        if write.event_type is None:
+            return None
+        return int(
+            conn.execute(
+                events_table.insert()
+                .values(
+                    id=f"evt_{uuid.uuid4().hex}",
+                    type=write.event_type,
+                    created_at=now,
+                    author_id=author_id,
+                    paper_id=paper_id,
+                    revision_id=revision_id,
+                    sync_run_id=run_id,
+                    kinds=list(write.event_kinds),
+                    changes=dict(write.event_changes),
+                )
+                .returning(events_table.c.seq)
+            ).scalar_one()
+        )
+
+    def _events_where(self, conn: Connection, condition: sa.ColumnElement[bool]) -> list[Event]:
+        query = (
+            sa.select(
+                events_table,
+                authors_table.c.name.label("author"),
+                papers_table.c.key.label("paper_key"),
+                papers_table.c.arxiv_id,
+                revisions_table.c.record,
+            )
+            .join(authors_table, events_table.c.author_id == authors_table.c.id)
+            .join(papers_table, events_table.c.paper_id == papers_table.c.id)
+            .outerjoin(revisions_table, events_table.c.revision_id == revisions_table.c.id)
+            .where(condition)
+            .order_by(events_table.c.seq)
+        )
+        return [_event(row) for row in conn.execute(query)]
+
+
+def _create_engine(url: str) -> Engine:
+    if not url.startswith("sqlite"):
+        return sa.create_engine(url, pool_pre_ping=True)
+    database = sa.engine.make_url(url).database
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"timeout": 30})
+    sa.event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers (the CLI, the HTTP API) work while a cycle writes.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _paper_select() -> sa.Select[Any]:
+    return sa.select(papers_table, authors_table.c.name.label("author")).join(authors_table)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _utc(value: datetime) -> datetime:
+    # SQLite hands back naive datetimes; everything we wrote was UTC.
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _brief(exc: sa.exc.SQLAlchemyError) -> str:
+    # The driver's own message, without SQLAlchemy's statement and parameter dump.
+    original = getattr(exc, "orig", None)
+    text = str(original if original is not None else exc)
+    return " ".join(text.split())[:500]
+
+
+def _paper(row: sa.Row[Any]) -> Paper:
+    return Paper(
+        id=row.id,
+        author=row.author,
+        key=row.key,
+        arxiv_id=row.arxiv_id,
+        status=row.status,
+        origin=row.origin,
+        record=Record.from_dict(row.record),
+        record_hash=row.record_hash,
+        absent_syncs=row.absent_syncs,
+    )
+
+
+def _revision(row: sa.Row[Any]) -> Revision:
+    return Revision(
+        seq=row.seq,
+        observed_at=_utc(row.observed_at),
+        source=row.source,
+        version=row.version,
+        kinds=tuple(row.kinds),
+        changes=row.changes,
+        record=Record.from_dict(row.record),
+    )
+
+
+def _event(row: sa.Row[Any]) -> Event:
+    return Event(
+        seq=row.seq,
+        id=row.id,
+        type=row.type,
+        created_at=_utc(row.created_at),
+        author=row.author,
+        paper_key=row.paper_key,
+        arxiv_id=row.arxiv_id,
+        kinds=tuple(row.kinds),
+        changes=row.changes,
+        record=Record.from_dict(row.record) if row.record is not None else None,
+    )
+
+
+def _sync_run(row: sa.Row[Any]) -> SyncRun:
+    return SyncRun(
+        id=row.id,
+        author=row.author,
+        started_at=_utc(row.started_at),
+        finished_at=_utc(row.finished_at) if row.finished_at is not None else None,
+        status=row.status,
+        error=row.error,
+        requests=row.requests,
+        entries=row.entries,
+        events=row.events,
+    )

@@ -1,0 +1,55 @@
+"""The JSON shapes of syncd's public surface: CLI ``--json`` output, later the HTTP API.
+
+Field names follow DESIGN.md; changing one breaks users' scripts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncd.store import Event, Paper, Revision
+
+__all__ = ["event_json", "paper_json", "revision_json"]
+
+
+def paper_json(paper: Paper) -> dict[str, Any]:
+    """A paper as ``syncd papers --json`` lists it."""
+    return {
+        "key": paper.key,
+        "arxiv_id": paper.arxiv_id,
+        "version": paper.record.version,
+        "title": paper.record.title,
+        "authors": list(paper.record.authors),
+        "authors_complete": paper.record.authors_complete,
+        "status": paper.status,
+        "origin": paper.origin,
+        "author": paper.author,
+    }
+
+
+def revision_json(revision: Revision) -> dict[str, Any]:
+    """One history item."""
+    return {
+        "seq": revision.seq,
+        "observed_at": revision.observed_at.isoformat(),
+        "source": revision.source,
+        "version": revision.version,
+        "kinds": list(revision.kinds),
+        "changes": revision.changes,
+        "record": revision.record.to_dict(),
+    }
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """One event, as listed by ``syncd events --json`` and carried by webhooks."""
+    return {
+        "id": event.id,
+        "seq": event.seq,
+        "type": event.type,
+        "created_at": event.created_at.isoformat(),
+        "author": event.author,
+        "paper": {"key": event.paper_key, "arxiv_id": event.arxiv_id},
+        "kinds": list(event.kinds),
+        "changes": event.changes,
+        "record": event.record.to_dict() if event.record is not None else None,
+    }

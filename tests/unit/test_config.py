@@ -1,0 +1,121 @@
+"""load_settings: the bundled config, overrides, and clear errors naming the bad key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syncd.config import load_settings
+from syncd.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+MINIMAL = '[[authors]]\nname = "Zhida Jiang"\n'
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "syncd.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class TestBundledConfig:
+    def test_loads(self) -> None:
+        """config/syncd.toml is valid and tracks the seeded author from both seed files."""
+        settings = load_settings(ROOT / "config" / "syncd.toml")
+        (author,) = settings.authors
+        assert author.name == "Zhida Jiang"
+        assert [p.name for p in author.seeds] == [
+            "000_bae548b29664adf4.txt",
+            "001_486f742ac3512806.txt",
+        ]
+        assert all(p.is_file() for p in author.seeds)
+        assert settings.arxiv.request_interval >= 3.0
+        assert settings.database.url == f"sqlite:///{ROOT / 'data' / 'syncd.sqlite3'}"
+
+    def test_config_env_variable(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """SYNCD_CONFIG names the file when --config is not given."""
+        monkeypatch.setenv("SYNCD_CONFIG", str(_write(tmp_path, MINIMAL)))
+        assert load_settings().authors[0].name == "Zhida Jiang"
+
+
+class TestOverrides:
+    def test_environment_wins(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """SYNCD_DATABASE_URL and SYNCD_ARXIV_API_URL override the file."""
+        monkeypatch.setenv("SYNCD_DATABASE_URL", "postgresql://postgres@127.0.0.1/test")
+        monkeypatch.setenv("SYNCD_ARXIV_API_URL", "http://127.0.0.1:9/api/query")
+        settings = load_settings(_write(tmp_path, MINIMAL))
+        assert settings.database.url == "postgresql+psycopg://postgres@127.0.0.1/test"
+        assert settings.arxiv.api_url == "http://127.0.0.1:9/api/query"
+
+    def test_relative_paths_follow_the_file(self, tmp_path: Path) -> None:
+        """Seed and SQLite paths resolve against the config file's folder."""
+        text = MINIMAL + 'seeds = ["s/a.txt"]\n[database]\nurl = "sqlite:///db/x.sqlite3"\n'
+        settings = load_settings(_write(tmp_path, text))
+        assert settings.authors[0].seeds == (tmp_path / "s" / "a.txt",)
+        assert settings.database.url == f"sqlite:///{tmp_path / 'db' / 'x.sqlite3'}"
+
+    def test_several_authors(self, tmp_path: Path) -> None:
+        """Several [[authors]] are tracked at once."""
+        text = MINIMAL + '[[authors]]\nname = "Ada Lovelace"\nquery = "au:Lovelace_A"\n'
+        settings = load_settings(_write(tmp_path, text))
+        assert [a.search_query for a in settings.authors] == ['au:"Zhida Jiang"', "au:Lovelace_A"]
+
+    def test_webhook_secret_from_environment(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """secret_env reads the secret from the environment, and repr never shows a secret."""
+        monkeypatch.setenv("HOOK_SECRET", "whsec_c2VjcmV0")
+        text = (
+            MINIMAL + '[[webhooks]]\nurl = "http://127.0.0.1:9000/h"\nsecret_env = "HOOK_SECRET"\n'
+        )
+        hook = load_settings(_write(tmp_path, text)).webhooks[0]
+        assert hook.secret_value() == "whsec_c2VjcmV0"
+        plain = MINIMAL + '[[webhooks]]\nurl = "http://127.0.0.1:9000/h"\nsecret = "whsec_eHl6"\n'
+        settings = load_settings(_write(tmp_path, plain))
+        assert "whsec_eHl6" not in repr(settings)
+
+
+class TestErrors:
+    @pytest.mark.parametrize(
+        ("text", "needle"),
+        [
+            (MINIMAL + "[arxiv]\nrequest_interval = -1\n", "arxiv.request_interval"),
+            (MINIMAL + '[arxiv]\npage_size = "many"\n', "arxiv.page_size"),
+            (MINIMAL + "[arxiv]\nunknown_knob = 1\n", "arxiv.unknown_knob"),
+            (MINIMAL + "[surprise]\nx = 1\n", "surprise"),
+            ("[arxiv]\npage_size = 10\n", "authors"),
+            ('[[authors]]\nname = ""\n', "authors[0].name"),
+            (MINIMAL + '[database]\nurl = "mysql://x"\n', "database.url"),
+            (MINIMAL + '[[webhooks]]\nurl = "http://x"\n', "webhooks[0]"),
+            (
+                MINIMAL + '[[webhooks]]\nurl = "http://x"\nsecret_env = "SYNCD_NOPE_X"\n',
+                "SYNCD_NOPE_X",
+            ),
+            (MINIMAL + MINIMAL, "author listed twice"),
+            (MINIMAL + 'include_ids = ["not an id"]\n', "authors[0].include_ids"),
+        ],
+    )
+    def test_invalid_values_name_the_key(self, tmp_path: Path, text: str, needle: str) -> None:
+        """An invalid value raises ConfigError naming the file and the key."""
+        with pytest.raises(ConfigError) as caught:
+            load_settings(_write(tmp_path, text))
+        assert needle in str(caught.value)
+        assert "syncd.toml" in str(caught.value)
+
+    def test_not_toml(self, tmp_path: Path) -> None:
+        """A TOML syntax error names the line."""
+        with pytest.raises(ConfigError, match="line 2"):
+            load_settings(_write(tmp_path, '[arxiv]\napi_url = "unterminated\n'))
+
+    def test_missing_file(self, tmp_path: Path) -> None:
+        """A missing file says so and how to name another."""
+        with pytest.raises(ConfigError, match="not found"):
+            load_settings(tmp_path / "nope.toml")
+
+    def test_unreadable_file(self, tmp_path: Path) -> None:
+        """A file that is not UTF-8 is a config error, not a crash."""
+        path = tmp_path / "syncd.toml"
+        path.write_bytes(b"\xff\xfe\x00junk")
+        with pytest.raises(ConfigError, match="cannot read"):
+            load_settings(path)

@@ -1,0 +1,76 @@
+"""Linking seed papers to arXiv entries, and identity of new entries."""
+
+from __future__ import annotations
+
+from syncd.linking import earlier_version_ids, identify, link_seed_papers
+from syncd.record import Record
+from tests import scenario
+
+CALIBRATION_SEED = Record(
+    title=scenario.seed_title("Rethinking Calibration"),
+    abstract=scenario.seed_abstract("Rethinking Calibration"),
+)
+CALIBRATION_LIST = Record(abstract=scenario.list_abstract("Hu Xu, Zhaolong Xing"))
+
+
+def _versions() -> dict[str, list[Record]]:
+    current: dict[str, Record] = {}
+    for record in scenario.upstream_versions():
+        assert record.arxiv_id is not None
+        current[record.arxiv_id] = record
+    return {i: [r] for i, r in current.items()}
+
+
+class TestLinkSeedPapers:
+    def test_matches_any_revision(self) -> None:
+        """The calibration paper links through its second seed revision's abstract."""
+        seeds = {"calibration": [CALIBRATION_SEED, CALIBRATION_LIST]}
+        assert link_seed_papers(seeds, _versions()).pairs == {"calibration": "2606.03328"}
+
+    def test_title_alone_does_not_match_a_retitled_first_version(self) -> None:
+        """With only the seed page's revision, the calibration paper stays unlinked."""
+        seeds = {"calibration": [CALIBRATION_SEED]}
+        assert link_seed_papers(seeds, _versions()).pairs == {}
+
+    def test_retitled_version_links_through_an_earlier_version(self) -> None:
+        """A seed that only an earlier version resembles links once that version is known."""
+        v1 = Record(arxiv_id="2602.09578", version=1, title=scenario.FLEXMARL_V1_TITLE)
+        v2 = Record(arxiv_id="2602.09578", version=2, title="FlexMARL", abstract="new words")
+        seeds = {"flex": [Record(title=scenario.FLEXMARL_V1_TITLE, abstract="old words")]}
+        assert link_seed_papers(seeds, {"2602.09578": [v2]}).pairs == {}
+        assert link_seed_papers(seeds, {"2602.09578": [v2, v1]}).pairs == {"flex": "2602.09578"}
+
+    def test_no_match_stays_unlinked(self) -> None:
+        """A seed paper that is not upstream matches nothing."""
+        seed = Record(title=scenario.seed_title("LRMoE"), abstract=scenario.seed_abstract("LRMoE"))
+        assert link_seed_papers({"lrmoe": [seed]}, _versions()).pairs == {}
+
+    def test_earlier_version_ids(self) -> None:
+        """Every earlier version of each entry is listed, versioned."""
+        entries = [Record(arxiv_id="2606.03328", version=3), Record(arxiv_id="1", version=1)]
+        assert earlier_version_ids(entries) == ["2606.03328v1", "2606.03328v2"]
+
+
+class TestIdentify:
+    KNOWN = (
+        Record(authors=("Zhida Jiang", "Yang Xu"), primary_category="cs.DC", categories=("cs.DC",)),
+    )
+
+    def test_shared_coauthor_is_plausible(self) -> None:
+        """Sharing a co-author makes a new entry plausible."""
+        entry = Record(authors=("Yang Xu", "Zhida Jiang"), categories=("hep-th",))
+        identity = identify(entry, self.KNOWN, "Zhida Jiang")
+        assert identity.plausible
+        assert identity.shared_coauthors == ("Yang Xu",)
+
+    def test_shared_category_is_plausible(self) -> None:
+        """Sharing a category makes a new entry plausible."""
+        entry = Record(authors=("Zhida Jiang", "Stranger"), categories=("cs.DC",))
+        assert identify(entry, self.KNOWN, "Zhida Jiang").plausible
+
+    def test_the_author_alone_is_not_a_coauthor(self) -> None:
+        """A same-name author sharing nothing else is not plausible."""
+        entry = Record(authors=("Zhida Jiang", "Stranger"), categories=("hep-th",))
+        identity = identify(entry, self.KNOWN, "Zhida Jiang")
+        assert not identity.plausible
+        assert identity.shared_coauthors == ()

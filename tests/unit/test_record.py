@@ -1,0 +1,81 @@
+"""The canonical record: normalisation, ids, withdrawal, hashing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from syncd.record import (
+    Record,
+    content_hash,
+    is_withdrawal,
+    normalize_name,
+    normalize_text,
+    split_arxiv_id,
+)
+
+
+class TestNormalizeText:
+    def test_wrapped_and_unwrapped_are_equal(self) -> None:
+        """The old backend's hard wrap normalises to the new backend's single line."""
+        wrapped = "  Deep learning has\n  revolutionized the\n  capabilities  "
+        assert normalize_text(wrapped) == "Deep learning has revolutionized the capabilities"
+
+    def test_nfc(self) -> None:
+        """A decomposed accent becomes the composed character."""
+        assert normalize_text("Cafe\u0301") == "Caf\u00e9"
+
+    def test_blank_is_none(self) -> None:
+        """Whitespace-only text is no text."""
+        assert normalize_text(" \n\t") is None
+
+    def test_zero_stays(self) -> None:
+        """The title "0" is a title, not nothing."""
+        assert normalize_text("0") == "0"
+
+
+class TestIds:
+    @pytest.mark.parametrize(
+        ("raw", "expected"),
+        [
+            ("http://arxiv.org/abs/2202.12139v1", ("2202.12139", 1)),
+            ("https://arxiv.org/abs/2212.09483v12", ("2212.09483", 12)),
+            ("http://arxiv.org/abs/astro-ph/0601001v1", ("astro-ph/0601001", 1)),
+            ("math.GT/0309136", ("math.GT/0309136", None)),
+            ("0704.0001", ("0704.0001", None)),
+        ],
+    )
+    def test_split(self, raw: str, expected: tuple[str, int | None]) -> None:
+        """Ids split into base id and version, old and new style."""
+        assert split_arxiv_id(raw) == expected
+
+    @pytest.mark.parametrize("raw", ["abc", "", "https://arxiv.org/api/errors#x", "12.34"])
+    def test_rejects(self, raw: str) -> None:
+        """Text that holds no arXiv id raises ValueError."""
+        with pytest.raises(ValueError, match="not an arXiv identifier"):
+            split_arxiv_id(raw)
+
+
+class TestRecord:
+    def test_round_trip(self) -> None:
+        """to_dict and from_dict are inverse."""
+        record = Record(arxiv_id="1", version=2, authors=("A", "B"), categories=("x",))
+        assert Record.from_dict(record.to_dict()) == record
+
+    def test_hash_ignores_category_order_and_timestamps(self) -> None:
+        """The content hash covers what the diff compares, and nothing else."""
+        record = Record(arxiv_id="1", version=1, categories=("a", "b"), updated="t1")
+        same = replace(record, categories=("b", "a"), updated="t2")
+        assert content_hash(record) == content_hash(same)
+        assert content_hash(record) != content_hash(replace(record, doi="10.1/x"))
+
+    def test_names_fold(self) -> None:
+        """Names compare without case, accents or punctuation."""
+        assert normalize_name("Zhída  JIANG") == normalize_name("zhida jiang")
+
+    def test_withdrawal(self) -> None:
+        """A withdrawal comment or replaced abstract marks a withdrawal."""
+        assert is_withdrawal("This paper has been withdrawn by the authors", None)
+        assert is_withdrawal(None, "This paper has been withdrawn due to an error.")
+        assert not is_withdrawal("12 pages, 4 figures", "We study withdrawal symptoms.")
