@@ -8,8 +8,9 @@ scored for identity before it is announced, because a name is not a person.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from syncd.matching import Assignment, assign, record_similarity
 from syncd.record import Record, normalize_name
@@ -30,14 +31,16 @@ __all__ = [
 LINK_MINIMUM = 0.4
 LINK_MARGIN = 0.15
 
+K = TypeVar("K", bound=Hashable)
+
 
 def link_seed_papers(
-    seeds: Mapping[str, Sequence[Record]],
+    seeds: Mapping[K, Sequence[Record]],
     versions: Mapping[str, Sequence[Record]],
-) -> Assignment[str, str]:
+) -> Assignment[K, str]:
     """Match seed papers (key → every revision's record) to arXiv ids (id → known versions)."""
 
-    def score(key: str, arxiv_id: str) -> float:
+    def score(key: K, arxiv_id: str) -> float:
         return max(
             (record_similarity(s, v) for s in seeds[key] for v in versions[arxiv_id]),
             default=0.0,

@@ -42,7 +42,7 @@ _TIME = sa.DateTime(timezone=True)
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(column_0_label)s",
-        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
         "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
         "pk": "pk_%(table_name)s",
     }
@@ -228,8 +228,12 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self._engine = _create_engine(url)
-        with self._transaction() as conn:
-            metadata.create_all(conn)
+        try:
+            with self._transaction() as conn:
+                metadata.create_all(conn)
+        except StoreError:
+            self._engine.dispose()
+            raise
 
     @property
     def dialect(self) -> str:

@@ -12,12 +12,20 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+import structlog
 
 from syncd.store import metadata
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "SYNCD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """Each test starts with structlog's defaults; the CLI may have pointed it at a closed stream."""
+    yield
+    structlog.reset_defaults()
 
 
 def _postgres_unavailable(reason: str) -> None:

@@ -1,0 +1,24 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint
+
+$(BIN)/syncd: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+# Seed, then one sync cycle on the embedded default (SQLite under data/).
+run: $(BIN)/syncd
+	$(BIN)/syncd --config config/syncd.toml sync
+
+lint: $(BIN)/syncd
+	$(BIN)/ruff check syncd tests
+	$(BIN)/ruff format --check syncd tests
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest $(PYTEST_ARGS)

@@ -1,0 +1,431 @@
+"""A polite, suspicious client of the arXiv API (``/api/query``).
+
+Polite: one connection, a descriptive User-Agent, and never two requests of
+this process starting closer than ``request_interval`` seconds apart, whatever
+client instance or thread sends them (arXiv asks for 3 s).  Failures that may
+pass (timeouts, connection errors, 429, 5xx) are retried with exponential
+backoff and full jitter, honouring ``Retry-After``.
+
+Suspicious: every body is read with a size cap and parsed by ``parse_feed``,
+and a search is paged only while the pages add up: a page that is empty, short,
+too long, repeats an id, or disagrees about ``totalResults`` fails the search
+with ``FeedError`` instead of yielding an incomplete result set.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+import structlog
+
+from syncd.arxiv._parser import FeedPage, parse_feed
+from syncd.config import ArxivSettings
+from syncd.errors import (
+    ApiError,
+    FeedError,
+    PermanentUpstreamError,
+    RateLimited,
+    RetryableUpstreamError,
+)
+from syncd.record import Record, split_arxiv_id
+
+__all__ = ["ArxivClient", "parse_retry_after", "retry_delay"]
+
+_log = structlog.get_logger(__name__)
+
+# Statuses whose Retry-After is honoured (RFC 9110 §10.2.3 names 503 and 3xx;
+# RFC 6585 adds 429).
+_RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+# Transport failures that another try may cure.  The rest of httpx's errors
+# (unsupported scheme, a request we built wrongly, an undecodable body) will not.
+_RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
+    httpx.TimeoutException,
+    httpx.NetworkError,
+    httpx.RemoteProtocolError,
+    httpx.ProxyError,
+)
+
+
+class _Pacer:
+    """Spaces the starts of all arXiv requests of the process.
+
+    The lock is held while waiting, so concurrent callers queue up and each
+    one starts at least ``interval`` seconds after the previous start.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_start: float | None = None
+
+    def wait_turn(
+        self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
+    ) -> float:
+        """Sleep until ``interval`` has passed since the last start; return the seconds slept."""
+        with self._lock:
+            now = clock()
+            waited = 0.0
+            if self._last_start is not None:
+                # Never more than one interval: a larger gap can only come from
+                # a different clock (an injected fake) having set _last_start.
+                waited = max(0.0, min(interval, self._last_start + interval - now))
+                if waited > 0:
+                    sleep(waited)
+                    now = clock()
+            self._last_start = now
+            return waited
+
+    def reset(self) -> None:
+        """Forget the last request (for tests that inject their own clock)."""
+        with self._lock:
+            self._last_start = None
+
+
+_PACER = _Pacer()
+
+
+def retry_delay(
+    attempt: int, retry_after: float | None, base: float, cap: float, rng: random.Random
+) -> float:
+    """Seconds to wait before retry number ``attempt + 1`` (``attempt`` counts from 0).
+
+    Exponential backoff with full jitter: uniform in ``[0, min(cap, base * 2**attempt)]``;
+    a server's ``Retry-After`` (capped at ``cap``) is a floor the wait never goes below.
+    """
+    ceiling = min(cap, base * 2.0 ** min(attempt, 64))
+    delay = rng.uniform(0.0, ceiling)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, cap))
+    return delay
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds asked for by a ``Retry-After`` value (delta-seconds or HTTP-date), else ``None``.
+
+    A date in the past means 0; an unreadable value is ignored (``None``).
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return float(int(text))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """A response read under the size cap; ``body`` is ``None`` when it exceeded the cap."""
+
+    status: int
+    reason: str
+    headers: httpx.Headers
+    body: bytes | None
+
+
+class ArxivClient:
+    """Searches and fetches arXiv records through the API; use it as a context manager.
+
+    ``requests``, ``retries`` and ``backoff_seconds`` count this instance's
+    requests sent, retries made and seconds slept in backoff.
+    """
+
+    def __init__(
+        self,
+        settings: ArxivSettings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._settings = settings
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng if rng is not None else random.Random()
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        if transport is None:
+            transport = httpx.HTTPTransport(limits=limits, retries=0)
+        user_agent = settings.user_agent
+        if settings.contact:
+            user_agent = f"{user_agent} mailto:{settings.contact}"
+        self._http = httpx.Client(
+            transport=transport,
+            limits=limits,
+            timeout=httpx.Timeout(settings.timeout),
+            follow_redirects=False,
+            headers={"User-Agent": user_agent, "Accept": "application/atom+xml"},
+        )
+        self.requests = 0
+        self.retries = 0
+        self.backoff_seconds = 0.0
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._http.close()
+
+    def search(self, query: str) -> Iterator[FeedPage]:
+        """Yield every page of ``search_query=query``, newest submission first, as it arrives.
+
+        Raises ``FeedError`` as soon as the pages stop adding up to ``totalResults``.
+        """
+        size = self._settings.page_size
+        start = 0
+        total: int | None = None
+        seen: set[str] = set()
+        while True:
+            params: dict[str, str | int] = {
+                "search_query": query,
+                "sortBy": "submittedDate",
+                "sortOrder": "descending",
+                "start": start,
+                "max_results": size,
+            }
+            page = self._get(params, {"query": query, "start": start})
+            total = _check_page(page, start=start, size=size, total=total, seen=seen)
+            yield page
+            start += len(page.records)
+            if start >= total:
+                return
+
+    def fetch_ids(self, ids: Sequence[str]) -> list[Record]:
+        """The records of ``ids`` (versioned or not), one request per ``page_size`` ids.
+
+        An id arXiv does not know is simply absent from the result.
+        """
+        size = self._settings.page_size
+        records: list[Record] = []
+        for offset in range(0, len(ids), size):
+            chunk = [i.strip() for i in ids[offset : offset + size]]
+            params: dict[str, str | int] = {
+                "id_list": ",".join(chunk),
+                "start": 0,
+                "max_results": len(chunk),
+            }
+            page = self._get(params, {"id_count": len(chunk), "start": 0})
+            _check_id_page(page, chunk)
+            records.extend(page.records)
+        return records
+
+    # -- one request, with retries -------------------------------------------------
+
+    def _get(self, params: dict[str, str | int], context: dict[str, Any]) -> FeedPage:
+        """One logical request: paced, retried while worth it, parsed."""
+        settings = self._settings
+        failure = "no attempt made"
+        cause: BaseException | None = None
+        retry_after: float | None = None
+        rate_limited = False
+        for attempt in range(settings.max_retries + 1):
+            if attempt:
+                delay = retry_delay(
+                    attempt - 1, retry_after, settings.backoff_base, settings.backoff_max, self._rng
+                )
+                _log.warning(
+                    "arxiv_retry",
+                    **context,
+                    attempt=attempt + 1,
+                    reason=failure,
+                    retry_delay_in_seconds=round(delay, 3),
+                )
+                self.retries += 1
+                self.backoff_seconds += delay
+                self._sleep(delay)
+            _PACER.wait_turn(settings.request_interval, self._clock, self._sleep)
+            self.requests += 1
+            started = self._clock()
+            try:
+                answer = self._send(params)
+            except httpx.HTTPError as exc:
+                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                self._log_attempt(context, attempt, None, started, error=reason)
+                if not isinstance(exc, _RETRYABLE_ERRORS):
+                    raise PermanentUpstreamError(f"the request to arXiv failed: {reason}") from exc
+                failure, cause, retry_after, rate_limited = reason, exc, None, False
+                continue
+            self._log_attempt(context, attempt, answer.status, started)
+            status = answer.status
+            if status == 429 or status >= 500:
+                retry_after = None
+                if status in _RETRY_AFTER_STATUSES:
+                    retry_after = parse_retry_after(
+                        answer.headers.get("retry-after"), _response_time(answer.headers)
+                    )
+                rate_limited = status == 429 or retry_after is not None
+                failure = f"HTTP {status} {answer.reason}".rstrip()
+                if retry_after is not None:
+                    failure += f" (Retry-After {retry_after:g} s)"
+                cause = None
+                continue
+            return self._accept(answer)
+        message = (
+            f"arXiv did not answer usefully in {settings.max_retries + 1} attempts;"
+            f" last failure: {failure}"
+        )
+        if rate_limited:
+            raise RateLimited(message, retry_after) from cause
+        raise RetryableUpstreamError(message) from cause
+
+    def _send(self, params: dict[str, str | int]) -> _Answer:
+        """Send one GET and read the body, streamed and capped, when it may be of use."""
+        with self._http.stream("GET", self._settings.api_url, params=params) as response:
+            status = response.status_code
+            wanted = status == 200 or (400 <= status < 500 and status != 429)
+            body = self._read_capped(response) if wanted else b""
+            return _Answer(status, response.reason_phrase, response.headers, body)
+
+    def _read_capped(self, response: httpx.Response) -> bytes | None:
+        """The decoded body, or ``None`` as soon as it exceeds ``max_response_bytes``."""
+        cap = self._settings.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _accept(self, answer: _Answer) -> FeedPage:
+        """Turn a final (non-retryable) answer into a page or the right permanent error."""
+        status = answer.status
+        if status == 200:
+            if answer.body is None:
+                raise FeedError(
+                    f"the response exceeds arxiv.max_response_bytes"
+                    f" ({self._settings.max_response_bytes} bytes); not reading it"
+                )
+            return parse_feed(answer.body)
+        if 300 <= status < 400:
+            location = answer.headers.get("location", "(no Location)")
+            raise PermanentUpstreamError(
+                f"arXiv answered HTTP {status} redirecting to {location[:200]};"
+                " point arxiv.api_url at the final address"
+            )
+        if 400 <= status < 500 and answer.body:
+            try:
+                parse_feed(answer.body)
+            except ApiError:
+                raise
+            except FeedError:
+                pass  # not arXiv's error feed: report the status below
+        raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
+
+    def _log_attempt(
+        self,
+        context: dict[str, Any],
+        attempt: int,
+        status: int | None,
+        started: float,
+        *,
+        error: str | None = None,
+    ) -> None:
+        fields: dict[str, Any] = {
+            **context,
+            "status": status,
+            "attempt": attempt + 1,
+            "duration_ms": round((self._clock() - started) * 1000.0, 1),
+        }
+        if error is not None:
+            fields["error"] = error
+        _log.info("arxiv_request", **fields)
+
+
+def _response_time(headers: httpx.Headers) -> datetime:
+    """The server's ``Date`` (so an HTTP-date Retry-After ignores our clock's skew), else now."""
+    value = headers.get("date")
+    if value:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            pass
+        else:
+            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return datetime.now(UTC)
+
+
+def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, seen: set[str]) -> int:
+    """Check that a search page fits the ones before it; return the result set's size."""
+    if total is not None and page.total_results != total:
+        raise FeedError(
+            f"totalResults changed from {total} to {page.total_results} between pages"
+            " (the result set moved while paging)"
+        )
+    total = page.total_results
+    count = len(page.records)
+    if page.start_index != start:
+        raise FeedError(f"asked for start={start} but the page says startIndex {page.start_index}")
+    if count > size:
+        raise FeedError(
+            f"the page at start={start} holds {count} entries, more than max_results={size}"
+        )
+    if count == 0 and start < total:
+        raise FeedError(
+            f"the page at start={start} is empty although totalResults is {total}"
+            " (arXiv's old backend did this under load; retry the sync later)"
+        )
+    end = start + count
+    if end > total:
+        raise FeedError(f"the pages hold at least {end} entries but totalResults is {total}")
+    if count < size and end < total:
+        raise FeedError(
+            f"the page at start={start} holds {count} of {size} entries but is not the last"
+            f" (totalResults {total}); the results would be incomplete"
+        )
+    for record in page.records:
+        key = record.arxiv_id or ""
+        if key in seen:
+            raise FeedError(
+                f"{key} appears twice in the results (they shifted during paging); retry the sync"
+            )
+        seen.add(key)
+    return total
+
+
+def _check_id_page(page: FeedPage, requested: list[str]) -> None:
+    """Check an ``id_list`` answer: no more than asked for, all on the page, all asked for."""
+    count = len(page.records)
+    if count > len(requested):
+        raise FeedError(f"asked for {len(requested)} ids but arXiv sent {count} entries")
+    if page.total_results != count:
+        raise FeedError(
+            f"asked for {len(requested)} ids; arXiv says {page.total_results} results"
+            f" but sent {count}"
+        )
+    wanted: set[str] = set()
+    for raw in requested:
+        try:
+            wanted.add(split_arxiv_id(raw)[0])
+        except ValueError:
+            return  # arXiv accepted an id we cannot read; nothing to compare against
+    for record in page.records:
+        if record.arxiv_id not in wanted:
+            raise FeedError(f"arXiv sent {record.arxiv_id}, which was not asked for")

@@ -1,0 +1,311 @@
+"""Turn one arXiv API response body (an Atom feed) into a ``FeedPage`` of ``Record``s.
+
+Two steps, as miniflux does it: ``_read_entry`` copies an entry's Atom/arXiv
+fields as they are, ``_build_record`` validates and normalises them into the
+canonical ``Record``.  Each entry's children are walked once and dispatched on
+their tag (no XPath per field), and text that is already normalised, as the
+current backend sends it, skips ``normalize_text``'s split and join.
+
+Both of arXiv's formats parse to the same records: the current backend
+(namespaces on the root, unwrapped text) and the old one (namespaces declared
+per element, titles and abstracts hard-wrapped); ``normalize_text`` removes the
+wrapping.
+
+The body is untrusted.  arXiv never sends a DOCTYPE, so any document with one,
+or with entity declarations, is refused before and after parsing, and the
+parser itself neither expands entities nor loads anything from the network or
+the file system.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from lxml import etree
+
+from syncd.errors import ApiError, FeedError
+from syncd.record import Record, is_withdrawal, normalize_text, split_arxiv_id
+
+__all__ = ["FeedPage", "parse_feed"]
+
+_ATOM = "{http://www.w3.org/2005/Atom}"
+_ARXIV = "{http://arxiv.org/schemas/atom}"
+_OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+
+_FEED = _ATOM + "feed"
+_ENTRY = _ATOM + "entry"
+_ID = _ATOM + "id"
+_TITLE = _ATOM + "title"
+_SUMMARY = _ATOM + "summary"
+_AUTHOR = _ATOM + "author"
+_NAME = _ATOM + "name"
+_CATEGORY = _ATOM + "category"
+_LINK = _ATOM + "link"
+_PUBLISHED = _ATOM + "published"
+_UPDATED = _ATOM + "updated"
+_COMMENT = _ARXIV + "comment"
+_JOURNAL_REF = _ARXIV + "journal_ref"
+_DOI = _ARXIV + "doi"
+_PRIMARY_CATEGORY = _ARXIV + "primary_category"
+_TOTAL_RESULTS = _OPENSEARCH + "totalResults"
+_START_INDEX = _OPENSEARCH + "startIndex"
+_ITEMS_PER_PAGE = _OPENSEARCH + "itemsPerPage"
+
+# Children of <entry> read as plain text, and the _RawEntry field each one fills.
+_TEXT_FIELDS: dict[str, str] = {
+    _ID: "id",
+    _TITLE: "title",
+    _SUMMARY: "summary",
+    _PUBLISHED: "published",
+    _UPDATED: "updated",
+    _COMMENT: "comment",
+    _JOURNAL_REF: "journal_ref",
+    _DOI: "doi",
+}
+
+# arXiv's error feed: one entry whose id points into the API's error pages.
+_ERROR_ID_MARK = "arxiv.org/api/errors"
+_DOI_URL_MARK = "doi.org/"
+_DTD_REFUSED = "the body declares a DOCTYPE or entities, which arXiv never sends"
+
+
+@dataclass(frozen=True, slots=True)
+class FeedPage:
+    """One page of an arXiv API answer: the OpenSearch counters and the entries as records."""
+
+    total_results: int
+    start_index: int
+    items_per_page: int
+    records: tuple[Record, ...]
+
+
+@dataclass(slots=True)
+class _RawEntry:
+    """An entry's fields exactly as the feed holds them, before any validation.
+
+    ``texts`` maps the ``_TEXT_FIELDS`` names (``id``, ``title``, ``summary``,
+    ...) to the elements' text; an absent element has no key.
+    """
+
+    texts: dict[str, str | None]
+    authors: list[str | None]
+    categories: list[str]
+    primary_category: str | None
+    doi_link: str | None
+
+
+class _DenyResolver(etree.Resolver):
+    """Answers every request for an external DTD or entity with nothing.
+
+    ``no_network`` only stops network fetches; libxml2 would still read a
+    ``file://`` external subset.  This resolver stops that too.
+    """
+
+    def resolve(self, system_url: str, public_id: str, context: object = None) -> object:
+        return self.resolve_string("", context, base_url=None)
+
+
+def _make_parser() -> etree.XMLParser:
+    """A fresh hardened parser (lxml parsers must not be shared between threads)."""
+    parser = etree.XMLParser(
+        encoding="utf-8",
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        attribute_defaults=False,
+        huge_tree=False,
+        recover=False,
+        collect_ids=False,
+        # Comments and processing instructions would split an element's text;
+        # without them ``.text`` is the whole text of the leaf elements read.
+        remove_comments=True,
+        remove_pis=True,
+        remove_blank_text=True,
+    )
+    parser.resolvers.add(_DenyResolver())
+    return parser
+
+
+def parse_feed(body: bytes) -> FeedPage:
+    """Parse one API response body; raise ``FeedError`` or ``ApiError`` when it is not usable.
+
+    ``ApiError`` carries arXiv's own message when the body is arXiv's error
+    feed; ``FeedError`` names what makes any other body untrustworthy.
+    """
+    root = _parse_xml(body)
+    total: int | None = None
+    start: int | None = None
+    per_page: int | None = None
+    records: list[Record] = []
+    for child in root:
+        tag = child.tag
+        if tag == _ENTRY:
+            raw = _read_entry(child)
+            entry_id = raw.texts.get("id")
+            if entry_id is not None and _ERROR_ID_MARK in entry_id:
+                message = normalize_text(raw.texts.get("summary")) or "arXiv sent its error feed"
+                raise ApiError(message)
+            records.append(_build_record(raw, len(records) + 1))
+        elif tag == _TOTAL_RESULTS:
+            total = _counter(child, "totalResults")
+        elif tag == _START_INDEX:
+            start = _counter(child, "startIndex")
+        elif tag == _ITEMS_PER_PAGE:
+            per_page = _counter(child, "itemsPerPage")
+    if total is None:
+        raise FeedError("the feed has no <opensearch:totalResults>; cannot tell if it is complete")
+    if start is None or per_page is None:
+        missing = "startIndex" if start is None else "itemsPerPage"
+        raise FeedError(f"the feed has no <opensearch:{missing}>")
+    return FeedPage(
+        total_results=total, start_index=start, items_per_page=per_page, records=tuple(records)
+    )
+
+
+def _parse_xml(body: bytes) -> etree._Element:
+    """The root of ``body``, refused when it declares a DTD or entities."""
+    if not body or body.isspace():
+        raise FeedError("the response body is empty")
+    # arXiv never sends a DOCTYPE: refusing one up front stops entity bombs and
+    # external entities before libxml2 sees them.  The parser is forced to
+    # UTF-8, so these ASCII byte patterns cannot hide behind another encoding.
+    if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
+        raise FeedError(_DTD_REFUSED + _html_hint(body))
+    return _parse_tree(body)
+
+
+def _html_hint(body: bytes) -> str:
+    return " (it looks like an HTML page)" if b"<html" in body[:4096].lower() else ""
+
+
+def _parse_tree(body: bytes) -> etree._Element:
+    """Parse with the hardened parser and check the result's structure."""
+    try:
+        root = etree.fromstring(body, _make_parser())
+    except etree.LxmlError as exc:
+        raise FeedError(f"the body is not well-formed XML (cut short?): {exc}") from exc
+    docinfo = root.getroottree().docinfo
+    doctype = getattr(docinfo, "doctype", "")  # missing from lxml-stubs
+    if doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
+        raise FeedError(_DTD_REFUSED + _html_hint(body))
+    if root.tag != _FEED:
+        raise FeedError(
+            f"the root element is {root.tag[:80]!r}, not an Atom <feed>"
+            " (an HTML error page from a proxy?)"
+        )
+    return root
+
+
+def _counter(element: etree._Element, name: str) -> int:
+    text = (element.text or "").strip()
+    if not text.isdigit() or not text.isascii():
+        raise FeedError(f"<opensearch:{name}> is {text[:40]!r}, not a non-negative integer")
+    return int(text)
+
+
+def _read_entry(entry: etree._Element) -> _RawEntry:
+    """Copy an entry's fields as they are, walking its children once."""
+    texts: dict[str, str | None] = {}
+    authors: list[str | None] = []
+    categories: list[str] = []
+    primary_category: str | None = None
+    doi_link: str | None = None
+    for child in entry:
+        tag = child.tag
+        name = _TEXT_FIELDS.get(tag)
+        if name is not None:
+            texts[name] = child.text
+        elif tag == _AUTHOR:
+            author: str | None = None
+            for part in child:
+                if part.tag == _NAME:
+                    author = part.text
+                    break
+            authors.append(author)
+        elif tag == _CATEGORY:
+            categories.append(child.get("term") or "")
+        elif tag == _LINK:
+            if child.get("title") == "doi":
+                doi_link = child.get("href")
+        elif tag == _PRIMARY_CATEGORY:
+            primary_category = child.get("term")
+    return _RawEntry(texts, authors, categories, primary_category, doi_link)
+
+
+def _build_record(raw: _RawEntry, position: int) -> Record:
+    """Validate an entry's raw fields and normalise them into a ``Record``."""
+    texts = raw.texts
+    raw_id = (texts.get("id") or "").strip()
+    if not raw_id:
+        raise FeedError(f"entry {position} has no <id>")
+    try:
+        arxiv_id, version = split_arxiv_id(raw_id)
+    except ValueError:
+        raise FeedError(f"entry {position} has id {raw_id[:120]!r}, not an arXiv id") from None
+    if version is None:
+        raise FeedError(f"entry {position} ({arxiv_id}) has no version in its id {raw_id[:120]!r}")
+
+    title = _clean(texts.get("title"))
+    if title is None:
+        raise FeedError(f"entry {position} ({arxiv_id}v{version}) has no title")
+    authors = [name for name in map(_clean, raw.authors) if name is not None]
+    if not authors or len(authors) != len(raw.authors):
+        problem = "an <author> without a name" if raw.authors else "no author"
+        raise FeedError(f"entry {position} ({arxiv_id}v{version}) has {problem}")
+
+    primary = _term(raw.primary_category)
+    categories = [primary] if primary is not None else []
+    for term in raw.categories:
+        category = _term(term)
+        if category is not None and category not in categories:
+            categories.append(category)
+
+    abstract = _clean(texts.get("summary"))
+    comment = _clean(texts.get("comment"))
+    doi = _clean(texts.get("doi"))
+    if doi is None and raw.doi_link and _DOI_URL_MARK in raw.doi_link:
+        doi = normalize_text(raw.doi_link.split(_DOI_URL_MARK, 1)[1])
+    return Record(
+        arxiv_id=arxiv_id,
+        version=version,
+        title=title,
+        abstract=abstract,
+        authors=tuple(authors),
+        authors_complete=True,
+        primary_category=primary,
+        categories=tuple(categories),
+        comment=comment,
+        journal_ref=_clean(texts.get("journal_ref")),
+        doi=doi,
+        published=_term(texts.get("published")),
+        updated=_term(texts.get("updated")),
+        withdrawn=is_withdrawal(comment, abstract),
+    )
+
+
+def _clean(value: str | None) -> str | None:
+    """``normalize_text``, with a fast path for text that is already normalised.
+
+    Most of a page's bytes are abstracts the current backend sends unwrapped,
+    and skipping the split/join for them keeps a 2,000-entry page cheap.  Every
+    whitespace character but the ASCII space is unprintable, so printable NFC
+    text without a double, leading or trailing space is returned as it is.
+    """
+    if not value:
+        return None
+    if (
+        value.isprintable()
+        and value[0] != " "
+        and value[-1] != " "
+        and "  " not in value
+        and (value.isascii() or unicodedata.is_normalized("NFC", value))
+    ):
+        return value
+    return normalize_text(value)
+
+
+def _term(value: str | None) -> str | None:
+    """An attribute or date as sent, without surrounding whitespace; ``None`` when empty."""
+    return value.strip() or None if value else None

@@ -1,0 +1,284 @@
+"""syncd sync against the fake arXiv: linking, identity, no-change cycles, every kind."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from tests import scenario
+from tests.fakearxiv import FakeArxiv, make_record
+from tests.integration.conftest import Syncd
+
+CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
+NESTPIPE = "2604.06956"
+
+
+def _events(syncd: Syncd, since: str | None = None) -> list[dict[str, Any]]:
+    args = ("events", "--since", since) if since else ("events",)
+    return list(syncd.json(*args))
+
+
+def _synced(syncd: Syncd) -> str | None:
+    """Run a cycle that must succeed; return the id of the newest event."""
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    events = _events(syncd)
+    return events[-1]["id"] if events else None
+
+
+class TestFirstSync:
+    def test_links_seed_papers_present_upstream(self, syncd: Syncd) -> None:
+        """Seven seed papers link, LRMoE and CompileMask stay unlinked, all silently but linked."""
+        _synced(syncd)
+        papers = syncd.papers()
+        assert len(papers) == 9
+        unlinked = sorted(k for k, p in papers.items() if p["status"] == "unlinked")
+        assert [k.split("-")[0] for k in unlinked] == ["compilemask", "lrmoe"]
+        linked = {p["arxiv_id"] for p in papers.values() if p["status"] == "tracked"}
+        assert linked == {r.arxiv_id for r in scenario.upstream_versions()}
+        events = _events(syncd)
+        assert sorted(e["type"] for e in events) == ["paper.linked"] * 7
+        assert {e["paper"]["arxiv_id"] for e in events} == linked
+
+    def test_truncated_authors_are_no_author_change(self, syncd: Syncd) -> None:
+        """No linked event reports an authors change for a truncated seed list."""
+        _synced(syncd)
+        assert all("authors" not in e["kinds"] for e in _events(syncd))
+
+    def test_calibration_links_despite_its_first_version_title(self, syncd: Syncd) -> None:
+        """The calibration paper links to 2606.03328 though v1's title differs from the seed's."""
+        _synced(syncd)
+        paper = syncd.papers()[CALIBRATION]
+        assert paper["arxiv_id"] == "2606.03328"
+        (event,) = [e for e in _events(syncd) if e["paper"]["key"] == CALIBRATION]
+        assert event["kinds"] == ["title"]
+        assert event["changes"]["title"]["new"] == scenario.CALIBRATION_V1_TITLE
+        history = syncd.json("history", "2606.03328")
+        assert [h["source"] for h in history][-1] == "arxiv"
+        assert history[-1]["version"] == 1
+
+    def test_links_through_an_earlier_version(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """When only v1 matches a seed, it is fetched by versioned id_list in one request."""
+        arxiv.publish(
+            replace(
+                arxiv.current("2606.03328"),
+                version=2,
+                title="Capability Coverage as a Design Variable for Sparse Models",
+                abstract="An entirely rewritten summary with other words throughout.",
+                updated=None,
+            )
+        )
+        _synced(syncd)
+        assert syncd.papers()[CALIBRATION]["arxiv_id"] == "2606.03328"
+        id_lists = [r.params["id_list"] for r in arxiv.requests if r.params.get("id_list")]
+        assert len(id_lists) == 1
+        assert "2606.03328v1" in id_lists[0].split(",")
+
+    def test_unmatched_seed_papers_cost_no_extra_request_later(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Once every entry is known, a cycle is the author query alone."""
+        _synced(syncd)
+        arxiv.reset_log()
+        _synced(syncd)
+        assert all("search_query" in r.params for r in arxiv.requests)
+
+
+class TestIdentity:
+    def test_same_name_stranger_is_a_candidate(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A same-name author sharing no co-author or category is held as a candidate."""
+        _synced(syncd)
+        last = _events(syncd)[-1]["id"]
+        arxiv.publish(
+            make_record(
+                "2611.00001",
+                authors=("Zhida Jiang", "Maria Stranger"),
+                primary_category="hep-th",
+                categories=("hep-th", "gr-qc"),
+            )
+        )
+        _synced(syncd)
+        assert syncd.papers()["2611.00001"]["status"] == "candidate"
+        assert _events(syncd, since=last) == []
+
+    def test_coauthor_makes_it_the_authors_paper(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A new paper sharing a co-author is announced as paper.added."""
+        _synced(syncd)
+        last = _events(syncd)[-1]["id"]
+        arxiv.publish(
+            make_record(
+                "2611.00002",
+                authors=("Yang Xu", "Zhida Jiang"),
+                primary_category="math.CO",
+                categories=("math.CO",),
+            )
+        )
+        _synced(syncd)
+        assert syncd.papers()["2611.00002"]["status"] == "tracked"
+        (event,) = _events(syncd, since=last)
+        assert event["type"] == "paper.added"
+        assert event["paper"] == {"key": "2611.00002", "arxiv_id": "2611.00002"}
+
+    def test_include_ids_overrides(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """include_ids announces a paper identity scoring would hold back."""
+        syncd.extra = 'include_ids = ["2611.00001"]'
+        arxiv.publish(
+            make_record(
+                "2611.00001", authors=("Zhida Jiang",), primary_category="hep-th", categories=()
+            )
+        )
+        _synced(syncd)
+        assert syncd.papers()["2611.00001"]["status"] == "tracked"
+
+    def test_exclude_ids_ignores(self, syncd: Syncd) -> None:
+        """exclude_ids keeps a paper out of the record entirely."""
+        syncd.extra = f'exclude_ids = ["{NESTPIPE}"]'
+        _synced(syncd)
+        assert all(p["arxiv_id"] != NESTPIPE for p in syncd.papers().values())
+
+
+class TestQuietCycle:
+    @pytest.mark.parametrize("backend", ["old", "new-wrapped"])
+    def test_rewrapped_text_and_new_feed_time_change_nothing(
+        self, syncd: Syncd, arxiv: FakeArxiv, backend: str
+    ) -> None:
+        """Re-wrapped text and a new feed <updated> write no revision and no event."""
+        _synced(syncd)
+        before = syncd.counts()
+        if backend == "old":
+            arxiv.backend = "old"
+        else:
+            arxiv.wrap = True
+        _synced(syncd)
+        after = syncd.counts()
+        assert after["revisions"] == before["revisions"]
+        assert after["events"] == before["events"]
+        assert after["runs"] == before["runs"] + 1
+        assert syncd.last_run_status() == "ok"
+
+
+def _new_version(arxiv: FakeArxiv, arxiv_id: str, **fields: Any) -> None:
+    current = arxiv.current(arxiv_id)
+    arxiv.publish(replace(current, version=(current.version or 0) + 1, updated=None, **fields))
+
+
+NEST_AUTHORS = next(r.authors for r in scenario.upstream_versions() if r.arxiv_id == NESTPIPE)
+
+KIND_CASES: list[tuple[str, Any, list[str]]] = [
+    ("version", lambda a: _new_version(a, NESTPIPE), ["version"]),
+    ("title", lambda a: _new_version(a, NESTPIPE, title="NestPipe v2"), ["version", "title"]),
+    (
+        "authors-added",
+        lambda a: _new_version(a, NESTPIPE, authors=(*NEST_AUTHORS, "New Person")),
+        ["version", "authors"],
+    ),
+    (
+        "authors-removed",
+        lambda a: _new_version(a, NESTPIPE, authors=NEST_AUTHORS[:-1]),
+        ["version", "authors"],
+    ),
+    (
+        "authors-reordered",
+        lambda a: _new_version(a, NESTPIPE, authors=NEST_AUTHORS[::-1]),
+        ["version", "authors"],
+    ),
+    (
+        "abstract",
+        lambda a: _new_version(a, NESTPIPE, abstract="A new abstract."),
+        ["version", "abstract"],
+    ),
+    (
+        "categories",
+        lambda a: a.amend(NESTPIPE, categories=("cs.DC", "cs.LG", "cs.AI")),
+        ["categories"],
+    ),
+    ("comment", lambda a: a.amend(NESTPIPE, comment="Accepted at SIGMOD"), ["comment"]),
+    (
+        "journal_ref",
+        lambda a: a.amend(NESTPIPE, journal_ref="Proc. ACM Manag. Data 4, 2026"),
+        ["journal_ref"],
+    ),
+    ("doi", lambda a: a.amend(NESTPIPE, doi="10.1145/1234567"), ["doi"]),
+]
+
+
+class TestKinds:
+    @pytest.mark.parametrize(
+        ("mutate", "kinds"), [c[1:] for c in KIND_CASES], ids=[c[0] for c in KIND_CASES]
+    )
+    def test_one_change_one_event(
+        self, syncd: Syncd, arxiv: FakeArxiv, mutate: Any, kinds: list[str]
+    ) -> None:
+        """Each upstream change is one paper.revised event with exactly its kinds."""
+        last = _synced(syncd)
+        mutate(arxiv)
+        _synced(syncd)
+        (event,) = _events(syncd, since=last)
+        assert event["type"] == "paper.revised"
+        assert event["paper"]["arxiv_id"] == NESTPIPE
+        assert event["kinds"] == kinds
+        history = syncd.json("history", NESTPIPE)
+        assert history[-1]["kinds"] == kinds
+
+    def test_withdrawal(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A withdrawal is a new version whose event carries the withdrawn kind."""
+        last = _synced(syncd)
+        arxiv.withdraw(NESTPIPE, reason="This paper has been withdrawn by the authors.")
+        _synced(syncd)
+        (event,) = _events(syncd, since=last)
+        assert "withdrawn" in event["kinds"]
+        assert "version" in event["kinds"]
+        assert event["changes"]["withdrawn"] == {"old": False, "new": True}
+
+    def test_author_change_lists_added_and_removed(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """The authors change names who was added and who removed."""
+        last = _synced(syncd)
+        _new_version(arxiv, NESTPIPE, authors=(NEST_AUTHORS[0], *NEST_AUTHORS[2:], "New Person"))
+        _synced(syncd)
+        (event,) = _events(syncd, since=last)
+        assert event["changes"]["authors"]["added"] == ["New Person"]
+        assert event["changes"]["authors"]["removed"] == ["Zhaolong Xing"]
+
+
+class TestAddedAndRemoved:
+    def test_removed_only_on_the_third_absent_sync(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A paper absent from complete syncs is removed on the third, not before."""
+        last = _synced(syncd)
+        arxiv.remove(NESTPIPE)
+        for _ in range(2):
+            _synced(syncd)
+            assert _events(syncd, since=last) == []
+            assert syncd.json("papers")[0] is not None
+        _synced(syncd)
+        (event,) = _events(syncd, since=last)
+        assert event["type"] == "paper.removed"
+        assert event["paper"]["arxiv_id"] == NESTPIPE
+        nest = next(p for p in syncd.papers().values() if p["arxiv_id"] == NESTPIPE)
+        assert nest["status"] == "removed"
+
+    def test_absence_count_resets_when_seen(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """Two absences, a sighting, then two more absences remove nothing."""
+        last = _synced(syncd)
+        current = arxiv.current(NESTPIPE)
+        arxiv.remove(NESTPIPE)
+        _synced(syncd)
+        _synced(syncd)
+        arxiv.publish(replace(current, version=2, updated=None))
+        _synced(syncd)
+        arxiv.remove(NESTPIPE)
+        _synced(syncd)
+        _synced(syncd)
+        assert [e["type"] for e in _events(syncd, since=last)] == ["paper.revised"]
+
+    def test_new_paper_is_added(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A new paper in the author's field is paper.added with its record."""
+        last = _synced(syncd)
+        arxiv.publish(
+            make_record("2612.00003", authors=("Zhida Jiang", "Zhaolong Xing"), title="New")
+        )
+        _synced(syncd)
+        (event,) = _events(syncd, since=last)
+        assert event["type"] == "paper.added"
+        assert event["record"]["title"] == "New"

@@ -1,0 +1,681 @@
+"""Tests for syncd.arxiv._client against httpx.MockTransport with a fake clock."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from structlog.testing import capture_logs
+
+from syncd.arxiv import ArxivClient, FeedPage
+from syncd.arxiv import _client as client_module
+from syncd.arxiv._client import parse_retry_after, retry_delay
+from syncd.config import ArxivSettings
+from syncd.errors import (
+    ApiError,
+    FeedError,
+    PermanentUpstreamError,
+    RateLimited,
+    RetryableUpstreamError,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
+API_URL = "https://export.arxiv.test/api/query"
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def make_feed(ids: list[str], *, total: int, start: int, per_page: int = 10) -> bytes:
+    entries = "".join(
+        f"<entry><id>http://arxiv.org/abs/{i}v1</id><title>Paper {i}</title>"
+        f"<summary>Abstract of {i}.</summary><author><name>Ada Lovelace</name></author>"
+        f'<arxiv:primary_category term="cs.LG"/><category term="cs.LG"/></entry>'
+        for i in ids
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<feed xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom"'
+        ' xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
+        f"<opensearch:totalResults>{total}</opensearch:totalResults>"
+        f"<opensearch:startIndex>{start}</opensearch:startIndex>"
+        f"<opensearch:itemsPerPage>{per_page}</opensearch:itemsPerPage>"
+        f"{entries}</feed>"
+    ).encode()
+
+
+def paper_ids(count: int, first: int = 1) -> list[str]:
+    return [f"2401.{n:05d}" for n in range(first, first + count)]
+
+
+class FakeTime:
+    """A monotonic clock that only moves when someone sleeps."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+class Server:
+    """A scripted arXiv: answers requests in turn and records them with the fake time."""
+
+    def __init__(self, time: FakeTime, *answers: httpx.Response | Exception | Handler) -> None:
+        self.time = time
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+        self.times: list[float] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        self.times.append(self.time.now)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        if callable(answer):
+            return answer(request)
+        return answer
+
+    @property
+    def params(self) -> list[dict[str, str]]:
+        return [dict(r.url.params) for r in self.requests]
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self)
+
+
+def settings(**overrides: Any) -> ArxivSettings:
+    values: dict[str, Any] = {
+        "api_url": API_URL,
+        "request_interval": 3.0,
+        "page_size": 10,
+        "max_retries": 3,
+        "backoff_base": 2.0,
+        "backoff_max": 300.0,
+        "max_response_bytes": 64 * 1024,
+    }
+    values.update(overrides)
+    return ArxivSettings(**values)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_pacer() -> Iterator[None]:
+    client_module._PACER.reset()
+    yield
+    client_module._PACER.reset()
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    return FakeTime()
+
+
+def make_client(server: Server, **overrides: Any) -> ArxivClient:
+    return ArxivClient(
+        settings(**overrides),
+        transport=server.transport(),
+        sleep=server.time.sleep,
+        clock=server.time.clock,
+        rng=random.Random(7),
+    )
+
+
+def ok(body: bytes, **headers: str) -> httpx.Response:
+    return httpx.Response(200, content=body, headers=headers)
+
+
+ONE = make_feed(["2401.00001"], total=1, start=0)
+
+
+class TestRetryDelay:
+    """The pure backoff decision."""
+
+    def test_full_jitter_within_exponential_ceiling(self) -> None:
+        """Each delay lies in [0, base * 2**attempt]."""
+        rng = random.Random(1)
+        for attempt in range(6):
+            ceiling = 2.0 * 2**attempt
+            delays = [retry_delay(attempt, None, 2.0, 1000.0, rng) for _ in range(200)]
+            assert all(0.0 <= d <= ceiling for d in delays)
+            assert max(delays) > ceiling / 2  # jitter spreads over the range
+
+    def test_capped(self) -> None:
+        """The exponential ceiling never exceeds the cap."""
+        rng = random.Random(2)
+        assert all(retry_delay(30, None, 2.0, 60.0, rng) <= 60.0 for _ in range(100))
+
+    def test_retry_after_is_a_floor(self) -> None:
+        """A server's Retry-After is never undercut."""
+        rng = random.Random(3)
+        assert all(retry_delay(0, 120.0, 2.0, 300.0, rng) >= 120.0 for _ in range(100))
+
+    def test_retry_after_capped(self) -> None:
+        """A Retry-After beyond the cap waits the cap."""
+        assert retry_delay(0, 10_000.0, 2.0, 300.0, random.Random(4)) == 300.0
+
+    def test_deterministic_with_seeded_rng(self) -> None:
+        """The same seed gives the same delays."""
+        first = [retry_delay(a, None, 2.0, 300.0, random.Random(5)) for a in range(5)]
+        second = [retry_delay(a, None, 2.0, 300.0, random.Random(5)) for a in range(5)]
+        assert first == second
+
+    def test_huge_attempt_does_not_overflow(self) -> None:
+        """Absurd attempt numbers still give a capped delay."""
+        assert 0.0 <= retry_delay(10_000, None, 2.0, 300.0, random.Random(6)) <= 300.0
+
+
+class TestParseRetryAfter:
+    """Retry-After values per RFC 9110 §10.2.3."""
+
+    NOW = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC)
+
+    def test_delta_seconds(self) -> None:
+        """A number of seconds is taken as is."""
+        assert parse_retry_after("120", self.NOW) == 120.0
+        assert parse_retry_after(" 0 ", self.NOW) == 0.0
+
+    def test_http_date(self) -> None:
+        """An HTTP-date becomes the seconds from now until then."""
+        assert parse_retry_after("Wed, 21 Oct 2015 07:30:00 GMT", self.NOW) == 120.0
+
+    def test_past_date_is_zero(self) -> None:
+        """A date already past means no wait."""
+        assert parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", self.NOW) == 0.0
+
+    @pytest.mark.parametrize("value", [None, "", "soon", "-5", "1.5", "١٢"])
+    def test_unreadable(self, value: str | None) -> None:
+        """Missing or unreadable values are ignored."""
+        assert parse_retry_after(value, self.NOW) is None
+
+
+class TestPacing:
+    """No two requests of the process start closer than request_interval."""
+
+    def test_first_request_does_not_wait(self, fake_time: FakeTime) -> None:
+        """The process's first request goes out at once."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+        assert fake_time.sleeps == []
+
+    def test_requests_of_one_client_are_spaced(self, fake_time: FakeTime) -> None:
+        """Consecutive requests start request_interval apart."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as client:
+            for _ in range(3):
+                client.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1003.0, 1006.0]
+        assert client.backoff_seconds == 0.0
+
+    def test_requests_of_two_clients_are_spaced(self, fake_time: FakeTime) -> None:
+        """Two client instances share one process-wide pacer."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as first, make_client(server) as second:
+            first.fetch_ids(["2401.00001"])
+            second.fetch_ids(["2401.00001"])
+            first.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1003.0, 1006.0]
+
+    def test_each_client_waits_its_own_interval(self, fake_time: FakeTime) -> None:
+        """A client with a shorter interval waits only that long after another's request."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as slow, make_client(server, request_interval=1.0) as fast:
+            slow.fetch_ids(["2401.00001"])
+            fast.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1001.0]
+
+    def test_time_already_passed_is_not_waited_again(self, fake_time: FakeTime) -> None:
+        """Time spent elsewhere since the last request counts toward the interval."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+            fake_time.now += 2.0
+            client.fetch_ids(["2401.00001"])
+        assert fake_time.sleeps == [pytest.approx(1.0)]
+
+    def test_wait_never_exceeds_the_interval(self) -> None:
+        """A last start from another clock cannot make a client wait more than one interval."""
+        early, late = FakeTime(now=1_000_000.0), FakeTime(now=5.0)
+        with make_client(Server(early, ok(ONE))) as first:
+            first.fetch_ids(["2401.00001"])
+        with make_client(Server(late, ok(ONE))) as second:
+            second.fetch_ids(["2401.00001"])
+        assert late.sleeps == [3.0]
+
+    def test_retries_are_paced_too(self, fake_time: FakeTime) -> None:
+        """A retry whose backoff is shorter than the interval still waits the interval."""
+        server = Server(fake_time, httpx.Response(500), ok(ONE))
+        with make_client(server, backoff_base=0.0) as client:
+            client.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1003.0]
+
+
+class TestRetries:
+    """Which failures are retried, how long the client waits, and what it raises at the end."""
+
+    def test_503_with_retry_after_is_honoured(self, fake_time: FakeTime) -> None:
+        """A 503 asking for 120 s is retried after at least 120 s."""
+        server = Server(fake_time, httpx.Response(503, headers={"Retry-After": "120"}), ok(ONE))
+        with make_client(server) as client:
+            records = client.fetch_ids(["2401.00001"])
+        assert [r.arxiv_id for r in records] == ["2401.00001"]
+        assert fake_time.sleeps[0] >= 120.0
+        assert server.times[1] - server.times[0] >= 120.0
+        assert (client.requests, client.retries) == (2, 1)
+        assert client.backoff_seconds == pytest.approx(fake_time.sleeps[0])
+
+    def test_retry_after_http_date(self, fake_time: FakeTime) -> None:
+        """An HTTP-date Retry-After is measured against the response's Date header."""
+        headers = {
+            "Date": "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Retry-After": "Wed, 21 Oct 2015 07:29:30 GMT",
+        }
+        server = Server(fake_time, httpx.Response(503, headers=headers), ok(ONE))
+        with make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+        assert fake_time.sleeps[0] >= 90.0
+
+    def test_retry_after_is_capped(self, fake_time: FakeTime) -> None:
+        """A Retry-After beyond backoff_max waits backoff_max."""
+        server = Server(fake_time, httpx.Response(429, headers={"Retry-After": "86400"}), ok(ONE))
+        with make_client(server, backoff_max=60.0) as client:
+            client.fetch_ids(["2401.00001"])
+        assert fake_time.sleeps == [60.0]
+
+    def test_429_is_retried(self, fake_time: FakeTime) -> None:
+        """A 429 without Retry-After is retried with backoff."""
+        server = Server(fake_time, httpx.Response(429), ok(ONE))
+        with make_client(server) as client:
+            assert len(client.fetch_ids(["2401.00001"])) == 1
+        assert client.retries == 1
+
+    def test_429_exhausted_raises_rate_limited(self, fake_time: FakeTime) -> None:
+        """Retries exhausted on 429 raise RateLimited carrying the server's wait."""
+        server = Server(fake_time, httpx.Response(429, headers={"Retry-After": "30"}))
+        with make_client(server, max_retries=2) as client, pytest.raises(RateLimited) as caught:
+            client.fetch_ids(["2401.00001"])
+        assert caught.value.retry_after == 30.0
+        assert "429" in str(caught.value)
+        assert len(server.requests) == 3
+
+    @pytest.mark.parametrize(
+        "error",
+        [
+            httpx.ReadTimeout("read timed out"),
+            httpx.ConnectTimeout("connect timed out"),
+            httpx.ConnectError("connection refused"),
+            httpx.ReadError("connection reset by peer"),
+            httpx.RemoteProtocolError("server disconnected without sending a response"),
+        ],
+    )
+    def test_transport_errors_are_retried(self, fake_time: FakeTime, error: Exception) -> None:
+        """Timeouts, connection errors and protocol errors are retried."""
+        server = Server(fake_time, error, ok(ONE))
+        with make_client(server) as client:
+            assert len(client.fetch_ids(["2401.00001"])) == 1
+        assert len(server.requests) == 2
+
+    def test_timeouts_exhausted(self, fake_time: FakeTime) -> None:
+        """Every try timing out raises RetryableUpstreamError naming the timeout, with its cause."""
+        server = Server(fake_time, httpx.ReadTimeout("read timed out"))
+        with make_client(server, max_retries=3) as client:
+            with pytest.raises(RetryableUpstreamError, match="ReadTimeout") as caught:
+                client.fetch_ids(["2401.00001"])
+            assert not isinstance(caught.value, RateLimited)
+            assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+            assert (client.requests, client.retries) == (4, 3)
+        assert len(fake_time.sleeps) >= 3
+
+    def test_backoff_grows(self, fake_time: FakeTime) -> None:
+        """Backoff delays stay within the exponential ceilings attempt after attempt."""
+        server = Server(fake_time, httpx.Response(502))
+        client = make_client(server, max_retries=5, request_interval=0.0)
+        with client, pytest.raises(RetryableUpstreamError, match="502"):
+            client.fetch_ids(["2401.00001"])
+        assert len(fake_time.sleeps) == 5
+        for attempt, slept in enumerate(fake_time.sleeps):
+            assert 0.0 <= slept <= 2.0 * 2**attempt
+        assert client.backoff_seconds == pytest.approx(sum(fake_time.sleeps))
+
+    def test_no_retries_configured(self, fake_time: FakeTime) -> None:
+        """With max_retries=0 a 500 fails at once."""
+        server = Server(fake_time, httpx.Response(500))
+        with make_client(server, max_retries=0) as client, pytest.raises(RetryableUpstreamError):
+            client.fetch_ids(["2401.00001"])
+        assert len(server.requests) == 1
+        assert fake_time.sleeps == []
+
+    def test_400_error_feed_is_not_retried(self, fake_time: FakeTime) -> None:
+        """A 400 carrying arXiv's error feed raises ApiError with arXiv's message, once."""
+        body = (FIXTURES / "error_http400_bad_id.xml").read_bytes()
+        server = Server(fake_time, httpx.Response(400, content=body))
+        with make_client(server) as client, pytest.raises(ApiError) as caught:
+            client.fetch_ids(["abc"])
+        assert str(caught.value) == "incorrect id format for abc"
+        assert len(server.requests) == 1
+
+    def test_other_4xx_is_permanent(self, fake_time: FakeTime) -> None:
+        """A 404 HTML page raises PermanentUpstreamError naming the status, once."""
+        server = Server(fake_time, httpx.Response(404, content=b"<html>Not Found</html>"))
+        with make_client(server) as client:
+            with pytest.raises(PermanentUpstreamError, match="404") as caught:
+                client.fetch_ids(["2401.00001"])
+            assert not isinstance(caught.value, FeedError | ApiError)
+        assert len(server.requests) == 1
+
+    def test_redirect_is_permanent(self, fake_time: FakeTime) -> None:
+        """A redirect is not followed: PermanentUpstreamError names status and target."""
+        response = httpx.Response(301, headers={"Location": "https://arxiv.org/api/query"})
+        server = Server(fake_time, response)
+        with (
+            make_client(server) as client,
+            pytest.raises(PermanentUpstreamError, match=r"301 .*https://arxiv\.org/api/query"),
+        ):
+            client.fetch_ids(["2401.00001"])
+        assert len(server.requests) == 1
+
+    def test_unparseable_200_is_not_retried(self, fake_time: FakeTime) -> None:
+        """A 200 whose body is not a feed raises FeedError without retrying."""
+        server = Server(fake_time, ok(b"<html><body>maintenance</body></html>"))
+        with make_client(server) as client, pytest.raises(FeedError):
+            client.fetch_ids(["2401.00001"])
+        assert len(server.requests) == 1
+
+    def test_non_retryable_transport_error(self, fake_time: FakeTime) -> None:
+        """An httpx error another try cannot fix becomes PermanentUpstreamError with its cause."""
+        server = Server(fake_time, httpx.UnsupportedProtocol("no such scheme"))
+        with make_client(server) as client, pytest.raises(PermanentUpstreamError) as caught:
+            client.fetch_ids(["2401.00001"])
+        assert isinstance(caught.value.__cause__, httpx.UnsupportedProtocol)
+        assert len(server.requests) == 1
+
+
+class TestResponseCap:
+    """Bodies beyond max_response_bytes are refused without retrying."""
+
+    def test_declared_length_over_cap(self, fake_time: FakeTime) -> None:
+        """A Content-Length over the cap is refused."""
+        server = Server(fake_time, ok(b"x" * 2048))
+        client = make_client(server, max_response_bytes=1024)
+        with client, pytest.raises(FeedError, match="max_response_bytes"):
+            client.fetch_ids(["2401.00001"])
+        assert len(server.requests) == 1
+
+    def test_streamed_body_over_cap(self, fake_time: FakeTime) -> None:
+        """A body without Content-Length is cut off once it passes the cap."""
+        pulled: list[int] = []
+
+        def chunks() -> Iterator[bytes]:
+            for n in range(100):
+                pulled.append(n)
+                yield b"x" * 512
+
+        server = Server(fake_time, lambda request: httpx.Response(200, content=chunks()))
+        client = make_client(server, max_response_bytes=1024)
+        with client, pytest.raises(FeedError, match="max_response_bytes"):
+            client.fetch_ids(["2401.00001"])
+        assert len(pulled) < 10
+        assert len(server.requests) == 1
+
+    def test_body_at_cap_is_read(self, fake_time: FakeTime) -> None:
+        """A body of exactly the cap is accepted."""
+        body = ONE + b" " * (2048 - len(ONE))
+        server = Server(fake_time, ok(body))
+        with make_client(server, max_response_bytes=2048) as client:
+            assert len(client.fetch_ids(["2401.00001"])) == 1
+
+
+def pages_server(fake_time: FakeTime, pages: list[bytes]) -> Server:
+    return Server(fake_time, *[ok(p) for p in pages])
+
+
+class TestSearch:
+    """Paging a search_query and checking the pages add up."""
+
+    def test_three_pages(self, fake_time: FakeTime) -> None:
+        """25 results in pages of 10 take three requests with the right parameters."""
+        ids = paper_ids(25)
+        server = pages_server(
+            fake_time,
+            [
+                make_feed(ids[0:10], total=25, start=0),
+                make_feed(ids[10:20], total=25, start=10),
+                make_feed(ids[20:25], total=25, start=20),
+            ],
+        )
+        with make_client(server) as client:
+            pages = list(client.search('au:"Ada Lovelace"'))
+        assert [len(p.records) for p in pages] == [10, 10, 5]
+        assert [r.arxiv_id for p in pages for r in p.records] == ids
+        assert server.params == [
+            {
+                "search_query": 'au:"Ada Lovelace"',
+                "sortBy": "submittedDate",
+                "sortOrder": "descending",
+                "start": str(start),
+                "max_results": "10",
+            }
+            for start in (0, 10, 20)
+        ]
+        assert all(r.url.path == "/api/query" for r in server.requests)
+        assert server.times == [1000.0, 1003.0, 1006.0]
+
+    def test_pages_are_yielded_as_they_arrive(self, fake_time: FakeTime) -> None:
+        """The first page is yielded before the second is requested."""
+        ids = paper_ids(15)
+        server = pages_server(
+            fake_time,
+            [make_feed(ids[:10], total=15, start=0), make_feed(ids[10:], total=15, start=10)],
+        )
+        with make_client(server) as client:
+            pages = client.search("all:x")
+            first = next(pages)
+            assert isinstance(first, FeedPage)
+            assert len(server.requests) == 1
+            assert len(list(pages)) == 1
+        assert len(server.requests) == 2
+
+    def test_exact_multiple_of_page_size(self, fake_time: FakeTime) -> None:
+        """20 results in pages of 10 stop after two requests."""
+        ids = paper_ids(20)
+        server = pages_server(
+            fake_time,
+            [make_feed(ids[:10], total=20, start=0), make_feed(ids[10:], total=20, start=10)],
+        )
+        with make_client(server) as client:
+            assert sum(len(p.records) for p in client.search("all:x")) == 20
+        assert len(server.requests) == 2
+
+    def test_no_results(self, fake_time: FakeTime) -> None:
+        """An empty result set is one empty page."""
+        server = pages_server(fake_time, [make_feed([], total=0, start=0)])
+        with make_client(server) as client:
+            pages = list(client.search("au:nobody"))
+        assert [p.total_results for p in pages] == [0]
+        assert len(server.requests) == 1
+
+    def _search_fails(self, fake_time: FakeTime, pages: list[bytes], message: str) -> Server:
+        server = pages_server(fake_time, pages)
+        with make_client(server) as client, pytest.raises(FeedError, match=message):
+            list(client.search("all:x"))
+        return server
+
+    def test_empty_page_before_total(self, fake_time: FakeTime) -> None:
+        """An empty page while totalResults is not reached fails the search."""
+        ids = paper_ids(10)
+        pages = [make_feed(ids, total=25, start=0), make_feed([], total=25, start=10)]
+        self._search_fails(fake_time, pages, "empty although totalResults is 25")
+
+    def test_empty_first_page_with_results(self, fake_time: FakeTime) -> None:
+        """An empty first page claiming results (the old backend's habit) fails the search."""
+        self._search_fails(fake_time, [make_feed([], total=7, start=0)], "empty")
+
+    def test_total_changes_between_pages(self, fake_time: FakeTime) -> None:
+        """totalResults changing between pages fails the search."""
+        ids = paper_ids(20)
+        pages = [make_feed(ids[:10], total=25, start=0), make_feed(ids[10:], total=26, start=10)]
+        self._search_fails(fake_time, pages, "changed from 25 to 26")
+
+    def test_short_page_that_is_not_the_last(self, fake_time: FakeTime) -> None:
+        """A short page before the end means fewer entries than totalResults: failure."""
+        ids = paper_ids(8)
+        self._search_fails(fake_time, [make_feed(ids, total=25, start=0)], "8 of 10 entries")
+
+    def test_more_entries_than_total(self, fake_time: FakeTime) -> None:
+        """A page with more entries than totalResults leaves fails the search."""
+        self._search_fails(
+            fake_time, [make_feed(paper_ids(5), total=3, start=0)], "totalResults is 3"
+        )
+
+    def test_page_larger_than_max_results(self, fake_time: FakeTime) -> None:
+        """A page holding more entries than max_results fails the search."""
+        self._search_fails(
+            fake_time, [make_feed(paper_ids(11), total=30, start=0)], "more than max_results=10"
+        )
+
+    def test_id_repeated_across_pages(self, fake_time: FakeTime) -> None:
+        """An id seen on an earlier page (results shifted) fails the search."""
+        ids = paper_ids(19)
+        pages = [
+            make_feed(ids[:10], total=20, start=0),
+            make_feed([ids[9], *ids[10:19]], total=20, start=10),
+        ]
+        self._search_fails(fake_time, pages, "2401.00010 appears twice")
+
+    def test_start_index_mismatch(self, fake_time: FakeTime) -> None:
+        """A page whose startIndex is not the requested start fails the search."""
+        ids = paper_ids(20)
+        pages = [make_feed(ids[:10], total=20, start=0), make_feed(ids[10:], total=20, start=0)]
+        self._search_fails(fake_time, pages, "startIndex 0")
+
+    def test_error_feed_during_search(self, fake_time: FakeTime) -> None:
+        """arXiv's error feed on a 200 page surfaces as ApiError."""
+        body = (FIXTURES / "error_http400_bad_id.xml").read_bytes()
+        server = Server(fake_time, ok(body))
+        with make_client(server) as client, pytest.raises(ApiError, match="abc"):
+            list(client.search("all:x"))
+
+
+class TestFetchIds:
+    """Fetching known ids in chunks of page_size."""
+
+    def test_chunks(self, fake_time: FakeTime) -> None:
+        """Five ids with page_size 2 take three requests of 2, 2 and 1 ids."""
+        ids = paper_ids(5)
+
+        def answer(request: httpx.Request) -> httpx.Response:
+            wanted = request.url.params["id_list"].split(",")
+            return ok(make_feed(wanted, total=len(wanted), start=0, per_page=len(wanted)))
+
+        server = Server(fake_time, answer)
+        with make_client(server, page_size=2) as client:
+            records = client.fetch_ids(ids)
+        assert [r.arxiv_id for r in records] == ids
+        assert server.params == [
+            {"id_list": "2401.00001,2401.00002", "start": "0", "max_results": "2"},
+            {"id_list": "2401.00003,2401.00004", "start": "0", "max_results": "2"},
+            {"id_list": "2401.00005", "start": "0", "max_results": "1"},
+        ]
+
+    def test_versioned_and_old_style_ids(self, fake_time: FakeTime) -> None:
+        """Versioned and old-style ids are sent as given."""
+        body = (FIXTURES / "single_affiliations_journalref_oldstyle_id.xml").read_bytes()
+        server = Server(fake_time, ok(body))
+        with make_client(server) as client:
+            records = client.fetch_ids(["astro-ph/0601001v1"])
+        assert records[0].arxiv_id == "astro-ph/0601001"
+        assert server.params[0]["id_list"] == "astro-ph/0601001v1"
+
+    def test_unknown_id_is_absent(self, fake_time: FakeTime) -> None:
+        """An id arXiv does not know is simply missing from the result."""
+        server = Server(fake_time, ok((FIXTURES / "empty_total0.xml").read_bytes()))
+        with make_client(server) as client:
+            assert client.fetch_ids(["0000.0000"]) == []
+
+    def test_no_ids_no_request(self, fake_time: FakeTime) -> None:
+        """An empty id list sends nothing."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as client:
+            assert client.fetch_ids([]) == []
+        assert server.requests == []
+
+    def test_record_not_asked_for(self, fake_time: FakeTime) -> None:
+        """A record for an id that was not requested is refused."""
+        server = Server(fake_time, ok(make_feed(["2401.09999"], total=1, start=0)))
+        with make_client(server) as client, pytest.raises(FeedError, match="not asked for"):
+            client.fetch_ids(["2401.00001"])
+
+    def test_total_disagrees_with_entries(self, fake_time: FakeTime) -> None:
+        """totalResults larger than the entries sent for an id list is refused."""
+        server = Server(fake_time, ok(make_feed(["2401.00001"], total=2, start=0)))
+        with make_client(server) as client, pytest.raises(FeedError, match="says 2 results"):
+            client.fetch_ids(["2401.00001", "2401.00002"])
+
+
+class TestClientSetup:
+    """Headers, logging and lifecycle."""
+
+    def test_user_agent_is_descriptive(self, fake_time: FakeTime) -> None:
+        """The User-Agent names syncd, its version, a URL and the operator's contact."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server, contact="ops@example.org") as client:
+            client.fetch_ids(["2401.00001"])
+        agent = server.requests[0].headers["User-Agent"]
+        assert agent.startswith("syncd/")
+        assert "https://" in agent
+        assert agent.endswith(" mailto:ops@example.org")
+
+    def test_user_agent_without_contact(self, fake_time: FakeTime) -> None:
+        """Without a contact the configured User-Agent is sent unchanged."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server, user_agent="syncd-test/1.0 (+https://example.org)") as client:
+            client.fetch_ids(["2401.00001"])
+        assert server.requests[0].headers["User-Agent"] == "syncd-test/1.0 (+https://example.org)"
+
+    def test_logs_each_attempt_and_retry(self, fake_time: FakeTime) -> None:
+        """One arxiv_request line per attempt and one arxiv_retry per retry, without URLs."""
+        server = Server(fake_time, httpx.Response(503, headers={"Retry-After": "5"}), ok(ONE))
+        with capture_logs() as logs, make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+        requests = [e for e in logs if e["event"] == "arxiv_request"]
+        retries = [e for e in logs if e["event"] == "arxiv_retry"]
+        assert [e["status"] for e in requests] == [503, 200]
+        assert [e["attempt"] for e in requests] == [1, 2]
+        assert all(e["id_count"] == 1 and e["start"] == 0 for e in requests)
+        assert all("duration_ms" in e for e in requests)
+        assert len(retries) == 1
+        assert retries[0]["retry_delay_in_seconds"] >= 5
+        assert "503" in retries[0]["reason"]
+        assert not any("url" in e for e in logs)
+        assert API_URL not in repr(logs)
+
+    def test_search_logs_the_query(self, fake_time: FakeTime) -> None:
+        """A search's request lines carry the query and start."""
+        server = Server(fake_time, ok(make_feed([], total=0, start=0)))
+        with capture_logs() as logs, make_client(server) as client:
+            list(client.search("au:x"))
+        assert logs[0]["query"] == "au:x"
+        assert logs[0]["start"] == 0
+
+    def test_close(self, fake_time: FakeTime) -> None:
+        """The context manager closes the HTTP client."""
+        server = Server(fake_time, ok(ONE))
+        with make_client(server) as client:
+            pass
+        assert client._http.is_closed
+
+    def test_default_transport(self) -> None:
+        """Built without a transport, the client owns a one-connection pool and closes it."""
+        client = ArxivClient(settings())
+        client.close()
+        assert client._http.is_closed
