@@ -23,7 +23,7 @@ POSTGRES_ADMIN_URL = os.environ.get(
 
 @pytest.fixture(autouse=True)
 def _fresh_logging() -> Iterator[None]:
-    """Each test starts with structlog's defaults; the CLI may have pointed it at a closed stream."""
+    """Reset structlog after each test: the CLI may have pointed it at a closed stream."""
     yield
     structlog.reset_defaults()
 
