@@ -1,7 +1,8 @@
 """The ``syncd`` command line.
 
 Exit codes: 0 ok, 1 runtime failure (arXiv or the database let us down),
-2 usage or configuration error (bad flags, config, seed files).
+2 usage or configuration error (bad flags, config, seed files, a paper or
+event id that does not exist).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from syncd import __version__
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings, load_settings
-from syncd.errors import ConfigError, SeedError, SyncdError
+from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
 from syncd.store import Store
 from syncd.sync import seed_author, sync_author
@@ -42,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command: Command = args.command
     try:
         return command(args, settings, store)
-    except (ConfigError, SeedError) as exc:
+    except (ConfigError, SeedError, NotFoundError) as exc:
         return _fail(EXIT_USAGE, str(exc))
     except SyncdError as exc:
         return _fail(EXIT_FAILURE, str(exc))
@@ -135,7 +136,7 @@ def _papers(args: argparse.Namespace, settings: Settings, store: Store) -> int:
 def _history(args: argparse.Namespace, settings: Settings, store: Store) -> int:
     paper = store.find_paper(args.paper)
     if paper is None:
-        return _fail(EXIT_FAILURE, f"no paper with key or arXiv id {args.paper!r}")
+        raise NotFoundError(f"no paper with key or arXiv id {args.paper!r}")
     revisions = store.history(paper.id)
     if args.json:
         return _print_json([revision_json(r) for r in revisions])

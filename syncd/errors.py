@@ -3,6 +3,7 @@
     SyncdError
     ├── ConfigError            bad configuration: exit code 2
     ├── SeedError              a seed file that cannot be read or parsed
+    ├── NotFoundError          a paper or event the user named does not exist: exit code 2
     ├── UpstreamError          arXiv could not be trusted this cycle
     │   ├── RetryableUpstreamError   network trouble, 429, 5xx: worth another try
     │   │   └── RateLimited          429/503 with the wait the server asked for
@@ -20,6 +21,7 @@ __all__ = [
     "ApiError",
     "ConfigError",
     "FeedError",
+    "NotFoundError",
     "PermanentUpstreamError",
     "RateLimited",
     "RetryableUpstreamError",
@@ -47,6 +49,10 @@ class SeedError(SyncdError):
         self.path = path
         self.line = line
         self.reason = reason
+
+
+class NotFoundError(SyncdError):
+    """A paper or event named on the command line does not exist."""
 
 
 class UpstreamError(SyncdError):

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Engine
 
-from syncd.errors import StoreError
+from syncd.errors import NotFoundError, StoreError
 from syncd.record import Record, content_hash, split_arxiv_id
 
 __all__ = [
@@ -347,14 +347,14 @@ class Store:
     def events(self, since: str | None = None) -> list[Event]:
         """Events in publication order, all or only those after event ``since``.
 
-        Raises ``StoreError`` when ``since`` names no event.
+        Raises ``NotFoundError`` when ``since`` names no event.
         """
         with self._transaction() as conn:
             condition: sa.ColumnElement[bool] = sa.true()
             if since is not None:
                 seq = conn.scalar(sa.select(events_table.c.seq).where(events_table.c.id == since))
                 if seq is None:
-                    raise StoreError(f"no event with id {since!r}")
+                    raise NotFoundError(f"no event with id {since!r}")
                 condition = events_table.c.seq > seq
             return self._events_where(conn, condition)
 

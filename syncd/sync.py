@@ -8,7 +8,6 @@ answer that cannot be trusted fails the cycle before anything is written.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -89,7 +88,14 @@ def sync_author(
 ) -> CycleResult:
     """Run one cycle for ``author``: store every change, or nothing if arXiv can't be trusted."""
     run_id = store.start_sync_run(author.name)
-    log = _log.bind(cycle=run_id, cycle_uid=uuid.uuid4().hex[:12], author=author.name)
+    # Bound as context so the client's per-request lines carry the cycle too.
+    with structlog.contextvars.bound_contextvars(cycle=run_id, author=author.name):
+        return _run_cycle(store, client, author, settings, run_id)
+
+
+def _run_cycle(
+    store: Store, client: ArxivClient, author: AuthorSettings, settings: SyncSettings, run_id: int
+) -> CycleResult:
     requests_before = client.requests
     entries: dict[str, Record] = {}
     try:
@@ -101,12 +107,12 @@ def sync_author(
     except UpstreamError as exc:
         stats = SyncStats(requests=client.requests - requests_before, entries=len(entries))
         store.fail_sync_run(run_id, str(exc), stats)
-        log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
+        _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
         return CycleResult(run_id, author.name, ok=False, error=str(exc), stats=stats)
     stats = SyncStats(requests=client.requests - requests_before, entries=len(entries))
     events = store.apply_cycle(run_id, author.name, writes, stats)
     for event in events:
-        log.info(
+        _log.info(
             "paper_changed",
             event_type=event.type,
             event_id=event.id,
@@ -114,7 +120,7 @@ def sync_author(
             arxiv_id=event.arxiv_id,
             kinds=list(event.kinds),
         )
-    log.info("cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events))
+    _log.info("cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events))
     return CycleResult(run_id, author.name, ok=True, events=events, stats=stats)
 
 

@@ -1,0 +1,111 @@
+"""The command line as users meet it: entry points, exit codes, tables, logs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Syncd
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "syncd", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+class TestEntryPoints:
+    def test_python_dash_m(self) -> None:
+        """python -m syncd answers --version."""
+        result = _run("--version")
+        assert result.returncode == 0
+        assert result.stdout.startswith("syncd ")
+
+    def test_console_script(self) -> None:
+        """The installed syncd script answers --help with the commands."""
+        script = Path(sys.executable).parent / "syncd"
+        result = subprocess.run(
+            [str(script), "--help"], capture_output=True, text=True, check=False, timeout=60
+        )
+        assert result.returncode == 0
+        for command in ("seed", "sync", "papers", "history", "events"):
+            assert command in result.stdout
+
+    def test_usage_error_exits_2(self) -> None:
+        """An unknown command is a usage error."""
+        assert _run("frobnicate").returncode == 2
+
+    def test_bad_config_exits_2_naming_the_key(self, tmp_path: Path) -> None:
+        """A config with a bad value exits 2 and names the key."""
+        config = tmp_path / "bad.toml"
+        config.write_text('[arxiv]\ntimeout = "soon"\n[[authors]]\nname = "X"\n')
+        result = _run("--config", str(config), "papers")
+        assert result.returncode == 2
+        assert "arxiv.timeout" in result.stderr
+
+    def test_unreachable_database_exits_1_without_the_password(self, tmp_path: Path) -> None:
+        """A database that cannot be reached is a runtime failure, and the password stays secret."""
+        config = tmp_path / "pg.toml"
+        config.write_text(
+            '[database]\nurl = "postgresql://syncd:hunter2secret@127.0.0.1:1/none"\n'
+            '[[authors]]\nname = "X"\n'
+        )
+        result = _run("--config", str(config), "papers")
+        assert result.returncode == 1
+        assert "database error" in result.stderr
+        assert "hunter2secret" not in result.stderr + result.stdout
+
+
+class TestCommands:
+    def test_unknown_paper_and_event_exit_2(self, syncd: Syncd) -> None:
+        """Naming a paper or event that does not exist is a usage error."""
+        syncd("seed")
+        missing = syncd("history", "2999.99999")
+        assert missing.code == 2
+        assert "2999.99999" in missing.err
+        assert syncd("events", "--since", "evt_nope").code == 2
+        assert syncd("sync", "--author", "Nobody").code == 2
+
+    def test_human_tables(self, syncd: Syncd) -> None:
+        """papers, history and events print readable tables with a header."""
+        assert syncd("sync").code == 0
+        papers = syncd("papers").out.splitlines()
+        assert papers[0].split() == ["KEY", "ARXIV", "V", "STATUS", "AUTHORS", "TITLE"]
+        assert len(papers) == 10
+        assert any("unlinked" in line for line in papers)
+        history = syncd("history", "2606.03328").out.splitlines()
+        assert history[0].startswith("rethinking-calibration-for-high-sparsity-llm  2606.03328")
+        assert [line.split()[0] for line in history[2:]] == ["1", "2", "3"]
+        events = syncd("events").out.splitlines()
+        assert events[0].split()[:3] == ["ID", "CREATED", "(UTC)"]
+        assert len(events) == 8
+
+    def test_json_logs_bind_the_cycle(self, syncd: Syncd) -> None:
+        """Every request and change log line is JSON bound to the cycle and author."""
+        outcome = syncd("sync")
+        lines = [json.loads(line) for line in outcome.err.splitlines()]
+        requests = [line for line in lines if line["event"] == "arxiv_request"]
+        changes = [line for line in lines if line["event"] == "paper_changed"]
+        assert len(requests) == 2
+        assert len(changes) == 7
+        for line in requests + changes:
+            assert line["cycle"] == 1
+            assert line["author"] == "Zhida Jiang"
+        assert all(line["paper"] for line in changes)
+
+    @pytest.mark.parametrize("command", ["papers", "events"])
+    def test_json_is_one_array(self, syncd: Syncd, command: str) -> None:
+        """--json prints exactly one JSON array."""
+        syncd("sync")
+        assert isinstance(json.loads(syncd(command, "--json").out), list)
