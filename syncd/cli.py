@@ -11,16 +11,20 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from syncd import __version__
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings, load_settings
+from syncd.daemon import run_daemon
+from syncd.dispatch import Dispatcher, endpoint_specs
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
 from syncd.store import Store
-from syncd.sync import seed_author, sync_author
+from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
+from syncd.webhooks import WebhookSender, redact_url, test_body
 
 __all__ = ["main"]
 
@@ -34,7 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = load_settings(args.config)
-        configure_logging(settings.log.level, settings.log.format)
+        # The daemon logs to stdout like any container service; commands keep
+        # stdout for their output.
+        stream = sys.stdout if args.command is _run else sys.stderr
+        configure_logging(settings.log.level, settings.log.format, stream)
         store = Store(settings.database.url)
     except (ConfigError, SeedError) as exc:
         return _fail(EXIT_USAGE, str(exc))
@@ -68,7 +75,27 @@ def _parser() -> argparse.ArgumentParser:
 
     sync = commands.add_parser("sync", help="seed if needed, run one sync cycle, exit")
     sync.add_argument("--author", help="only this configured author")
+    sync.add_argument(
+        "--no-deliver", action="store_true", help="leave webhook deliveries to `syncd run`"
+    )
     sync.set_defaults(command=_sync)
+
+    run = commands.add_parser("run", help="the daemon: scheduled cycles, webhooks, HTTP")
+    run.set_defaults(command=_run)
+
+    hooks = commands.add_parser("webhooks", help="inspect and drive webhook delivery")
+    hook_commands = hooks.add_subparsers(title="webhooks commands", required=True, metavar="ACTION")
+    hook_list = hook_commands.add_parser("list", help="endpoints and their delivery counts")
+    hook_list.add_argument("--json", action="store_true", help="print one JSON array")
+    hook_list.set_defaults(command=_webhooks_list)
+    hook_test = hook_commands.add_parser("test", help="send a signed webhook.test event")
+    hook_test.add_argument("target", metavar="URL|NAME", help="a configured endpoint or a URL")
+    hook_test.set_defaults(command=_webhooks_test)
+    redeliver = hook_commands.add_parser("redeliver", help="queue deliveries again")
+    which = redeliver.add_mutually_exclusive_group(required=True)
+    which.add_argument("event_id", nargs="?", metavar="EVENT_ID", help="every delivery of it")
+    which.add_argument("--dead", action="store_true", help="every dead-lettered delivery")
+    redeliver.set_defaults(command=_webhooks_redeliver)
 
     papers = commands.add_parser("papers", help="list tracked papers")
     papers.add_argument("--author", help="only this author's papers")
@@ -98,20 +125,89 @@ def _sync(args: argparse.Namespace, settings: Settings, store: Store) -> int:
     authors = [a for a in settings.authors if args.author in (None, a.name)]
     if not authors:
         raise ConfigError(f"no configured author named {args.author!r}")
-    failed = 0
+    store.register_endpoints(endpoint_specs(settings))
     with ArxivClient(settings.arxiv) as client:
-        for author in authors:
-            seed_author(store, author)
-            result = sync_author(store, client, author, settings.sync)
-            if result.ok:
-                print(
-                    f"{author.name}: ok, {len(result.events)} events "
-                    f"({result.stats.entries} entries, {result.stats.requests} requests)"
-                )
-            else:
-                failed += 1
-                print(f"{author.name}: FAILED: {result.error}", file=sys.stderr)
-    return EXIT_FAILURE if failed else EXIT_OK
+        results = sync_all(store, client, authors, settings.sync)
+    for result in results:
+        if result.ok:
+            print(
+                f"{result.author}: ok, {len(result.events)} events "
+                f"({result.stats.entries} entries, {result.stats.requests} requests)"
+            )
+        else:
+            print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
+    if settings.webhooks and not args.no_deliver:
+        with _dispatcher(settings, store) as dispatcher:
+            attempted = dispatcher.drain(settings.delivery.sync_wait)
+        pending, dead = store.outbox_counts()
+        print(f"webhooks: {attempted} attempts, {pending} pending, {dead} dead-lettered")
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAILURE
+
+
+def _run(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+    store.register_endpoints(endpoint_specs(settings))
+    return run_daemon(settings, store)
+
+
+def _dispatcher(settings: Settings, store: Store) -> Dispatcher:
+    hooks = {h.display_name: h for h in settings.webhooks}
+    return Dispatcher(store, hooks, settings.delivery)
+
+
+def _webhooks_list(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+    store.register_endpoints(endpoint_specs(settings))
+    summaries = store.endpoint_summaries()
+    if args.json:
+        return _print_json(
+            [
+                {
+                    "name": e.name,
+                    "url": redact_url(e.url),
+                    "active": e.active,
+                    "disabled_at": e.disabled_at.isoformat() if e.disabled_at else None,
+                    "disabled_reason": e.disabled_reason,
+                    "pending": e.pending,
+                    "delivered": e.delivered,
+                    "dead": e.dead,
+                }
+                for e in summaries
+            ]
+        )
+    rows = [
+        (
+            e.name,
+            redact_url(e.url),
+            "disabled" if e.disabled_at else ("active" if e.active else "retired"),
+            str(e.pending),
+            str(e.delivered),
+            str(e.dead),
+        )
+        for e in summaries
+    ]
+    _print_table(("NAME", "URL", "STATE", "PENDING", "DELIVERED", "DEAD"), rows)
+    return EXIT_OK
+
+
+def _webhooks_test(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+    hook = next((h for h in settings.webhooks if args.target in (h.display_name, h.url)), None)
+    if hook is None:
+        raise NotFoundError(f"no configured webhook named or at {args.target!r}")
+    msg_id, body = test_body(datetime.now(UTC))
+    with WebhookSender(timeout=hook.timeout) as sender:
+        result = sender.send(hook.url, hook.secret_values(), msg_id, body)
+    if result.outcome == "delivered":
+        print(f"{hook.display_name}: delivered {msg_id} (HTTP {result.status})")
+        return EXIT_OK
+    print(
+        f"{hook.display_name}: {result.outcome}: {result.error or result.status}", file=sys.stderr
+    )
+    return EXIT_FAILURE
+
+
+def _webhooks_redeliver(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+    queued = store.redeliver(args.event_id, dead=args.dead)
+    print(f"{queued} deliveries queued")
+    return EXIT_OK
 
 
 def _papers(args: argparse.Namespace, settings: Settings, store: Store) -> int:

@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from syncd import __version__
+from syncd.diff import KINDS
 from syncd.errors import ConfigError
 from syncd.record import split_arxiv_id
 
@@ -34,7 +35,10 @@ __all__ = [
     "ArxivSettings",
     "AuthorSettings",
     "DatabaseSettings",
+    "DeliverySettings",
+    "HttpSettings",
     "LogSettings",
+    "ScheduleSettings",
     "Settings",
     "SyncSettings",
     "WebhookSettings",
@@ -42,6 +46,21 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
+EVENT_TYPES = ("paper.linked", "paper.added", "paper.revised", "paper.removed")
+# Standard Webhooks' advice: quick retries first, then spread over days, so a
+# receiver that is down over a long weekend still gets everything.
+DEFAULT_RETRY_SCHEDULE: tuple[float, ...] = (
+    5,
+    300,
+    1800,
+    7200,
+    18000,
+    36000,
+    36000,
+    50400,
+    72000,
+    86400,
+)
 DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
 
 
@@ -109,32 +128,106 @@ class AuthorSettings(_Section):
 
 
 class WebhookSettings(_Section):
-    """One webhook endpoint; its secret comes from the file or from the environment."""
+    """One webhook endpoint; its secrets come from the file or from the environment.
+
+    Several secrets (a list, or space-separated in the environment variable)
+    sign every delivery with each of them, so receivers can rotate keys.
+    """
 
     url: str
     name: str | None = None
-    secret: SecretStr | None = None
+    secret: SecretStr | tuple[SecretStr, ...] | None = None
     secret_env: str | None = None
     events: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    timeout: float = Field(15.0, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(kinds) - set(KINDS))
+        if unknown:
+            raise ValueError(f"unknown kinds {unknown}; known: {', '.join(KINDS)}")
+        return kinds
+
+    @field_validator("events")
+    @classmethod
+    def _known_events(cls, events: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(events) - set(EVENT_TYPES))
+        if unknown:
+            raise ValueError(f"unknown event types {unknown}; known: {', '.join(EVENT_TYPES)}")
+        return events
 
     @model_validator(mode="after")
     def _one_secret(self) -> Self:
         if (self.secret is None) == (self.secret_env is None):
             raise ValueError("give exactly one of 'secret' and 'secret_env'")
-        if self.secret_env is not None and not os.environ.get(self.secret_env):
+        if self.secret_env is not None and not os.environ.get(self.secret_env, "").strip():
             raise ValueError(f"environment variable {self.secret_env} (secret_env) is not set")
         return self
 
     @property
     def display_name(self) -> str:
-        """The endpoint's name in logs and CLI output: its ``name`` or host and path."""
-        return self.name or self.url.split("://", 1)[-1].split("?", 1)[0]
+        """The endpoint's name in logs, CLI output and the outbox: ``name``, else host and path."""
+        return self.name or self.url.split("://", 1)[-1].split("?", 1)[0].split("@")[-1]
 
-    def secret_value(self) -> str:
-        """The signing secret, read from the environment when ``secret_env`` is set."""
-        if self.secret is not None:
-            return self.secret.get_secret_value()
-        return os.environ[self.secret_env or ""]
+    def secret_values(self) -> list[str]:
+        """Every signing secret, in order; read from the environment for ``secret_env``."""
+        if self.secret_env is not None:
+            return os.environ[self.secret_env].split()
+        if isinstance(self.secret, tuple):
+            return [s.get_secret_value() for s in self.secret]
+        return [self.secret.get_secret_value()] if self.secret is not None else []
+
+
+class ScheduleSettings(_Section):
+    """When ``syncd run`` starts a cycle: every ``interval`` seconds, or on a cron line."""
+
+    interval: float = Field(3600.0, ge=1)
+    cron: str | None = None
+    jitter: float = Field(60.0, ge=0)
+
+    @field_validator("cron")
+    @classmethod
+    def _five_fields(cls, value: str | None) -> str | None:
+        if value is not None and len(value.split()) != 5:
+            raise ValueError("must be a crontab line of five fields, e.g. '0 */6 * * *'")
+        return value
+
+    @model_validator(mode="after")
+    def _interval_or_cron(self) -> Self:
+        if self.cron is not None and "interval" in self.model_fields_set:
+            raise ValueError("give 'interval' or 'cron', not both")
+        return self
+
+
+class HttpSettings(_Section):
+    """Where /metrics, /healthz and /readyz are served."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    # Seconds since the last successful cycle after which /readyz says unready;
+    # by default two schedule periods and ten minutes.
+    ready_max_age: float | None = Field(None, gt=0)
+
+
+class DeliverySettings(_Section):
+    """How the outbox is worked."""
+
+    workers: int = Field(4, ge=1, le=64)
+    lease: float = Field(120.0, ge=1)  # seconds a claimed delivery is ours before others retry it
+    poll_interval: float = Field(1.0, gt=0)
+    sync_wait: float = Field(30.0, ge=0)  # seconds `syncd sync` waits for due deliveries
+    shutdown_grace: float = Field(20.0, ge=0)
+    # Seconds before attempt 2, 3, ...: about three days in all, then dead-letter.
+    retry_schedule: tuple[float, ...] = Field(DEFAULT_RETRY_SCHEDULE, min_length=1)
 
 
 class SyncSettings(_Section):
@@ -166,6 +259,9 @@ class Settings(BaseSettings):
     database: DatabaseSettings = DatabaseSettings()
     sync: SyncSettings = SyncSettings()
     log: LogSettings = LogSettings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    http: HttpSettings = HttpSettings()
+    delivery: DeliverySettings = DeliverySettings()
     authors: tuple[AuthorSettings, ...] = Field(min_length=1)
     webhooks: tuple[WebhookSettings, ...] = ()
 
@@ -180,6 +276,23 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The environment wins over the file, as operators of containers expect.
         return env_settings, init_settings
+
+    @property
+    def ready_max_age(self) -> float:
+        """Seconds without a successful cycle before the daemon reports unready."""
+        if self.http.ready_max_age is not None:
+            return self.http.ready_max_age
+        period = self.schedule.interval if self.schedule.cron is None else 86400.0
+        return 2 * period + self.schedule.jitter + 600
+
+    @field_validator("webhooks")
+    @classmethod
+    def _distinct_webhooks(cls, hooks: tuple[WebhookSettings, ...]) -> tuple[WebhookSettings, ...]:
+        names = [h.display_name for h in hooks]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"webhook name used twice: {', '.join(duplicates)} (set 'name')")
+        return hooks
 
     @field_validator("authors")
     @classmethod

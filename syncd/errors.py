@@ -4,6 +4,7 @@
     ├── ConfigError            bad configuration: exit code 2
     ├── SeedError              a seed file that cannot be read or parsed
     ├── NotFoundError          a paper or event the user named does not exist: exit code 2
+    ├── Interrupted            shutdown asked a running cycle to stop
     ├── UpstreamError          arXiv could not be trusted this cycle
     │   ├── RetryableUpstreamError   network trouble, 429, 5xx: worth another try
     │   │   └── RateLimited          429/503 with the wait the server asked for
@@ -21,6 +22,7 @@ __all__ = [
     "ApiError",
     "ConfigError",
     "FeedError",
+    "Interrupted",
     "NotFoundError",
     "PermanentUpstreamError",
     "RateLimited",
@@ -53,6 +55,10 @@ class SeedError(SyncdError):
 
 class NotFoundError(SyncdError):
     """A paper or event named on the command line does not exist."""
+
+
+class Interrupted(SyncdError):
+    """The process is shutting down; the cycle stops and stores nothing."""
 
 
 class UpstreamError(SyncdError):

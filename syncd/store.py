@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,12 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Engine
 
 from syncd.errors import NotFoundError, StoreError
+from syncd.outbox import EndpointSpec, accepts
 from syncd.record import Record, content_hash, split_arxiv_id
 
 __all__ = [
+    "Claim",
+    "EndpointSummary",
     "Event",
     "NewRevision",
     "Paper",
@@ -121,6 +124,41 @@ events_table = sa.Table(
 )
 
 
+endpoints_table = sa.Table(
+    "endpoints",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("url", sa.Text, nullable=False),
+    sa.Column("events", _JSON, nullable=False),
+    sa.Column("kinds", _JSON, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    sa.Column("disabled_at", _TIME),
+    sa.Column("disabled_reason", sa.Text),
+    sa.Column("created_at", _TIME, nullable=False),
+)
+
+deliveries_table = sa.Table(
+    "deliveries",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("event_seq", sa.ForeignKey("events.seq"), nullable=False),
+    sa.Column("endpoint_id", sa.ForeignKey("endpoints.id"), nullable=False),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("next_attempt_at", _TIME, nullable=False),
+    sa.Column("lease_owner", sa.String(80)),
+    sa.Column("lease_until", _TIME),
+    sa.Column("last_status", sa.Integer),
+    sa.Column("last_error", sa.Text),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("delivered_at", _TIME),
+    sa.UniqueConstraint("event_seq", "endpoint_id"),
+    sa.Index("ix_deliveries_due", "status", "next_attempt_at"),
+)
+
+
 # -- what the store hands out -------------------------------------------------
 
 
@@ -181,6 +219,31 @@ class SyncRun:
     requests: int
     entries: int
     events: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A delivery this process has leased: send it, then report how it went."""
+
+    delivery_id: int
+    endpoint: str
+    url: str
+    attempts: int
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSummary:
+    """An endpoint and the state of its deliveries, for ``syncd webhooks list``."""
+
+    name: str
+    url: str
+    active: bool
+    disabled_at: datetime | None
+    disabled_reason: str | None
+    pending: int
+    delivered: int
+    dead: int
 
 
 # -- what callers hand in -----------------------------------------------------
@@ -260,7 +323,7 @@ class Store:
             )
             fresh = [p for p in papers if p.key not in known]
             for paper in fresh:
-                self._write_paper(conn, author_id, None, paper)
+                self._write_paper(conn, author_id, None, paper, [])
             return len(fresh)
 
     def start_sync_run(self, author: str) -> int:
@@ -296,7 +359,8 @@ class Store:
         """Write a good cycle's papers, revisions and events and close its run, atomically."""
         with self._transaction() as conn:
             author_id = self._author_id(conn, author)
-            event_seqs = [self._write_paper(conn, author_id, run_id, w) for w in writes]
+            endpoints = self._live_endpoints(conn)
+            event_seqs = [self._write_paper(conn, author_id, run_id, w, endpoints) for w in writes]
             published = [s for s in event_seqs if s is not None]
             conn.execute(
                 sync_runs_table.update()
@@ -310,6 +374,271 @@ class Store:
                 )
             )
             return self._events_where(conn, events_table.c.seq.in_(published)) if published else []
+
+    # -- outbox -----------------------------------------------------------
+
+    def register_endpoints(self, specs: Sequence[EndpointSpec]) -> None:
+        """Make the endpoint table match the configuration.
+
+        New names are added, a changed URL re-enables a disabled endpoint
+        (the operator fixed it), and names no longer configured go inactive:
+        their deliveries wait, they are never sent without a secret.
+        """
+        with self._transaction() as conn:
+            rows = {r.name: r for r in conn.execute(sa.select(endpoints_table))}
+            for spec in specs:
+                values: dict[str, Any] = {
+                    "url": spec.url,
+                    "events": list(spec.events),
+                    "kinds": list(spec.kinds),
+                }
+                row = rows.get(spec.name)
+                if row is None:
+                    conn.execute(
+                        endpoints_table.insert().values(
+                            name=spec.name, active=True, created_at=_now(), **values
+                        )
+                    )
+                    continue
+                if row.url != spec.url:
+                    values |= {"disabled_at": None, "disabled_reason": None}
+                conn.execute(
+                    endpoints_table.update()
+                    .where(endpoints_table.c.id == row.id)
+                    .values(active=True, **values)
+                )
+            gone = set(rows) - {spec.name for spec in specs}
+            if gone:
+                conn.execute(
+                    endpoints_table.update()
+                    .where(endpoints_table.c.name.in_(gone))
+                    .values(active=False)
+                )
+
+    def claim_deliveries(self, owner: str, lease_seconds: float, limit: int) -> list[Claim]:
+        """Lease up to ``limit`` due deliveries for ``owner``.
+
+        A delivery waits while an earlier event of the same paper is still
+        pending for the same endpoint, so each receiver sees a paper's events
+        in order.  Rows are locked with SKIP LOCKED on PostgreSQL, and every
+        lease is taken by a conditional update, so two workers never hold one.
+        """
+        now = _now()
+        until = now + timedelta(seconds=lease_seconds)
+        d, earlier = deliveries_table, deliveries_table.alias("earlier")
+        blocked = (
+            sa.exists()
+            .where(earlier.c.endpoint_id == d.c.endpoint_id)
+            .where(earlier.c.paper_id == d.c.paper_id)
+            .where(earlier.c.status == "pending")
+            .where(earlier.c.event_seq < d.c.event_seq)
+        )
+        due = (
+            sa.select(d.c.id)
+            .join(endpoints_table, endpoints_table.c.id == d.c.endpoint_id)
+            .where(d.c.status == "pending", d.c.next_attempt_at <= now)
+            .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < now))
+            .where(endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None))
+            .where(~blocked)
+            .order_by(d.c.next_attempt_at, d.c.event_seq)
+            .limit(limit)
+        )
+        if self.dialect == "postgresql":
+            due = due.with_for_update(skip_locked=True, of=d)
+        with self._transaction() as conn:
+            claimed = []
+            for delivery_id in conn.scalars(due).all():
+                taken = conn.execute(
+                    d.update()
+                    .where(d.c.id == delivery_id, d.c.status == "pending")
+                    .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < now))
+                    .values(lease_owner=owner, lease_until=until)
+                )
+                if taken.rowcount == 1:
+                    claimed.append(delivery_id)
+            return self._claims(conn, claimed) if claimed else []
+
+    def delivery_succeeded(self, delivery_id: int, status: int) -> None:
+        """Mark a delivery done; a success counts even if our lease ran out meanwhile."""
+        d = deliveries_table
+        with self._transaction() as conn:
+            conn.execute(
+                d.update()
+                .where(d.c.id == delivery_id, d.c.status == "pending")
+                .values(
+                    status="delivered",
+                    attempts=d.c.attempts + 1,
+                    last_status=status,
+                    last_error=None,
+                    delivered_at=_now(),
+                    lease_owner=None,
+                    lease_until=None,
+                )
+            )
+
+    def delivery_failed(
+        self,
+        delivery_id: int,
+        owner: str,
+        *,
+        status: int | None,
+        error: str | None,
+        retry_at: datetime | None,
+        disable_endpoint: bool = False,
+    ) -> None:
+        """Record a failed attempt: retry at ``retry_at``, or dead-letter when it is None.
+
+        With ``disable_endpoint`` (a 410) the endpoint is switched off and the
+        delivery waits, not counted dead, until the endpoint is fixed.
+        """
+        d = deliveries_table
+        values: dict[str, Any] = {
+            "attempts": d.c.attempts + 1,
+            "last_status": status,
+            "last_error": error,
+            "lease_owner": None,
+            "lease_until": None,
+        }
+        if retry_at is None and not disable_endpoint:
+            values["status"] = "dead"
+        elif retry_at is not None:
+            values["next_attempt_at"] = retry_at
+        with self._transaction() as conn:
+            changed = conn.execute(
+                d.update()
+                .where(d.c.id == delivery_id, d.c.status == "pending", d.c.lease_owner == owner)
+                .values(values)
+                .returning(d.c.endpoint_id)
+            ).first()
+            if changed is not None and disable_endpoint:
+                conn.execute(
+                    endpoints_table.update()
+                    .where(endpoints_table.c.id == changed.endpoint_id)
+                    .values(disabled_at=_now(), disabled_reason=f"HTTP {status} from receiver")
+                )
+
+    def release_leases(self, owner: str) -> int:
+        """Give back every lease ``owner`` holds (clean shutdown); return how many."""
+        d = deliveries_table
+        with self._transaction() as conn:
+            return conn.execute(
+                d.update()
+                .where(d.c.lease_owner == owner, d.c.status == "pending")
+                .values(lease_owner=None, lease_until=None)
+            ).rowcount
+
+    def redeliver(self, event_id: str | None = None, *, dead: bool = False) -> int:
+        """Queue an event's deliveries (or every dead letter) again, now; return how many."""
+        d = deliveries_table
+        query = d.update().values(
+            status="pending", attempts=0, next_attempt_at=_now(), lease_owner=None, lease_until=None
+        )
+        with self._transaction() as conn:
+            if event_id is not None:
+                seq = conn.scalar(
+                    sa.select(events_table.c.seq).where(events_table.c.id == event_id)
+                )
+                if seq is None:
+                    raise NotFoundError(f"no event with id {event_id!r}")
+                query = query.where(d.c.event_seq == seq)
+            if dead:
+                query = query.where(d.c.status == "dead")
+            return conn.execute(query).rowcount
+
+    def endpoint_summaries(self) -> list[EndpointSummary]:
+        """Every endpoint ever configured, with its delivery counts."""
+        d, e = deliveries_table, endpoints_table
+
+        def count(status: str) -> sa.ColumnElement[int]:
+            return sa.func.count(d.c.id).filter(d.c.status == status)
+
+        query = (
+            sa.select(e, count("pending"), count("delivered"), count("dead"))
+            .outerjoin(d, d.c.endpoint_id == e.c.id)
+            .group_by(e.c.id)
+            .order_by(e.c.name)
+        )
+        with self._transaction() as conn:
+            return [
+                EndpointSummary(
+                    name=row.name,
+                    url=row.url,
+                    active=row.active,
+                    disabled_at=_utc(row.disabled_at) if row.disabled_at else None,
+                    disabled_reason=row.disabled_reason,
+                    pending=row[-3],
+                    delivered=row[-2],
+                    dead=row[-1],
+                )
+                for row in conn.execute(query)
+            ]
+
+    def next_delivery_due(self) -> datetime | None:
+        """When the earliest pending delivery to a live endpoint is due; None if there is none."""
+        d, e = deliveries_table, endpoints_table
+        query = (
+            sa.select(sa.func.min(d.c.next_attempt_at))
+            .join(e, e.c.id == d.c.endpoint_id)
+            .where(d.c.status == "pending", e.c.active.is_(True), e.c.disabled_at.is_(None))
+        )
+        with self._transaction() as conn:
+            found = conn.scalar(query)
+        return _utc(found) if found is not None else None
+
+    def outbox_counts(self) -> tuple[int, int]:
+        """How many deliveries are pending and how many are dead-lettered."""
+        d = deliveries_table
+        query = sa.select(d.c.status, sa.func.count()).group_by(d.c.status)
+        with self._transaction() as conn:
+            counts = {row[0]: row[1] for row in conn.execute(query)}
+        return counts.get("pending", 0), counts.get("dead", 0)
+
+    def paper_counts(self) -> dict[str, int]:
+        """How many papers have each status."""
+        query = sa.select(papers_table.c.status, sa.func.count()).group_by(papers_table.c.status)
+        with self._transaction() as conn:
+            return {row[0]: row[1] for row in conn.execute(query)}
+
+    def last_successful_sync(self) -> datetime | None:
+        """When the most recent successful cycle finished; None if none ever did."""
+        query = sa.select(sa.func.max(sync_runs_table.c.finished_at)).where(
+            sync_runs_table.c.status == "ok"
+        )
+        with self._transaction() as conn:
+            found = conn.scalar(query)
+        return _utc(found) if found is not None else None
+
+    def ping(self) -> bool:
+        """Whether the database answers a trivial query."""
+        try:
+            with self._transaction() as conn:
+                conn.execute(sa.text("SELECT 1"))
+        except StoreError:
+            return False
+        return True
+
+    def _claims(self, conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
+        d, e = deliveries_table, endpoints_table
+        rows = conn.execute(
+            sa.select(d.c.id, d.c.event_seq, d.c.attempts, e.c.name, e.c.url)
+            .join(e, e.c.id == d.c.endpoint_id)
+            .where(d.c.id.in_(delivery_ids))
+            .order_by(d.c.event_seq)
+        ).all()
+        events = {
+            ev.seq: ev
+            for ev in self._events_where(conn, events_table.c.seq.in_([r.event_seq for r in rows]))
+        }
+        return [
+            Claim(
+                delivery_id=row.id,
+                endpoint=row.name,
+                url=row.url,
+                attempts=row.attempts,
+                event=events[row.event_seq],
+            )
+            for row in rows
+        ]
 
     # -- reads ------------------------------------------------------------
 
@@ -394,9 +723,18 @@ class Store:
         )
 
     def _write_paper(
-        self, conn: Connection, author_id: int, run_id: int | None, write: PaperWrite
+        self,
+        conn: Connection,
+        author_id: int,
+        run_id: int | None,
+        write: PaperWrite,
+        endpoints: Sequence[sa.Row[Any]],
     ) -> int | None:
-        """Apply one ``PaperWrite``; return the seq of the event it published, if any."""
+        """Apply one ``PaperWrite``; return the seq of the event it published, if any.
+
+        The event's outbox rows, one per accepting endpoint, go in the same
+        transaction: an event is never without its deliveries.
+        """
         now = _now()
         values: dict[str, Any] = {
             "key": write.key,
@@ -447,7 +785,7 @@ class Store:
             ).scalar_one()
         if write.event_type is None:
             return None
-        return int(
+        event_seq = int(
             conn.execute(
                 events_table.insert()
                 .values(
@@ -464,6 +802,28 @@ class Store:
                 .returning(events_table.c.seq)
             ).scalar_one()
         )
+        rows = [
+            {
+                "event_seq": event_seq,
+                "endpoint_id": endpoint.id,
+                "paper_id": paper_id,
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now,
+                "created_at": now,
+            }
+            for endpoint in endpoints
+            if accepts(endpoint.events, endpoint.kinds, write.event_type, write.event_kinds)
+        ]
+        if rows:
+            conn.execute(deliveries_table.insert(), rows)
+        return event_seq
+
+    def _live_endpoints(self, conn: Connection) -> list[sa.Row[Any]]:
+        query = sa.select(endpoints_table).where(
+            endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None)
+        )
+        return list(conn.execute(query))
 
     def _events_where(self, conn: Connection, condition: sa.ColumnElement[bool]) -> list[Event]:
         query = (

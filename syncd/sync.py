@@ -8,15 +8,17 @@ answer that cannot be trusted fails the cycle before anything is written.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
+from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.diff import diff_records
-from syncd.errors import FeedError, UpstreamError
+from syncd.errors import FeedError, Interrupted, UpstreamError
 from syncd.linking import earlier_version_ids, identify, link_seed_papers
 from syncd.record import Record, content_hash
 from syncd.seeds import SeedPaper, load_seeds
@@ -27,6 +29,7 @@ __all__ = [
     "plan_cycle",
     "seed_author",
     "seed_writes",
+    "sync_all",
     "sync_author",
 ]
 
@@ -93,6 +96,21 @@ def sync_author(
         return _run_cycle(store, client, author, settings, run_id)
 
 
+def sync_all(
+    store: Store, client: ArxivClient, authors: Sequence[AuthorSettings], settings: SyncSettings
+) -> list[CycleResult]:
+    """Seed (if needed) and sync each author in turn; record each cycle in the metrics."""
+    results = []
+    for author in authors:
+        started = time.monotonic()
+        seed_author(store, author)
+        result = sync_author(store, client, author, settings)
+        metrics.observe_cycle(result.ok, time.monotonic() - started, time.time())
+        metrics.observe_events((e.type, e.kinds) for e in result.events)
+        results.append(result)
+    return results
+
+
 def _run_cycle(
     store: Store, client: ArxivClient, author: AuthorSettings, settings: SyncSettings, run_id: int
 ) -> CycleResult:
@@ -104,13 +122,14 @@ def _run_cycle(
         _refuse_sudden_emptiness(entries, known)
         links = _link_seeds(store, client, known, entries)
         writes = plan_cycle(known, entries, links, author, settings)
-    except UpstreamError as exc:
+    except (UpstreamError, Interrupted) as exc:
         stats = SyncStats(requests=client.requests - requests_before, entries=len(entries))
         store.fail_sync_run(run_id, str(exc), stats)
         _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
         return CycleResult(run_id, author.name, ok=False, error=str(exc), stats=stats)
     stats = SyncStats(requests=client.requests - requests_before, entries=len(entries))
     events = store.apply_cycle(run_id, author.name, writes, stats)
+    metrics.observe_revisions(sum(len(w.revisions) for w in writes))
     for event in events:
         _log.info(
             "paper_changed",

@@ -27,6 +27,7 @@ from typing import Any, Self
 import httpx
 import structlog
 
+from syncd import metrics
 from syncd.arxiv._parser import FeedPage, parse_feed
 from syncd.config import ArxivSettings
 from syncd.errors import (
@@ -255,6 +256,7 @@ class ArxivClient:
                 )
                 self.retries += 1
                 self.backoff_seconds += delay
+                metrics.observe_retry(delay)
                 self._sleep(delay)
             _PACER.wait_turn(settings.request_interval, self._clock, self._sleep)
             self.requests += 1
@@ -357,6 +359,7 @@ class ArxivClient:
         if error is not None:
             fields["error"] = error
         _log.info("arxiv_request", **fields)
+        metrics.observe_upstream(status)
 
 
 def _response_time(headers: httpx.Headers) -> datetime:

@@ -36,6 +36,7 @@ class Syncd:
     capsys: pytest.CaptureFixture[str]
     request_interval: float = 0.0
     extra: str = ""
+    sections: str = ""
     seeds: tuple[Path, ...] = tuple(SEEDS)
 
     @property
@@ -61,6 +62,7 @@ format = "json"
 name = "{scenario.AUTHOR}"
 seeds = [{seeds}]
 {self.extra}
+{self.sections}
 """
         path = self.workdir / "syncd.toml"
         path.write_text(text, encoding="utf-8")

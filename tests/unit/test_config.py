@@ -70,7 +70,7 @@ class TestOverrides:
             MINIMAL + '[[webhooks]]\nurl = "http://127.0.0.1:9000/h"\nsecret_env = "HOOK_SECRET"\n'
         )
         hook = load_settings(_write(tmp_path, text)).webhooks[0]
-        assert hook.secret_value() == "whsec_c2VjcmV0"
+        assert hook.secret_values() == ["whsec_c2VjcmV0"]
         plain = MINIMAL + '[[webhooks]]\nurl = "http://127.0.0.1:9000/h"\nsecret = "whsec_eHl6"\n'
         settings = load_settings(_write(tmp_path, plain))
         assert "whsec_eHl6" not in repr(settings)

@@ -1,0 +1,173 @@
+"""The outbox worker: claim due deliveries, send them signed, record what happened.
+
+At least once: a delivery is marked done only after a 2xx, and a lease that
+runs out (a crash, a kill -9) makes it due again with the same event id, so
+receivers deduplicate on ``webhook-id``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Self
+
+import structlog
+
+from syncd import metrics
+from syncd.config import DeliverySettings, Settings, WebhookSettings
+from syncd.outbox import EndpointSpec
+from syncd.store import Claim, Store
+from syncd.webhooks import WebhookSender, event_body, next_retry_delay
+
+__all__ = ["Dispatcher", "endpoint_specs", "worker_name"]
+
+_log = structlog.get_logger(__name__)
+
+
+def endpoint_specs(settings: Settings) -> list[EndpointSpec]:
+    """The configured webhooks as the outbox routes them."""
+    return [EndpointSpec(h.display_name, h.url, h.events, h.kinds) for h in settings.webhooks]
+
+
+def worker_name() -> str:
+    """A lease owner id unique to this process: host, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Dispatcher:
+    """Works the outbox for the configured endpoints."""
+
+    def __init__(
+        self,
+        store: Store,
+        hooks: Mapping[str, WebhookSettings],
+        settings: DeliverySettings,
+        *,
+        owner: str | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._store = store
+        self._hooks = hooks
+        self._settings = settings
+        # One client per endpoint: each has its own timeout and connection pool.
+        self._senders = {name: WebhookSender(timeout=hook.timeout) for name, hook in hooks.items()}
+        self.owner = owner or worker_name()
+        self._rng = rng or random.Random()
+        self._pool = ThreadPoolExecutor(settings.workers, thread_name_prefix="syncd-delivery")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for sends in flight, give back unfinished leases, close the HTTP client."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._store.release_leases(self.owner)
+        for sender in self._senders.values():
+            sender.close()
+
+    def run_once(self) -> int:
+        """Claim what is due, send it concurrently, record each result; return how many."""
+        claims = self._store.claim_deliveries(
+            self.owner, self._settings.lease, limit=self._settings.workers * 4
+        )
+        # Claims hold at most one delivery per paper and endpoint, so sending
+        # them in parallel keeps each receiver's per-paper order.
+        for future in [self._pool.submit(self._deliver, claim) for claim in claims]:
+            future.result()
+        return len(claims)
+
+    def run(self, stop: threading.Event, wake: threading.Event) -> None:
+        """Work the outbox until ``stop``; sleep between polls unless woken."""
+        while not stop.is_set():
+            try:
+                worked = self.run_once()
+            except Exception:
+                _log.exception("dispatch_failed")
+                worked = 0
+            if not worked:
+                wake.wait(self._settings.poll_interval)
+                wake.clear()
+
+    def drain(self, seconds: float) -> int:
+        """Deliver what is due, and retries that fall due, for at most ``seconds``.
+
+        Returns how many attempts were made.
+        """
+        deadline = time.monotonic() + seconds
+        attempted = 0
+        while time.monotonic() < deadline:
+            worked = self.run_once()
+            attempted += worked
+            if worked:
+                continue
+            due = self._store.next_delivery_due()
+            if due is None:
+                break
+            wait = (due - datetime.now(UTC)).total_seconds()
+            if wait > deadline - time.monotonic():
+                break
+            time.sleep(min(max(wait, 0.0), self._settings.poll_interval))
+        return attempted
+
+    def _deliver(self, claim: Claim) -> None:
+        attempt = claim.attempts + 1
+        with structlog.contextvars.bound_contextvars(
+            endpoint=claim.endpoint, event_id=claim.event.id, attempt=attempt
+        ):
+            hook = self._hooks.get(claim.endpoint)
+            if hook is None:
+                # Only configured endpoints are active, so this needs another
+                # process with another config; its lease will lapse for it.
+                _log.warning("endpoint_not_configured")
+                return
+            result = self._senders[claim.endpoint].send(
+                claim.url, hook.secret_values(), claim.event.id, event_body(claim.event)
+            )
+            now = datetime.now(UTC)
+            if result.outcome == "delivered":
+                self._store.delivery_succeeded(claim.delivery_id, result.status or 200)
+                latency = (now - claim.event.created_at).total_seconds()
+                metrics.observe_delivery("delivered", latency)
+                _log.info("webhook_delivered", latency_in_seconds=round(latency, 3))
+                return
+            gone = result.outcome == "gone"
+            delay = None
+            if not gone:
+                delay = next_retry_delay(
+                    attempt, result.retry_after, self._rng, self._settings.retry_schedule
+                )
+            self._store.delivery_failed(
+                claim.delivery_id,
+                self.owner,
+                status=result.status,
+                error=result.error,
+                retry_at=now + timedelta(seconds=delay) if delay is not None else None,
+                disable_endpoint=gone,
+            )
+            if gone:
+                metrics.observe_delivery("gone", None)
+                _log.warning("endpoint_disabled", reason=f"HTTP {result.status}")
+            elif delay is None:
+                metrics.observe_delivery("dead", None)
+                _log.error("delivery_dead_lettered", status=result.status, error=result.error)
+            else:
+                metrics.observe_delivery("retry", None)
+                _log.warning(
+                    "delivery_retry_scheduled",
+                    status=result.status,
+                    error=result.error,
+                    retry_delay_in_seconds=round(delay, 1),
+                )

@@ -1,0 +1,368 @@
+"""Every Prometheus metric of syncd, with its help text and labels, in one place.
+
+The metrics live in the module's own ``REGISTRY`` rather than prometheus-client's
+global one, so tests and embedders never collide with other libraries' metrics.
+The rest of the code calls the small ``observe_*`` functions, one line per call
+site, and never touches a metric object.  Label values come from short, fixed
+vocabularies (``CYCLE_RESULTS``, ``EVENT_TYPES``, ...): a value outside one is
+counted as ``other`` so a bug can never grow a series per paper, URL or event.
+
+Database-backed gauges (papers per status, the webhook outbox) are read at
+scrape time by a ``StoreCollector``; when the database does not answer the
+scrape still succeeds, without those gauges, and
+``syncd_metrics_collection_errors_total`` goes up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import structlog
+from prometheus_client import (
+    CONTENT_TYPE_PLAIN_0_0_4,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from syncd import __version__
+
+__all__ = [
+    "CYCLE_RESULTS",
+    "DELIVERY_OUTCOMES",
+    "EVENT_KINDS",
+    "EVENT_TYPES",
+    "OTHER",
+    "PAPER_STATUSES",
+    "REGISTRY",
+    "STATUS_CLASSES",
+    "StoreCollector",
+    "StoreSnapshot",
+    "observe_cycle",
+    "observe_delivery",
+    "observe_events",
+    "observe_retry",
+    "observe_revisions",
+    "observe_upstream",
+    "register_store_collector",
+    "render",
+    "status_class",
+    "unregister_store_collector",
+]
+
+_log = structlog.get_logger(__name__)
+
+# The `_created` gauges prometheus-client adds next to every counter and
+# histogram double the series count in the text format and nothing reads them
+# (rate() copes with resets on its own).  The switch is process-wide; syncd is
+# the only user of prometheus-client in its process.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # the library has no annotation here
+
+REGISTRY = CollectorRegistry()
+
+# -- label vocabularies ---------------------------------------------------------
+
+OTHER = "other"
+CYCLE_RESULTS = ("ok", "failed")
+STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
+EVENT_TYPES = ("paper.linked", "paper.added", "paper.revised", "paper.removed")
+EVENT_KINDS = (
+    "version",
+    "title",
+    "authors",
+    "abstract",
+    "categories",
+    "comment",
+    "journal_ref",
+    "doi",
+    "withdrawn",
+)
+DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
+PAPER_STATUSES = ("unlinked", "tracked", "candidate", "removed")
+
+# 0.1 s (an empty cycle against a fast arXiv) up to 30 min (a big author,
+# paced at 3 s per request, with backoff).
+_CYCLE_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1200, 1800)
+# 50 ms (delivered in the cycle that committed the event) up to 3 days (an
+# endpoint that was down over a weekend and retried with backoff).
+_DELIVERY_BUCKETS = (
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    30,
+    60,
+    300,
+    900,
+    3600,
+    4 * 3600,
+    12 * 3600,
+    86400,
+    2 * 86400,
+    3 * 86400,
+)
+
+# -- the metrics ------------------------------------------------------------------
+
+_BUILD_INFO = Info("syncd_build", "The running syncd's version and Python.", registry=REGISTRY)
+
+_SYNC_CYCLES = Counter(
+    "syncd_sync_cycles",
+    "Sync cycles (one author each) by result.",
+    ["result"],
+    registry=REGISTRY,
+)
+_SYNC_CYCLE_DURATION = Histogram(
+    "syncd_sync_cycle_duration_seconds",
+    "Wall-clock duration of sync cycles, failed ones included.",
+    buckets=_CYCLE_BUCKETS,
+    registry=REGISTRY,
+)
+_LAST_SUCCESSFUL_SYNC = Gauge(
+    "syncd_last_successful_sync_timestamp_seconds",
+    "Unix time at which the most recent successful sync cycle finished.",
+    registry=REGISTRY,
+)
+
+_UPSTREAM_REQUESTS = Counter(
+    "syncd_upstream_requests",
+    "Requests sent to the arXiv API by HTTP status class (error: no response).",
+    ["status_class"],
+    registry=REGISTRY,
+)
+_UPSTREAM_RETRIES = Counter(
+    "syncd_upstream_retries",
+    "Requests to the arXiv API retried after a failure.",
+    registry=REGISTRY,
+)
+_UPSTREAM_BACKOFF = Counter(
+    "syncd_upstream_backoff_seconds",
+    "Seconds slept in backoff before retrying arXiv API requests.",
+    registry=REGISTRY,
+)
+
+_EVENTS = Counter(
+    "syncd_events",
+    "Events published, by type.",
+    ["type"],
+    registry=REGISTRY,
+)
+_EVENT_KINDS = Counter(
+    "syncd_event_kinds",
+    "Change kinds carried by published events (one event may carry several).",
+    ["kind"],
+    registry=REGISTRY,
+)
+_REVISIONS = Counter(
+    "syncd_revisions",
+    "Paper revisions stored.",
+    registry=REGISTRY,
+)
+
+_DELIVERIES = Counter(
+    "syncd_webhook_deliveries",
+    "Webhook delivery attempts by outcome.",
+    ["outcome"],
+    registry=REGISTRY,
+)
+_DELIVERY_LATENCY = Histogram(
+    "syncd_webhook_delivery_latency_seconds",
+    "Seconds from an event's commit to its webhook's 2xx answer.",
+    buckets=_DELIVERY_BUCKETS,
+    registry=REGISTRY,
+)
+
+_COLLECTION_ERRORS = Counter(
+    "syncd_metrics_collection_errors",
+    "Scrapes whose database-backed gauges could not be read.",
+    registry=REGISTRY,
+)
+
+
+def _initialise() -> None:
+    """Create every labelled series at 0, so dashboards and rate() see them from the start."""
+    _BUILD_INFO.info({"version": __version__, "python": platform.python_version()})
+    for counter, values in (
+        (_SYNC_CYCLES, CYCLE_RESULTS),
+        (_UPSTREAM_REQUESTS, STATUS_CLASSES),
+        (_EVENTS, EVENT_TYPES),
+        (_EVENT_KINDS, EVENT_KINDS),
+        (_DELIVERIES, DELIVERY_OUTCOMES),
+    ):
+        for value in values:
+            counter.labels(value)
+
+
+_initialise()
+
+
+# -- what the rest of syncd calls ---------------------------------------------------
+
+
+def _known(value: str, vocabulary: Sequence[str]) -> str:
+    """``value`` if it belongs to ``vocabulary``, else ``other`` (keeps label sets bounded)."""
+    return value if value in vocabulary else OTHER
+
+
+def _non_negative(value: float) -> float:
+    """Clamp at 0: counters refuse negative increments and a metric must never crash a cycle."""
+    return value if value > 0 else 0.0
+
+
+def status_class(status: int | None) -> str:
+    """The label for an HTTP status: ``2xx`` ... ``5xx``, or ``error`` (no usable response)."""
+    if status is None or not 200 <= status <= 599:
+        return "error"
+    return f"{status // 100}xx"
+
+
+def observe_cycle(ok: bool, duration: float, finished_at: float) -> None:
+    """Count one sync cycle, time it, and on success record when it finished (Unix time)."""
+    _SYNC_CYCLES.labels("ok" if ok else "failed").inc()
+    _SYNC_CYCLE_DURATION.observe(_non_negative(duration))
+    if ok:
+        _LAST_SUCCESSFUL_SYNC.set(finished_at)
+
+
+def observe_upstream(status: int | None) -> None:
+    """Count one request to arXiv by its status; ``None`` means it got no response."""
+    _UPSTREAM_REQUESTS.labels(status_class(status)).inc()
+
+
+def observe_retry(delay: float) -> None:
+    """Count one retry and the seconds of backoff before it."""
+    _UPSTREAM_RETRIES.inc()
+    _UPSTREAM_BACKOFF.inc(_non_negative(delay))
+
+
+def observe_events(events: Iterable[tuple[str, Sequence[str]]]) -> None:
+    """Count published events: each ``(type, kinds)`` adds one event and one per kind."""
+    for event_type, kinds in events:
+        _EVENTS.labels(_known(event_type, EVENT_TYPES)).inc()
+        for kind in kinds:
+            _EVENT_KINDS.labels(_known(kind, EVENT_KINDS)).inc()
+
+
+def observe_revisions(count: int) -> None:
+    """Count ``count`` stored revisions."""
+    _REVISIONS.inc(_non_negative(count))
+
+
+def observe_delivery(outcome: str, latency: float | None) -> None:
+    """Count one webhook delivery attempt; a ``delivered`` one also records its latency."""
+    known = _known(outcome, DELIVERY_OUTCOMES)
+    _DELIVERIES.labels(known).inc()
+    if known == "delivered" and latency is not None:
+        _DELIVERY_LATENCY.observe(_non_negative(latency))
+
+
+def render() -> tuple[bytes, str]:
+    """The registry in Prometheus' text format, and its content type."""
+    # The body is the classic 0.0.4 format (every name here is a legacy name);
+    # prometheus-client's CONTENT_TYPE_LATEST announces 1.0.0, which older
+    # Prometheus servers and other scrapers do not know.
+    return generate_latest(REGISTRY), CONTENT_TYPE_PLAIN_0_0_4
+
+
+# -- gauges read from the database at scrape time -------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSnapshot:
+    """What the database holds right now, as far as the gauges are concerned."""
+
+    papers_by_status: Mapping[str, int]
+    outbox_pending: int
+    outbox_dead: int
+
+
+class StoreCollector(Collector):
+    """Reads a ``StoreSnapshot`` on every scrape and exposes it as gauges.
+
+    ``source`` is called once per scrape, from the scraping thread; it should
+    be quick and bounded by the database's own timeouts.
+    """
+
+    def __init__(self, source: Callable[[], StoreSnapshot]) -> None:
+        self._source = source
+        self._failing = False
+
+    def describe(self) -> Iterable[Metric]:
+        """The families this collector exposes, without reading the database."""
+        return _store_families()
+
+    def collect(self) -> Iterable[Metric]:
+        """The gauges from a fresh snapshot, or nothing when it cannot be read."""
+        snapshot = self._snapshot()
+        if snapshot is None:
+            return []
+        papers, pending, dead = _store_families()
+        counts = dict.fromkeys(PAPER_STATUSES, 0) | dict(snapshot.papers_by_status)
+        for status, count in sorted(counts.items()):
+            papers.add_metric([status], count)
+        pending.add_metric([], snapshot.outbox_pending)
+        dead.add_metric([], snapshot.outbox_dead)
+        return [papers, pending, dead]
+
+    def _snapshot(self) -> StoreSnapshot | None:
+        """The snapshot, or ``None`` after counting (and, once per outage, logging) a failure."""
+        try:
+            snapshot = self._source()
+        except Exception as exc:
+            _COLLECTION_ERRORS.inc()
+            # Log the start of an outage, not every scrape of it: the counter
+            # and /readyz already say it is going on.
+            if not self._failing:
+                _log.warning("metrics_collection_failed", error=f"{type(exc).__name__}: {exc}")
+            self._failing = True
+            return None
+        if self._failing:
+            _log.info("metrics_collection_recovered")
+        self._failing = False
+        return snapshot
+
+
+def _store_families() -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
+    """Empty families for the database-backed gauges."""
+    return (
+        GaugeMetricFamily("syncd_papers", "Papers in the record, by status.", labels=["status"]),
+        GaugeMetricFamily(
+            "syncd_outbox_pending", "Webhook deliveries waiting to be sent or retried."
+        ),
+        GaugeMetricFamily(
+            "syncd_outbox_dead_letters", "Webhook deliveries given up on after every retry."
+        ),
+    )
+
+
+def register_store_collector(
+    source: Callable[[], StoreSnapshot], registry: CollectorRegistry = REGISTRY
+) -> StoreCollector:
+    """Expose the database-backed gauges read through ``source``; return the collector.
+
+    Raises ``ValueError`` if ``registry`` already has a store collector.
+    """
+    collector = StoreCollector(source)
+    registry.register(collector)
+    return collector
+
+
+def unregister_store_collector(
+    collector: StoreCollector, registry: CollectorRegistry = REGISTRY
+) -> None:
+    """Stop exposing ``collector``'s gauges; a collector not registered is ignored."""
+    with contextlib.suppress(KeyError):
+        registry.unregister(collector)

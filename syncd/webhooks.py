@@ -1,0 +1,441 @@
+"""Webhook delivery per Standard Webhooks (https://www.standardwebhooks.com/).
+
+Pure parts: the retry schedule (``next_retry_delay``), signing (``sign``), the
+signed bytes (``webhook_body``, ``event_body``, ``test_body``) and endpoint
+filters (``accepts``).  One impure part: ``WebhookSender`` POSTs one attempt
+and classifies the answer; scheduling, persistence and disabling endpoints are
+the caller's.
+
+Secrets and URL credentials never reach a log line, an error or a repr: URLs
+are shown as ``redact_url`` gives them, and error texts are scrubbed of the
+secrets, userinfo and query string of the request they belong to.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Literal, Self
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+import httpx
+import structlog
+
+from syncd import __version__
+from syncd.arxiv._client import parse_retry_after
+from syncd.errors import ConfigError
+from syncd.store import Event
+from syncd.views import event_json
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "RETRY_SCHEDULE",
+    "TEST_EVENT_TYPE",
+    "DeliveryResult",
+    "Outcome",
+    "WebhookSender",
+    "accepts",
+    "event_body",
+    "next_retry_delay",
+    "redact_url",
+    "sign",
+    "signing_key",
+    "test_body",
+    "webhook_body",
+]
+
+_log = structlog.get_logger(__name__)
+
+# Seconds before attempt 2, 3, ...: quick first retry for blips, then hours
+# apart so a receiver that is down over a long weekend still gets everything.
+RETRY_SCHEDULE: tuple[float, ...] = (5, 300, 1800, 7200, 18000, 36000, 36000, 50400, 72000, 86400)
+
+TEST_EVENT_TYPE = "webhook.test"
+DEFAULT_USER_AGENT = f"syncd/{__version__} (webhook sender; +https://pypi.org/project/syncd/)"
+
+# ±20 %: spreads the retries of many events failed by one outage.
+_JITTER = 0.2
+# A receiver's Retry-After may stretch a step this much, never beyond a day:
+# a hostile or buggy receiver must not park deliveries for a year.
+_RETRY_AFTER_FACTOR = 4.0
+_RETRY_AFTER_MAX = 86400.0
+
+_SECRET_PREFIX = "whsec_"
+_MAX_RESPONSE_BYTES = 64 * 1024
+_EXCERPT_CHARS = 200
+_REDACTED = "[redacted]"
+_MIN_SCRUBBED_VALUE = 4
+# RFC 9110 §10.2.3 and RFC 6585: the statuses whose Retry-After we honour.
+_RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+Outcome = Literal["delivered", "retry", "gone"]
+
+
+# -- retry schedule ---------------------------------------------------------------
+
+
+def next_retry_delay(
+    failed_attempts: int,
+    retry_after: float | None,
+    rng: random.Random,
+    schedule: Sequence[float] = RETRY_SCHEDULE,
+) -> float | None:
+    """Seconds to wait before the next attempt, or ``None`` when the schedule is exhausted.
+
+    ``failed_attempts`` counts the attempts made so far (at least 1).  The
+    scheduled step gets ±20 % jitter; a ``retry_after`` is a floor, itself
+    capped at four times the step or 24 h, whichever is smaller.
+    """
+    if failed_attempts < 1:
+        raise ValueError(f"failed_attempts counts attempts made, at least 1; got {failed_attempts}")
+    if failed_attempts > len(schedule):
+        return None
+    step = float(schedule[failed_attempts - 1])
+    delay = step * rng.uniform(1.0 - _JITTER, 1.0 + _JITTER)
+    if retry_after is not None:
+        ceiling = min(step * _RETRY_AFTER_FACTOR, _RETRY_AFTER_MAX)
+        delay = max(delay, min(max(retry_after, 0.0), ceiling))
+    return delay
+
+
+# -- signing ------------------------------------------------------------------------
+
+
+def signing_key(secret: str) -> bytes:
+    """The HMAC key of a ``whsec_<base64>`` secret (or bare base64); ``ConfigError`` if invalid.
+
+    The message never quotes the secret, so callers may show it to operators.
+    """
+    # Strip: a secret read from a file or an environment variable often ends in a newline.
+    encoded = secret.strip().removeprefix(_SECRET_PREFIX)
+    # Accept unpadded base64, as the reference implementations do.
+    padded = encoded + "=" * (-len(encoded) % 4)
+    try:
+        key = base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConfigError(
+            "webhook secret is not valid base64: expected 'whsec_' followed by standard base64"
+            " (for example 'whsec_' + the output of 'openssl rand -base64 32')"
+        ) from None
+    if not key:
+        raise ConfigError("webhook secret is empty: expected 'whsec_' followed by base64")
+    return key
+
+
+def sign(secrets: Sequence[str], msg_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` header: ``v1,<base64 HMAC-SHA256>`` per secret, space-separated.
+
+    Several secrets mean key rotation: a receiver holding any one of them verifies.
+    """
+    if not secrets:
+        raise ConfigError("a webhook endpoint needs at least one secret to sign with")
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    signatures = []
+    for number, secret in enumerate(secrets, start=1):
+        try:
+            key = signing_key(secret)
+        except ConfigError as exc:
+            if len(secrets) == 1:
+                raise
+            raise ConfigError(f"secret {number} of {len(secrets)}: {exc}") from None
+        digest = hmac.new(key, signed, hashlib.sha256).digest()
+        signatures.append("v1," + base64.b64encode(digest).decode("ascii"))
+    return " ".join(signatures)
+
+
+# -- what is signed -----------------------------------------------------------------
+
+
+def webhook_body(event_type: str, data: dict[str, Any], timestamp: datetime) -> bytes:
+    """The payload: compact UTF-8 JSON ``{"type", "timestamp", "data"}``; signatures cover it."""
+    if timestamp.tzinfo is None:
+        raise ValueError("webhook timestamps must be timezone-aware")
+    # "Z", as in the Standard Webhooks payload example.
+    stamp = timestamp.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    payload = {"type": event_type, "timestamp": stamp, "data": data}
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def event_body(event: Event) -> bytes:
+    """The payload of a stored event: its ``event_json`` shape as ``data``."""
+    return webhook_body(event.type, event_json(event), event.created_at)
+
+
+def test_body(now: datetime) -> tuple[str, bytes]:
+    """A fresh message id (``msg_test_<hex>``) and the payload of a ``webhook.test`` event."""
+    msg_id = f"msg_test_{uuid.uuid4().hex}"
+    return msg_id, webhook_body(TEST_EVENT_TYPE, {"message": "syncd webhook test"}, now)
+
+
+# Not a pytest test, although the name says so.
+test_body.__test__ = False  # type: ignore[attr-defined]
+
+
+# -- endpoint filters ---------------------------------------------------------------
+
+
+def accepts(
+    events: Sequence[str], kinds: Sequence[str], event_type: str, event_kinds: Sequence[str]
+) -> bool:
+    """Whether an endpoint filtering on ``events`` and ``kinds`` (empty: all) wants this event.
+
+    Events without kinds (``paper.added``, ``paper.removed``, ``webhook.test``)
+    pass any kinds filter: it says which changes matter, not which events.
+    """
+    if events and event_type not in events:
+        return False
+    return not (kinds and event_kinds and not set(kinds) & set(event_kinds))
+
+
+# -- redaction ----------------------------------------------------------------------
+
+
+def redact_url(url: str) -> str:
+    """``scheme://host[:port]/path`` of ``url``: no userinfo, query or fragment."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return "<invalid URL>"
+    if not parts.scheme or not host:
+        return "<invalid URL>"
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    return f"{parts.scheme.lower()}://{netloc}{parts.path}"
+
+
+def _sensitive_strings(url: str, secrets: Sequence[str]) -> list[str]:
+    """What must not appear in an error about a request to ``url`` signed with ``secrets``.
+
+    The secrets are never sent, but the URL's query and credentials are, and a
+    receiver may echo them (request line, ``Authorization``) in its answer.
+    """
+    found: list[str] = []
+    for secret in secrets:
+        found += [secret, secret.strip(), secret.strip().removeprefix(_SECRET_PREFIX)]
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return sorted({s for s in [*found, url] if s}, key=len, reverse=True)
+    if url != redact_url(url):
+        found.append(url)
+    found += [parts.netloc.rpartition("@")[0], parts.query, parts.fragment]
+    # Single values too, when long enough to be a token: shorter ones would
+    # blot out ordinary words and digits of the error without protecting anything.
+    values = [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
+    values += [pair.partition("=")[2] for pair in parts.query.split("&")]  # as sent, encoded
+    found += [value for value in [*values, password or ""] if len(value) >= _MIN_SCRUBBED_VALUE]
+    if username is not None or password is not None:
+        basic = f"{username or ''}:{password or ''}".encode()
+        found.append(base64.b64encode(basic).decode("ascii"))
+    # Longest first, so a shorter match cannot leave part of a longer secret behind.
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def _scrub(text: str, url: str, secrets: Sequence[str]) -> str:
+    """``text`` without the URL's credentials and query, the secrets, or control characters."""
+    for sensitive in _sensitive_strings(url, secrets):
+        text = text.replace(sensitive, _REDACTED)
+    # One printable line: the text goes into log lines and the database.
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+# -- delivery -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    """How one attempt went.
+
+    ``delivered``: a 2xx.  ``gone``: 410, the receiver asks to be disabled.
+    ``retry``: anything else (other statuses, 3xx, timeouts, connection errors),
+    as Standard Webhooks and Svix do.  ``error`` is redacted and safe to store.
+    """
+
+    outcome: Outcome
+    status: int | None
+    retry_after: float | None
+    error: str | None
+    duration_seconds: float
+
+
+class WebhookSender:
+    """Sends signed webhook attempts, one POST each, never following redirects.
+
+    Use it as a context manager.  ``timeout`` bounds connecting, sending and
+    each read, and reading the response body (at most 64 KiB) stops at it.
+    """
+
+    def __init__(
+        self,
+        timeout: float = 15.0,
+        user_agent: str = DEFAULT_USER_AGENT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._timeout = timeout
+        self._http = httpx.Client(
+            transport=transport if transport is not None else httpx.HTTPTransport(retries=0),
+            timeout=httpx.Timeout(timeout),
+            follow_redirects=False,
+            # identity: the capped body read must not be a decompression bomb.
+            headers={"user-agent": user_agent, "accept-encoding": "identity"},
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"WebhookSender(timeout={self._timeout!r})"
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._http.close()
+
+    def send(
+        self,
+        url: str,
+        secrets: Sequence[str],
+        msg_id: str,
+        body: bytes,
+        *,
+        now: datetime | None = None,
+    ) -> DeliveryResult:
+        """POST ``body`` to ``url`` once, signed with ``secrets``; classify the answer.
+
+        ``now`` gives ``webhook-timestamp`` (default: the current time).  Network
+        trouble is a ``retry`` result, not an exception; a bad secret raises
+        ``ConfigError`` before anything is sent.
+        """
+        when = now if now is not None else datetime.now(UTC)
+        if when.tzinfo is None:
+            raise ValueError("now must be timezone-aware")
+        timestamp = int(when.timestamp())
+        headers = {
+            "content-type": "application/json",
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": sign(secrets, msg_id, timestamp, body),
+        }
+        started = time.monotonic()
+        try:
+            result = self._post(url, headers, body, started)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
+        if result.error is not None:
+            result = replace(result, error=_scrub(result.error, url, secrets))
+        _log_attempt(msg_id, result)
+        return result
+
+    def _post(
+        self, url: str, headers: dict[str, str], body: bytes, started: float
+    ) -> DeliveryResult:
+        """One POST; the status decides the outcome, the body only feeds the error text."""
+        with self._http.stream("POST", url, headers=headers, content=body) as response:
+            status = response.status_code
+            answer = _read_capped(response, started + self._timeout)
+            reason = response.reason_phrase
+            location = response.headers.get("location")
+            retry_after = None
+            if status in _RETRY_AFTER_STATUSES:
+                retry_after = parse_retry_after(
+                    response.headers.get("retry-after"), datetime.now(UTC)
+                )
+        duration = time.monotonic() - started
+        outcome = _outcome(status)
+        error = None
+        if outcome != "delivered":
+            error = _status_error(
+                status,
+                reason,
+                retry_after=retry_after,
+                location=location,
+                url=url,
+                answer=answer,
+            )
+        return DeliveryResult(outcome, status, retry_after, error, duration)
+
+
+def _outcome(status: int) -> Outcome:
+    """Standard Webhooks: 2xx is success, 410 asks to be disabled, the rest is retried."""
+    if 200 <= status < 300:
+        return "delivered"
+    if status == 410:
+        return "gone"
+    return "retry"
+
+
+def _read_capped(response: httpx.Response, deadline: float) -> bytes:
+    """Up to 64 KiB of the raw body, read until ``deadline``; whatever arrived on a failure."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_raw():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= _MAX_RESPONSE_BYTES or time.monotonic() >= deadline:
+                break
+    except httpx.HTTPError:
+        pass  # the status has decided the outcome already; a broken body changes nothing
+    return b"".join(chunks)[:_MAX_RESPONSE_BYTES]
+
+
+def _status_error(
+    status: int,
+    reason: str,
+    *,
+    retry_after: float | None,
+    location: str | None,
+    url: str,
+    answer: bytes,
+) -> str:
+    """A one-line description of a non-2xx answer (scrubbed later by ``send``)."""
+    error = f"HTTP {status} {reason}".rstrip()
+    if retry_after is not None:
+        error += f" (Retry-After {retry_after:g} s)"
+    if 300 <= status < 400:
+        target = redact_url(urljoin(url, location)) if location else "(no Location)"
+        error += f"; redirects are not followed (Location: {target})"
+    excerpt = answer.decode("utf-8", "replace")[: _EXCERPT_CHARS * 2]
+    excerpt = " ".join(excerpt.split())[:_EXCERPT_CHARS]
+    if excerpt:
+        error += f": {excerpt}"
+    return error
+
+
+def _log_attempt(msg_id: str, result: DeliveryResult) -> None:
+    """One line per attempt; the caller binds the endpoint and attempt number."""
+    fields: dict[str, Any] = {
+        "event_id": msg_id,
+        "outcome": result.outcome,
+        "status": result.status,
+        "duration_ms": round(result.duration_seconds * 1000.0, 1),
+    }
+    if result.retry_after is not None:
+        fields["retry_after"] = result.retry_after
+    if result.error is not None:
+        fields["error"] = result.error
+    if result.outcome == "delivered":
+        _log.info("webhook_attempt", **fields)
+    else:
+        _log.warning("webhook_attempt", **fields)

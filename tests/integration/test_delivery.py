@@ -1,0 +1,186 @@
+"""Webhook delivery from the outbox to a real receiver that verifies like a stranger would."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from syncd.store import deliveries_table
+from tests.fakearxiv import FakeArxiv
+from tests.integration.conftest import Syncd
+from tests.receiver import Receiver
+
+SECRET = "whsec_" + base64.b64encode(b"syncd-delivery-test-secret-32byt").decode()
+NESTPIPE = "2604.06956"
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with Receiver([SECRET]) as running:
+        yield running
+
+
+def _hook(
+    syncd: Syncd,
+    receiver: Receiver,
+    *,
+    schedule: str = "[0.05, 0.05, 0.05, 0.05, 0.05, 0.05]",
+    sync_wait: float = 10,
+    filters: str = "",
+) -> None:
+    syncd.sections = f"""
+[delivery]
+retry_schedule = {schedule}
+sync_wait = {sync_wait}
+poll_interval = 0.05
+
+[[webhooks]]
+name = "lab-chat"
+url = "{receiver.url}"
+secret = "{SECRET}"
+timeout = 2
+{filters}
+"""
+
+
+def _bodies(receiver: Receiver) -> list[dict[str, Any]]:
+    return [r.json for r in receiver.delivered]
+
+
+def _attempts(syncd: Syncd) -> list[int]:
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.connect() as conn:
+            query = sa.select(deliveries_table.c.attempts).order_by(deliveries_table.c.id)
+            return list(conn.scalars(query))
+    finally:
+        engine.dispose()
+
+
+def _bump(arxiv: FakeArxiv, **fields: Any) -> None:
+    current = arxiv.current(NESTPIPE)
+    arxiv.publish(replace(current, version=(current.version or 1) + 1, updated=None, **fields))
+
+
+def test_first_sync_delivers_signed_events(syncd: Syncd, receiver: Receiver) -> None:
+    """Every event reaches the receiver once, verified, with the event id as webhook-id."""
+    _hook(syncd, receiver)
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    assert "7 attempts, 0 pending, 0 dead-lettered" in outcome.out
+    events = syncd.json("events")
+    assert all(r.verified for r in receiver.received)
+    assert sorted(r.msg_id for r in receiver.delivered) == sorted(e["id"] for e in events)
+    for body in _bodies(receiver):
+        assert set(body) == {"type", "timestamp", "data"}
+        assert body["type"] == "paper.linked"
+        assert body["data"]["paper"]["key"]
+        assert body["data"]["kinds"] is not None
+
+
+def test_receiver_down_then_up_gets_everything_in_order(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver
+) -> None:
+    """Events held back by a dead receiver arrive later, per paper in order, each id once."""
+    many = "[" + ", ".join(["0.05"] * 100) + "]"
+    _hook(syncd, receiver, schedule=many, sync_wait=0.4)
+    receiver.go_down()
+    assert syncd("sync").code == 0
+    _bump(arxiv, title="NestPipe, second title")
+    assert syncd("sync").code == 0
+    _bump(arxiv, abstract="A third abstract.")
+    assert syncd("sync").code == 0
+    assert receiver.received == []
+    assert all(a >= 2 for a in _attempts(syncd)[:7])
+    receiver.come_up()
+    _hook(syncd, receiver, schedule=many, sync_wait=10)
+    assert syncd("sync").code == 0
+    events = syncd.json("events")
+    delivered_ids = [r.msg_id for r in receiver.delivered]
+    assert sorted(delivered_ids) == sorted(e["id"] for e in events)
+    assert len(set(delivered_ids)) == len(delivered_ids)
+    nest_events = [e["id"] for e in events if e["paper"]["arxiv_id"] == NESTPIPE]
+    assert len(nest_events) == 3
+    assert [i for i in delivered_ids if i in nest_events] == nest_events
+
+
+def test_gone_disables_the_endpoint(syncd: Syncd, receiver: Receiver) -> None:
+    """A 410 disables the endpoint: no attempt after the batch in flight, and `list` says so."""
+    _hook(syncd, receiver)
+    receiver.always(410)
+    outcome = syncd("sync")
+    assert outcome.code == 0
+    in_flight = len(receiver.received)
+    assert 1 <= in_flight <= 7  # one concurrent batch at most
+    (endpoint,) = syncd.json("webhooks", "list")
+    assert endpoint["disabled_at"] is not None
+    assert endpoint["pending"] == 7
+    assert syncd("sync").code == 0
+    assert len(receiver.received) == in_flight
+
+
+def test_exhaustion_dead_letters_and_redeliver_revives(syncd: Syncd, receiver: Receiver) -> None:
+    """After the last retry a delivery is dead-lettered; `redeliver --dead` brings it back."""
+    _hook(syncd, receiver, schedule="[0.05, 0.05]")
+    receiver.always(500)
+    outcome = syncd("sync")
+    assert "0 pending, 7 dead-lettered" in outcome.out
+    dead_lines = [json.loads(line) for line in outcome.err.splitlines() if "dead_lettered" in line]
+    assert len(dead_lines) == 7
+    assert all(line["endpoint"] == "lab-chat" for line in dead_lines)
+    assert set(_attempts(syncd)) == {3}
+    receiver.always(200)
+    revived = syncd("webhooks", "redeliver", "--dead")
+    assert revived.out.strip() == "7 deliveries queued"
+    assert syncd("sync").code == 0
+    assert len(receiver.delivered) == 7
+
+
+def test_redeliver_one_event_keeps_its_id(syncd: Syncd, receiver: Receiver) -> None:
+    """Redelivering an event sends it again under the same webhook-id."""
+    _hook(syncd, receiver)
+    syncd("sync")
+    event_id = syncd.json("events")[0]["id"]
+    assert syncd("webhooks", "redeliver", event_id).out.strip() == "1 deliveries queued"
+    syncd("sync")
+    assert [r.msg_id for r in receiver.delivered].count(event_id) == 2
+    assert syncd("webhooks", "redeliver", "evt_missing").code == 2
+
+
+def test_filters(syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver) -> None:
+    """An endpoint filtered on paper.revised and the doi kind gets only those events."""
+    _hook(syncd, receiver, filters='events = ["paper.revised"]\nkinds = ["doi"]')
+    syncd("sync")
+    arxiv.amend(NESTPIPE, comment="camera ready")
+    syncd("sync")
+    arxiv.amend(NESTPIPE, doi="10.1145/7654321")
+    syncd("sync")
+    (body,) = _bodies(receiver)
+    assert body["type"] == "paper.revised"
+    assert body["data"]["kinds"] == ["doi"]
+
+
+def test_webhook_test_command(syncd: Syncd, receiver: Receiver) -> None:
+    """`webhooks test NAME` sends a signed webhook.test event that verifies."""
+    _hook(syncd, receiver)
+    outcome = syncd("webhooks", "test", "lab-chat")
+    assert outcome.code == 0, outcome.err
+    (received,) = receiver.delivered
+    assert received.json["type"] == "webhook.test"
+    assert syncd("webhooks", "test", "nobody").code == 2
+
+
+def test_no_deliver_leaves_the_outbox(syncd: Syncd, receiver: Receiver) -> None:
+    """`sync --no-deliver` stores the deliveries and sends nothing."""
+    _hook(syncd, receiver)
+    assert syncd("sync", "--no-deliver").code == 0
+    assert receiver.received == []
+    (endpoint,) = syncd.json("webhooks", "list")
+    assert endpoint["pending"] == 7
+    assert SECRET not in json.dumps(endpoint)

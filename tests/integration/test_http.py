@@ -1,0 +1,172 @@
+"""Tests for syncd.http: the operations endpoints served on loopback, hit with httpx."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from syncd import metrics
+from syncd.http import HttpServer, Readiness
+
+READY = Readiness(True, {"database": "ok", "last_cycle": "ok: last success 3 s ago"})
+UNREADY = Readiness(False, {"database": "unreachable", "last_cycle": "ok: last success 3 s ago"})
+
+
+class Switch:
+    """A ``ready`` callback whose answer the test sets, counting its calls."""
+
+    def __init__(self) -> None:
+        self.verdict: Readiness | BaseException = READY
+        self.calls = 0
+
+    def __call__(self) -> Readiness:
+        self.calls += 1
+        if isinstance(self.verdict, BaseException):
+            raise self.verdict
+        return self.verdict
+
+
+@pytest.fixture
+def switch() -> Switch:
+    """The readiness the server under test reports."""
+    return Switch()
+
+
+@pytest.fixture
+def server(switch: Switch) -> Iterator[HttpServer]:
+    """An HttpServer on a free loopback port."""
+    with HttpServer("127.0.0.1", 0, ready=switch) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server: HttpServer) -> Iterator[httpx.Client]:
+    """An httpx client aimed at the server."""
+    with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=5.0) as http:
+        yield http
+
+
+def test_metrics(client: httpx.Client) -> None:
+    """/metrics serves the registry in Prometheus' text format."""
+    metrics.observe_upstream(200)
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert "# TYPE syncd_upstream_requests_total counter" in response.text
+    assert 'syncd_upstream_requests_total{status_class="2xx"}' in response.text
+
+
+def test_healthz_does_not_ask_readiness(client: httpx.Client, switch: Switch) -> None:
+    """/healthz answers ok even when unready, without calling the readiness callback."""
+    switch.verdict = UNREADY
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"status": "ok"}
+    assert switch.calls == 0
+
+
+def test_readyz_follows_the_callback(client: httpx.Client, switch: Switch) -> None:
+    """/readyz goes from 200 to 503 and back as the callback's verdict changes."""
+    seen = []
+    for verdict in (READY, UNREADY, READY):
+        switch.verdict = verdict
+        response = client.get("/readyz")
+        seen.append((response.status_code, response.json()))
+    assert seen == [
+        (200, {"status": "ready", "checks": READY.checks}),
+        (503, {"status": "unready", "checks": UNREADY.checks}),
+        (200, {"status": "ready", "checks": READY.checks}),
+    ]
+
+
+def test_readyz_when_the_callback_raises(client: httpx.Client, switch: Switch) -> None:
+    """A raising check makes /readyz 503 without repeating the exception's message."""
+    switch.verdict = RuntimeError("password=hunter2 at db.internal")
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["status"] == "unready"
+    assert "hunter2" not in response.text
+    assert "db.internal" not in response.text
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/healthz", "/readyz", "/nope"])
+def test_head_matches_get_without_a_body(client: httpx.Client, path: str) -> None:
+    """HEAD answers with GET's status and headers and no body."""
+    get = client.get(path)
+    head = client.head(path)
+    assert head.status_code == get.status_code
+    assert head.headers["content-type"] == get.headers["content-type"]
+    assert head.content == b""
+
+
+def test_unknown_path_is_404_json(client: httpx.Client) -> None:
+    """Any other path is a JSON 404."""
+    response = client.get("/metrics/extra")
+    assert response.status_code == 404
+    assert response.json() == {"status": "error", "error": "not found"}
+
+
+def test_query_strings_are_ignored(client: httpx.Client) -> None:
+    """A query string does not change the route."""
+    assert client.get("/healthz?verbose=1").json() == {"status": "ok"}
+
+
+def test_other_methods_are_405(client: httpx.Client) -> None:
+    """Writing methods are refused with 405 and an Allow header."""
+    response = client.post("/readyz", content=b"{}")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, HEAD"
+    assert response.json()["status"] == "error"
+
+
+def test_malformed_request_gets_json_without_echo(server: HttpServer) -> None:
+    """A malformed request line gets a JSON 400 that echoes nothing back."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5.0) as sock:
+        sock.sendall(b"GET /<script> extra HTTP/1.1\r\n\r\n")
+        answer = _read_all(sock)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 400")
+    assert json.loads(body) == {"status": "error", "error": "bad request"}
+    assert b"<script>" not in answer
+
+
+def test_no_python_version_in_server_header(client: httpx.Client) -> None:
+    """The Server header names syncd only."""
+    assert client.get("/healthz").headers["server"] == "syncd"
+
+
+def test_stop_is_idempotent_and_frees_the_port(switch: Switch) -> None:
+    """stop() twice is fine, and afterwards the port no longer answers."""
+    http = HttpServer("127.0.0.1", 0, ready=switch)
+    http.start()
+    port = http.port
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5.0).status_code == 200
+    http.stop()
+    http.stop()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5.0)
+
+
+def test_port_before_start_raises(switch: Switch) -> None:
+    """Asking for the port of a server never started is an error."""
+    with pytest.raises(RuntimeError, match="not been started"):
+        _ = HttpServer("127.0.0.1", 0, ready=switch).port
+
+
+def test_taken_port_raises(server: HttpServer, switch: Switch) -> None:
+    """Starting on a port another server holds raises OSError."""
+    with pytest.raises(OSError):
+        HttpServer("127.0.0.1", server.port, ready=switch).start()
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    """Everything the peer sends until it closes the connection."""
+    chunks = []
+    while chunk := sock.recv(4096):
+        chunks.append(chunk)
+    return b"".join(chunks)
