@@ -25,7 +25,7 @@ from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import ScheduleSettings, Settings
 from syncd.dispatch import Dispatcher
-from syncd.errors import Interrupted
+from syncd.errors import Interrupted, StoreError
 from syncd.http import HttpServer, Readiness, readiness
 from syncd.store import Store
 from syncd.sync import sync_all
@@ -79,9 +79,13 @@ def run_daemon(settings: Settings, store: Store) -> int:
                 wake.set()
 
     def ready() -> Readiness:
+        try:
+            last_success, database_ok = store.last_successful_sync(), True
+        except StoreError:
+            last_success, database_ok = None, False
         return readiness(
-            database_ok=store.ping(),
-            last_success=store.last_successful_sync(),
+            database_ok=database_ok,
+            last_success=last_success,
             started_at=started_at,
             now=datetime.now(UTC),
             max_age=settings.ready_max_age,

@@ -1,0 +1,249 @@
+"""`syncd run` as a real process: schedule, delivery, health, signals, crashes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from syncd.store import deliveries_table
+from tests.fakearxiv import FakeArxiv, status
+from tests.integration.conftest import Syncd
+from tests.receiver import Receiver
+
+SECRET = "whsec_" + base64.b64encode(b"syncd-daemon-test-secret-32bytes").decode()
+NESTPIPE = "2604.06956"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Daemon:
+    """One `syncd run` subprocess with its HTTP port and log file."""
+
+    def __init__(self, syncd: Syncd, receiver: Receiver, *, lease: float = 30) -> None:
+        self.port = _free_port()
+        self.log = syncd.workdir / f"daemon-{self.port}.log"
+        syncd.sections = f"""
+[schedule]
+interval = 1
+jitter = 0
+
+[http]
+port = {self.port}
+ready_max_age = 3
+
+[delivery]
+lease = {lease}
+poll_interval = 0.1
+shutdown_grace = 5
+retry_schedule = [0.2, 0.2, 0.2, 0.2, 0.2]
+
+[[webhooks]]
+name = "ci"
+url = "{receiver.url}"
+secret = "{SECRET}"
+timeout = 10
+"""
+        config = syncd.config
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "syncd", "--config", str(config), "run"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        _eventually(self._healthy, 20, "/healthz")
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(f"http://127.0.0.1:{self.port}{path}", timeout=5)
+
+    def _healthy(self) -> bool:
+        assert self.process.poll() is None, self.log.read_text()
+        try:
+            return self.get("/healthz").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def ready(self) -> bool:
+        return self.get("/readyz").status_code == 200
+
+    def lines(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> float:
+        """SIGTERM; return how long the process took to exit (asserting exit code 0)."""
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(timeout=20) == 0, self.log.read_text()[-3000:]
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with Receiver([SECRET]) as running:
+        yield running
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[Daemon]]:
+    started: list[Daemon] = []
+    yield started
+    for daemon in started:
+        if daemon.process.poll() is None:
+            daemon.kill()
+
+
+def test_daemon_syncs_on_schedule_delivers_and_stops(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """It seeds, syncs on schedule, delivers verified events, and stops cleanly on SIGTERM."""
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    assert receiver.wait_for(7, timeout=20)
+    assert daemon.ready()
+    arxiv.amend(NESTPIPE, journal_ref="Proc. VLDB 19, 2026")
+    assert receiver.wait_for(8, timeout=15)
+    last = receiver.delivered[-1].json
+    assert last["type"] == "paper.revised"
+    assert last["data"]["kinds"] == ["journal_ref"]
+    assert all(r.verified for r in receiver.received)
+    metrics = daemon.get("/metrics").text
+    assert 'syncd_sync_cycles_total{result="ok"}' in metrics
+    assert 'syncd_webhook_deliveries_total{outcome="delivered"} 8.0' in metrics
+    assert daemon.stop() < 10
+    events = [line["event"] for line in daemon.lines()]
+    assert events[-1] == "daemon_stopped"
+    assert "shutdown_requested" in events
+    cycles = [line for line in daemon.lines() if line["event"] == "cycle_finished"]
+    assert len(cycles) >= 2  # the schedule ran more than the first cycle
+
+
+def test_kill_9_between_claim_and_ack_redelivers(
+    syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """A delivery claimed by a daemon killed before the 2xx is sent again after the lease."""
+    receiver.respond_with(200, delay=8.0)  # the first POST hangs while we kill the sender
+    first = Daemon(syncd, receiver, lease=3)
+    daemons.append(first)
+    engine = sa.create_engine(syncd.database_url)
+
+    def leased() -> bool:
+        with engine.connect() as conn:
+            query = sa.select(sa.func.count()).where(deliveries_table.c.lease_owner.is_not(None))
+            return bool(conn.scalar(query))
+
+    _eventually(leased, 20, "a claimed delivery")
+    _eventually(lambda: len(receiver.received) >= 1 or len(receiver.delivered) >= 6, 10, "sends")
+    first.kill()
+    with engine.connect() as conn:
+        stranded = set(
+            conn.scalars(
+                sa.select(deliveries_table.c.event_seq).where(
+                    deliveries_table.c.lease_owner.is_not(None),
+                    deliveries_table.c.status == "pending",
+                )
+            )
+        )
+    assert stranded, "the kill must leave a claimed, unacknowledged delivery"
+    second = Daemon(syncd, receiver, lease=3)
+    daemons.append(second)
+    events = syncd.json("events")
+    _eventually(
+        lambda: {r.msg_id for r in receiver.delivered} >= {e["id"] for e in events},
+        20,
+        "every event delivered",
+    )
+    with engine.connect() as conn:
+        statuses = set(conn.scalars(sa.select(deliveries_table.c.status)))
+    engine.dispose()
+    assert statuses == {"delivered"}
+    stranded_ids = {e["id"] for e in events if e["seq"] in stranded}
+    assert stranded_ids <= {r.msg_id for r in receiver.delivered}
+    second.stop()
+
+
+def test_readyz_follows_failing_cycles(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """/readyz turns 503 when cycles stop succeeding and 200 once they succeed again."""
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    _eventually(daemon.ready, 15, "ready")
+    arxiv.inject_always(status(500))
+    _eventually(lambda: not daemon.ready(), 20, "unready")
+    body = daemon.get("/readyz").json()
+    assert body["checks"]["database"] == "ok"
+    arxiv.clear_faults()
+    _eventually(daemon.ready, 20, "ready again")
+    daemon.stop()
+
+
+# SQLite cannot refuse a connection it already has open: PostgreSQL only.
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_readyz_follows_the_database(
+    syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """/readyz turns 503 when PostgreSQL refuses connections and 200 when it is back."""
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    _eventually(daemon.ready, 15, "ready")
+    name = sa.engine.make_url(syncd.database_url).database
+    admin = sa.create_engine(
+        sa.engine.make_url(syncd.database_url).set(database="postgres"),
+        isolation_level="AUTOCOMMIT",
+    )
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false'))
+            conn.execute(
+                sa.text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = :name AND pid <> pg_backend_pid()"
+                ),
+                {"name": name},
+            )
+        _eventually(lambda: not daemon.ready(), 15, "unready")
+        assert daemon.get("/readyz").json()["checks"]["database"] == "unreachable"
+        assert daemon.get("/healthz").status_code == 200
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true'))
+        admin.dispose()
+    _eventually(daemon.ready, 15, "ready again")
+    daemon.stop()
+
+
+def test_secrets_stay_out_of_logs(syncd: Syncd, receiver: Receiver, daemons: list[Daemon]) -> None:
+    """The daemon's logs and HTTP answers never contain the webhook secret."""
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    assert receiver.wait_for(7, timeout=20)
+    seen = daemon.get("/metrics").text + daemon.get("/readyz").text
+    daemon.stop()
+    key = SECRET.removeprefix("whsec_")
+    assert key not in daemon.log.read_text() + seen
