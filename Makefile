@@ -11,9 +11,10 @@ $(BIN)/syncd: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-# Seed, then one sync cycle on the embedded default (SQLite under data/).
+# The daemon on the embedded default (SQLite under data/): it seeds, syncs on
+# schedule, delivers webhooks and serves /metrics, /healthz, /readyz on :8000.
 run: $(BIN)/syncd
-	$(BIN)/syncd --config config/syncd.toml sync
+	$(BIN)/syncd --config config/syncd.toml run
 
 lint: $(BIN)/syncd
 	$(BIN)/ruff check syncd tests

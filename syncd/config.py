@@ -175,8 +175,11 @@ class WebhookSettings(_Section):
 
     @property
     def display_name(self) -> str:
-        """The endpoint's name in logs, CLI output and the outbox: ``name``, else host and path."""
-        return self.name or self.url.split("://", 1)[-1].split("?", 1)[0].split("@")[-1]
+        """The endpoint's name in logs, CLI output and the outbox: ``name``, else the host.
+
+        Never the path: chat services put their token there.
+        """
+        return self.name or self.url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1]
 
     def secret_values(self) -> list[str]:
         """Every signing secret, in order; read from the environment for ``secret_env``."""

@@ -1,8 +1,8 @@
 """Webhook delivery per Standard Webhooks (https://www.standardwebhooks.com/).
 
 Pure parts: the retry schedule (``next_retry_delay``), signing (``sign``), the
-signed bytes (``webhook_body``, ``event_body``, ``test_body``) and endpoint
-filters (``accepts``).  One impure part: ``WebhookSender`` POSTs one attempt
+signed bytes (``webhook_body``, ``event_body``, ``test_body``); endpoint
+filters live in ``syncd.outbox``.  One impure part: ``WebhookSender`` POSTs one attempt
 and classifies the answer; scheduling, persistence and disabling endpoints are
 the caller's.
 
@@ -33,6 +33,7 @@ import structlog
 
 from syncd import __version__
 from syncd.arxiv._client import parse_retry_after
+from syncd.config import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
 from syncd.store import Event
 from syncd.views import event_json
@@ -44,7 +45,6 @@ __all__ = [
     "DeliveryResult",
     "Outcome",
     "WebhookSender",
-    "accepts",
     "event_body",
     "next_retry_delay",
     "redact_url",
@@ -58,7 +58,7 @@ _log = structlog.get_logger(__name__)
 
 # Seconds before attempt 2, 3, ...: quick first retry for blips, then hours
 # apart so a receiver that is down over a long weekend still gets everything.
-RETRY_SCHEDULE: tuple[float, ...] = (5, 300, 1800, 7200, 18000, 36000, 36000, 50400, 72000, 86400)
+RETRY_SCHEDULE: tuple[float, ...] = DEFAULT_RETRY_SCHEDULE
 
 TEST_EVENT_TYPE = "webhook.test"
 DEFAULT_USER_AGENT = f"syncd/{__version__} (webhook sender; +https://pypi.org/project/syncd/)"
@@ -182,19 +182,6 @@ test_body.__test__ = False  # type: ignore[attr-defined]
 
 
 # -- endpoint filters ---------------------------------------------------------------
-
-
-def accepts(
-    events: Sequence[str], kinds: Sequence[str], event_type: str, event_kinds: Sequence[str]
-) -> bool:
-    """Whether an endpoint filtering on ``events`` and ``kinds`` (empty: all) wants this event.
-
-    Events without kinds (``paper.added``, ``paper.removed``, ``webhook.test``)
-    pass any kinds filter: it says which changes matter, not which events.
-    """
-    if events and event_type not in events:
-        return False
-    return not (kinds and event_kinds and not set(kinds) & set(event_kinds))
 
 
 # -- redaction ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from structlog.testing import capture_logs
 
 from syncd import webhooks as wh
 from syncd.errors import ConfigError
+from syncd.outbox import accepts
 from syncd.record import Record
 from syncd.store import Event
 from syncd.views import event_json
@@ -292,7 +293,7 @@ def test_accepts(
     expected: bool,
 ) -> None:
     """Endpoint filters: types must match when given; kinds must overlap when both have some."""
-    assert wh.accepts(events, kinds, event_type, event_kinds) is expected
+    assert accepts(events, kinds, event_type, event_kinds) is expected
 
 
 @pytest.mark.parametrize(
