@@ -21,6 +21,7 @@ from syncd.daemon import run_daemon
 from syncd.dispatch import Dispatcher, endpoint_specs
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
+from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.store import Store
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
@@ -52,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(EXIT_FAILURE, str(exc))
     command: Command = args.command
     try:
+        if settings.database.migrate and command is not _db_check:
+            upgrade(store.engine)
         return command(args, settings, store)
     except (ConfigError, SeedError, NotFoundError) as exc:
         return _fail(EXIT_USAGE, str(exc))
@@ -85,6 +88,15 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="the daemon: scheduled cycles, webhooks, HTTP")
     run.set_defaults(command=_run)
+
+    database = commands.add_parser("db", help="the database schema")
+    db_commands = database.add_subparsers(title="db commands", required=True, metavar="ACTION")
+    db_upgrade = db_commands.add_parser("upgrade", help="migrate the schema to this version")
+    db_upgrade.set_defaults(command=_db_upgrade)
+    db_check = db_commands.add_parser(
+        "check", help="exit 1 unless the schema is at this version and matches the models"
+    )
+    db_check.set_defaults(command=_db_check)
 
     hooks = commands.add_parser("webhooks", help="inspect and drive webhook delivery")
     hook_commands = hooks.add_subparsers(title="webhooks commands", required=True, metavar="ACTION")
@@ -155,6 +167,23 @@ def _run(args: argparse.Namespace, settings: Settings, store: Store) -> int:
 def _dispatcher(settings: Settings, store: Store) -> Dispatcher:
     hooks = {h.display_name: h for h in settings.webhooks}
     return Dispatcher(store, hooks, settings.delivery)
+
+
+def _db_upgrade(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+    upgrade(store.engine)  # main() may have done it already; a second run is a no-op
+    print(f"database at revision {current_revision(store.engine)}")
+    return EXIT_OK
+
+
+def _db_check(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+    current, head = current_revision(store.engine), head_revision()
+    if current != head:
+        return _fail(EXIT_FAILURE, f"database at revision {current}, this syncd needs {head}")
+    drift = schema_drift(store.engine)
+    if drift:
+        return _fail(EXIT_FAILURE, f"schema differs from the models: {drift}")
+    print(f"database at revision {current}, schema matches")
+    return EXIT_OK
 
 
 def _webhooks_list(args: argparse.Namespace, settings: Settings, store: Store) -> int:

@@ -94,6 +94,8 @@ class DatabaseSettings(_Section):
     """Where the record lives: SQLite (embedded default) or PostgreSQL."""
 
     url: str = "sqlite:///data/syncd.sqlite3"
+    # Run `syncd db upgrade` automatically at start; turn off to migrate by hand.
+    migrate: bool = True
 
     @field_validator("url")
     @classmethod

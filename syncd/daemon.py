@@ -8,13 +8,17 @@ all within ``delivery.shutdown_grace`` seconds, then exit 0.
 
 from __future__ import annotations
 
+import fcntl
 import signal
 import threading
 import time
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import FrameType
 
+import sqlalchemy as sa
 import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -25,12 +29,12 @@ from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import ScheduleSettings, Settings
 from syncd.dispatch import Dispatcher
-from syncd.errors import Interrupted, StoreError
+from syncd.errors import ConfigError, Interrupted, StoreError
 from syncd.http import HttpServer, Readiness, readiness
 from syncd.store import Store
 from syncd.sync import sync_all
 
-__all__ = ["run_daemon", "trigger_for"]
+__all__ = ["run_daemon", "schedule_period", "trigger_for"]
 
 _log = structlog.get_logger(__name__)
 
@@ -52,6 +56,36 @@ def trigger_for(schedule: ScheduleSettings) -> BaseTrigger:
     )
 
 
+def schedule_period(schedule: ScheduleSettings, now: datetime) -> float:
+    """Seconds between two scheduled cycles (for cron, the next two fire times)."""
+    if schedule.cron is None:
+        return schedule.interval
+    trigger = trigger_for(schedule.model_copy(update={"jitter": 0.0}))
+    first = trigger.get_next_fire_time(None, now)
+    second = trigger.get_next_fire_time(first, first + timedelta(seconds=1))
+    return float((second - first).total_seconds())
+
+
+@contextmanager
+def _only_replica(database_url: str) -> Iterator[None]:
+    """Refuse a second daemon on one SQLite file: SQLite has no cross-process claims."""
+    url = sa.engine.make_url(database_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        yield
+        return
+    path = Path(f"{url.database}.run.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(
+                f"another `syncd run` already uses {url.database}: SQLite supports one "
+                "replica; use PostgreSQL to run several"
+            ) from None
+        yield
+
+
 def _interruptible_sleep(stop: threading.Event) -> Callable[[float], None]:
     def sleep(seconds: float) -> None:
         if stop.wait(seconds):
@@ -62,9 +96,16 @@ def _interruptible_sleep(stop: threading.Event) -> Callable[[float], None]:
 
 def run_daemon(settings: Settings, store: Store) -> int:
     """Serve until SIGTERM or SIGINT; return the exit code."""
+    with _only_replica(settings.database.url):
+        return _serve(settings, store)
+
+
+def _serve(settings: Settings, store: Store) -> int:
     stop, wake = threading.Event(), threading.Event()
     started_at = datetime.now(UTC)
     cycle_lock = threading.Lock()
+    # Replicas share the schedule: the first to fire in a half period runs it.
+    claim_window = schedule_period(settings.schedule, started_at) / 2
     client = ArxivClient(settings.arxiv, sleep=_interruptible_sleep(stop))
     hooks = {h.display_name: h for h in settings.webhooks}
     dispatcher = Dispatcher(store, hooks, settings.delivery)
@@ -74,7 +115,9 @@ def run_daemon(settings: Settings, store: Store) -> int:
         with cycle_lock:
             if stop.is_set():
                 return
-            results = sync_all(store, client, settings.authors, settings.sync)
+            results = sync_all(
+                store, client, settings.authors, settings.sync, claim_window=claim_window
+            )
             if any(r.events for r in results):
                 wake.set()
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 
 from syncd.errors import NotFoundError, StoreError
@@ -290,13 +292,13 @@ class Store:
     """All reads and writes of syncd's database."""
 
     def __init__(self, url: str) -> None:
+        # The schema is Alembic's business (syncd.migrate); the store only uses it.
         self._engine = _create_engine(url)
-        try:
-            with self._transaction() as conn:
-                metadata.create_all(conn)
-        except StoreError:
-            self._engine.dispose()
-            raise
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, for schema migrations."""
+        return self._engine
 
     @property
     def dialect(self) -> str:
@@ -315,7 +317,8 @@ class Store:
         All or nothing: one transaction.  Seeding publishes no events.
         """
         with self._transaction() as conn:
-            author_id = self._author_id(conn, author)
+            # Locked: replicas seeding at the same moment take turns.
+            author_id = self._author_id(conn, author, lock=True)
             known = set(
                 conn.scalars(
                     sa.select(papers_table.c.key).where(papers_table.c.author_id == author_id)
@@ -326,14 +329,31 @@ class Store:
                 self._write_paper(conn, author_id, None, paper, [])
             return len(fresh)
 
-    def start_sync_run(self, author: str) -> int:
-        """Record that a cycle of ``author`` has begun; return its id."""
+    def start_sync_run(
+        self, author: str, *, unless_started_within: float | None = None
+    ) -> int | None:
+        """Record that a cycle of ``author`` has begun; return its id.
+
+        With ``unless_started_within``, this is the replicas' claim: the
+        author's row is locked, and if any process started a cycle of the
+        author that many seconds ago or less, nothing is recorded and None
+        is returned.  A replica killed mid-cycle holds its claim no longer.
+        """
+        now = _now()
         with self._transaction() as conn:
-            author_id = self._author_id(conn, author)
+            author_id = self._author_id(conn, author, lock=unless_started_within is not None)
+            if unless_started_within is not None:
+                last = conn.scalar(
+                    sa.select(sa.func.max(sync_runs_table.c.started_at)).where(
+                        sync_runs_table.c.author_id == author_id
+                    )
+                )
+                if last is not None and _utc(last) > now - timedelta(seconds=unless_started_within):
+                    return None
             return int(
                 conn.execute(
                     sync_runs_table.insert()
-                    .values(author_id=author_id, started_at=_now(), status="running")
+                    .values(author_id=author_id, started_at=now, status="running")
                     .returning(sync_runs_table.c.id)
                 ).scalar_one()
             )
@@ -710,17 +730,18 @@ class Store:
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"database error: {_brief(exc)}") from exc
 
-    def _author_id(self, conn: Connection, name: str) -> int:
-        found = conn.scalar(sa.select(authors_table.c.id).where(authors_table.c.name == name))
-        if found is not None:
-            return int(found)
-        return int(
-            conn.execute(
-                authors_table.insert()
-                .values(name=name, created_at=_now())
-                .returning(authors_table.c.id)
-            ).scalar_one()
+    def _author_id(self, conn: Connection, name: str, *, lock: bool = False) -> int:
+        """The author's id, created if new; ``lock`` holds the row until the transaction ends."""
+        insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
+        conn.execute(
+            insert(authors_table)
+            .values(name=name, created_at=_now())
+            .on_conflict_do_nothing(index_elements=["name"])
         )
+        query = sa.select(authors_table.c.id).where(authors_table.c.name == name)
+        if lock:
+            query = query.with_for_update()
+        return int(conn.execute(query).scalar_one())
 
     def _write_paper(
         self,

@@ -87,24 +87,46 @@ def seed_author(store: Store, author: AuthorSettings) -> int:
 
 
 def sync_author(
-    store: Store, client: ArxivClient, author: AuthorSettings, settings: SyncSettings
-) -> CycleResult:
-    """Run one cycle for ``author``: store every change, or nothing if arXiv can't be trusted."""
-    run_id = store.start_sync_run(author.name)
+    store: Store,
+    client: ArxivClient,
+    author: AuthorSettings,
+    settings: SyncSettings,
+    *,
+    claim_window: float | None = None,
+) -> CycleResult | None:
+    """Run one cycle for ``author``: store every change, or nothing if arXiv can't be trusted.
+
+    Returns None when another replica claimed this author's cycle.
+    """
+    run_id = store.start_sync_run(author.name, unless_started_within=claim_window)
+    if run_id is None:
+        _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
+        return None
     # Bound as context so the client's per-request lines carry the cycle too.
     with structlog.contextvars.bound_contextvars(cycle=run_id, author=author.name):
         return _run_cycle(store, client, author, settings, run_id)
 
 
 def sync_all(
-    store: Store, client: ArxivClient, authors: Sequence[AuthorSettings], settings: SyncSettings
+    store: Store,
+    client: ArxivClient,
+    authors: Sequence[AuthorSettings],
+    settings: SyncSettings,
+    *,
+    claim_window: float | None = None,
 ) -> list[CycleResult]:
-    """Seed (if needed) and sync each author in turn; record each cycle in the metrics."""
+    """Seed (if needed) and sync each author in turn; record each cycle in the metrics.
+
+    With ``claim_window``, an author whose cycle another replica started
+    within that many seconds is skipped (see ``Store.start_sync_run``).
+    """
     results = []
     for author in authors:
         started = time.monotonic()
         seed_author(store, author)
-        result = sync_author(store, client, author, settings)
+        result = sync_author(store, client, author, settings, claim_window=claim_window)
+        if result is None:
+            continue
         metrics.observe_cycle(result.ok, time.monotonic() - started, time.time())
         metrics.observe_events((e.type, e.kinds) for e in result.events)
         results.append(result)

@@ -63,5 +63,6 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         metadata.drop_all(conn)
+        conn.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
     engine.dispose()
     return url

@@ -2,120 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import json
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-
-import httpx
 import pytest
 import sqlalchemy as sa
 
 from syncd.store import deliveries_table
 from tests.fakearxiv import FakeArxiv, status
 from tests.integration.conftest import Syncd
+from tests.integration.daemons import NESTPIPE, SECRET, Daemon, eventually
 from tests.receiver import Receiver
-
-SECRET = "whsec_" + base64.b64encode(b"syncd-daemon-test-secret-32bytes").decode()
-NESTPIPE = "2604.06956"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-class Daemon:
-    """One `syncd run` subprocess with its HTTP port and log file."""
-
-    def __init__(self, syncd: Syncd, receiver: Receiver, *, lease: float = 30) -> None:
-        self.port = _free_port()
-        self.log = syncd.workdir / f"daemon-{self.port}.log"
-        syncd.sections = f"""
-[schedule]
-interval = 1
-jitter = 0
-
-[http]
-port = {self.port}
-ready_max_age = 3
-
-[delivery]
-lease = {lease}
-poll_interval = 0.1
-shutdown_grace = 5
-retry_schedule = [0.2, 0.2, 0.2, 0.2, 0.2]
-
-[[webhooks]]
-name = "ci"
-url = "{receiver.url}"
-secret = "{SECRET}"
-timeout = 10
-"""
-        config = syncd.config
-        with self.log.open("w") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "syncd", "--config", str(config), "run"],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        _eventually(self._healthy, 20, "/healthz")
-
-    def get(self, path: str) -> httpx.Response:
-        return httpx.get(f"http://127.0.0.1:{self.port}{path}", timeout=5)
-
-    def _healthy(self) -> bool:
-        assert self.process.poll() is None, self.log.read_text()
-        try:
-            return self.get("/healthz").status_code == 200
-        except httpx.TransportError:
-            return False
-
-    def ready(self) -> bool:
-        return self.get("/readyz").status_code == 200
-
-    def lines(self) -> list[dict[str, object]]:
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
-
-    def stop(self) -> float:
-        """SIGTERM; return how long the process took to exit (asserting exit code 0)."""
-        started = time.monotonic()
-        self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(timeout=20) == 0, self.log.read_text()[-3000:]
-        return time.monotonic() - started
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=10)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver([SECRET]) as running:
-        yield running
-
-
-@pytest.fixture
-def daemons() -> Iterator[list[Daemon]]:
-    started: list[Daemon] = []
-    yield started
-    for daemon in started:
-        if daemon.process.poll() is None:
-            daemon.kill()
 
 
 def test_daemon_syncs_on_schedule_delivers_and_stops(
@@ -157,8 +51,8 @@ def test_kill_9_between_claim_and_ack_redelivers(
             query = sa.select(sa.func.count()).where(deliveries_table.c.lease_owner.is_not(None))
             return bool(conn.scalar(query))
 
-    _eventually(leased, 20, "a claimed delivery")
-    _eventually(lambda: len(receiver.received) >= 1 or len(receiver.delivered) >= 6, 10, "sends")
+    eventually(leased, 20, "a claimed delivery")
+    eventually(lambda: len(receiver.received) >= 1 or len(receiver.delivered) >= 6, 10, "sends")
     first.kill()
     with engine.connect() as conn:
         stranded = set(
@@ -173,7 +67,7 @@ def test_kill_9_between_claim_and_ack_redelivers(
     second = Daemon(syncd, receiver, lease=3)
     daemons.append(second)
     events = syncd.json("events")
-    _eventually(
+    eventually(
         lambda: {r.msg_id for r in receiver.delivered} >= {e["id"] for e in events},
         20,
         "every event delivered",
@@ -193,13 +87,13 @@ def test_readyz_follows_failing_cycles(
     """/readyz turns 503 when cycles stop succeeding and 200 once they succeed again."""
     daemon = Daemon(syncd, receiver)
     daemons.append(daemon)
-    _eventually(daemon.ready, 15, "ready")
+    eventually(daemon.ready, 15, "ready")
     arxiv.inject_always(status(500))
-    _eventually(lambda: not daemon.ready(), 20, "unready")
+    eventually(lambda: not daemon.ready(), 20, "unready")
     body = daemon.get("/readyz").json()
     assert body["checks"]["database"] == "ok"
     arxiv.clear_faults()
-    _eventually(daemon.ready, 20, "ready again")
+    eventually(daemon.ready, 20, "ready again")
     daemon.stop()
 
 
@@ -211,7 +105,7 @@ def test_readyz_follows_the_database(
     """/readyz turns 503 when PostgreSQL refuses connections and 200 when it is back."""
     daemon = Daemon(syncd, receiver)
     daemons.append(daemon)
-    _eventually(daemon.ready, 15, "ready")
+    eventually(daemon.ready, 15, "ready")
     name = sa.engine.make_url(syncd.database_url).database
     admin = sa.create_engine(
         sa.engine.make_url(syncd.database_url).set(database="postgres"),
@@ -227,14 +121,14 @@ def test_readyz_follows_the_database(
                 ),
                 {"name": name},
             )
-        _eventually(lambda: not daemon.ready(), 15, "unready")
+        eventually(lambda: not daemon.ready(), 15, "unready")
         assert daemon.get("/readyz").json()["checks"]["database"] == "unreachable"
         assert daemon.get("/healthz").status_code == 200
     finally:
         with admin.connect() as conn:
             conn.execute(sa.text(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true'))
         admin.dispose()
-    _eventually(daemon.ready, 15, "ready again")
+    eventually(daemon.ready, 15, "ready again")
     daemon.stop()
 
 

@@ -1,0 +1,72 @@
+"""Schema migrations with Alembic: upgrade, inspect, and compare with the models.
+
+Migrations ship inside the package (``syncd/migrations``), so an installed
+syncd can upgrade its database without the source tree.  On PostgreSQL an
+advisory lock serialises upgrades, so replicas starting together do not race.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection, Engine
+
+from syncd.errors import StoreError
+from syncd.store import metadata
+
+__all__ = ["current_revision", "head_revision", "schema_drift", "upgrade"]
+
+# Any constant will do; it only has to be the same in every replica.
+_MIGRATION_LOCK = 0x5359_4E43  # "SYNC"
+
+
+def _config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", "syncd:migrations")
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration this syncd knows."""
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration the database is at; None for a database never migrated."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema up to ``revision``; raise ``StoreError`` if that fails."""
+    try:
+        with engine.begin() as conn, _serialised(conn):
+            command.upgrade(_config(conn), revision)
+    except sa.exc.SQLAlchemyError as exc:
+        reason = getattr(exc, "orig", None) or exc
+        raise StoreError(f"database migration failed: {reason}") from exc
+
+
+def schema_drift(engine: Engine) -> list[Any]:
+    """Differences between the migrated schema and the models; empty when they agree."""
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        return list(compare_metadata(context, metadata))
+
+
+@contextmanager
+def _serialised(conn: Connection) -> Iterator[None]:
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+    yield

@@ -1,0 +1,1 @@
+"""Alembic migrations of syncd's schema; run them with ``syncd db upgrade``."""

@@ -1,0 +1,120 @@
+"""Run `syncd run` as real processes for the daemon and replica tests."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from tests.integration.conftest import Syncd
+from tests.receiver import Receiver
+
+SECRET = "whsec_" + base64.b64encode(b"syncd-daemon-test-secret-32bytes").decode()
+NESTPIPE = "2604.06956"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Daemon:
+    """One `syncd run` subprocess with its HTTP port and log file."""
+
+    def __init__(
+        self, syncd: Syncd, receiver: Receiver, *, lease: float = 30, interval: float = 1
+    ) -> None:
+        self.port = free_port()
+        self.log = syncd.workdir / f"daemon-{self.port}.log"
+        syncd.sections = f"""
+[schedule]
+interval = {interval}
+jitter = 0
+
+[http]
+ready_max_age = 3
+
+[delivery]
+lease = {lease}
+poll_interval = 0.1
+shutdown_grace = 5
+retry_schedule = [0.2, 0.2, 0.2, 0.2, 0.2]
+
+[[webhooks]]
+name = "ci"
+url = "{receiver.url}"
+secret = "{SECRET}"
+timeout = 10
+"""
+        config = syncd.config
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "syncd", "--config", str(config), "run"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "SYNCD_HTTP_PORT": str(self.port)},
+            )
+        eventually(self._healthy, 20, "/healthz")
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(f"http://127.0.0.1:{self.port}{path}", timeout=5)
+
+    def _healthy(self) -> bool:
+        assert self.process.poll() is None, self.log.read_text()
+        try:
+            return self.get("/healthz").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def ready(self) -> bool:
+        return self.get("/readyz").status_code == 200
+
+    def lines(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> float:
+        """SIGTERM; return how long the process took to exit (asserting exit code 0)."""
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(timeout=20) == 0, self.log.read_text()[-3000:]
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A verifying webhook receiver holding the daemons' secret."""
+    with Receiver([SECRET]) as running:
+        yield running
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[Daemon]]:
+    """Daemons a test started; any still running at the end are killed."""
+    started: list[Daemon] = []
+    yield started
+    for daemon in started:
+        if daemon.process.poll() is None:
+            daemon.kill()

@@ -1,0 +1,108 @@
+"""Several `syncd run` replicas on one PostgreSQL; one only on SQLite."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import sys
+
+import pytest
+import sqlalchemy as sa
+
+from syncd.store import events_table, papers_table, revisions_table, sync_runs_table
+from tests import fakearxiv as fa
+from tests.fakearxiv import FakeArxiv
+from tests.integration.conftest import Syncd
+from tests.integration.daemons import NESTPIPE, Daemon, eventually
+from tests.receiver import Receiver
+
+
+def _rows(url: str, query: sa.Select[tuple[object, ...]]) -> list[sa.Row[tuple[object, ...]]]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return list(conn.execute(query))
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_three_replicas_do_the_work_once(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Three replicas: no doubled revision, no event twice, and a kill mid-cycle stalls nothing."""
+    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(3)]
+    daemons.extend(replicas)
+    assert receiver.wait_for(7, timeout=30)
+    arxiv.amend(NESTPIPE, journal_ref="Proc. VLDB 19, 2026")
+    assert receiver.wait_for(8, timeout=20)
+
+    # Slow every request down so a cycle is surely in flight, then kill its replica.
+    arxiv.inject_always(fa.timeout(0.4))
+    running = sync_runs_table.c.status == "running"
+
+    def a_cycle_runs() -> bool:
+        return bool(_rows(syncd.database_url, sa.select(sync_runs_table.c.id).where(running)))
+
+    eventually(a_cycle_runs, 20, "a cycle in flight")
+    (cycle,) = _rows(syncd.database_url, sa.select(sync_runs_table.c.id).where(running))[-1:]
+    marker = re.compile(rf'"cycle": {cycle.id}[,}}]')
+    eventually(lambda: any(marker.search(d.log.read_text()) for d in replicas), 10, "its log line")
+    victim = next(d for d in replicas if marker.search(d.log.read_text()))
+    victim.kill()
+    arxiv.clear_faults()
+    arxiv.amend(NESTPIPE, doi="10.14778/1234567")
+    assert receiver.wait_for(9, timeout=20), "the survivors go on"
+    for survivor in (d for d in replicas if d is not victim):
+        survivor.stop()
+
+    delivered = [r.msg_id for r in receiver.delivered]
+    events = _rows(syncd.database_url, sa.select(events_table.c.id, events_table.c.type))
+    assert len(delivered) == len(set(delivered)) == len(events) == 9
+    assert sorted(e.type for e in events) == ["paper.linked"] * 7 + ["paper.revised"] * 2
+
+    revisions = _rows(
+        syncd.database_url,
+        sa.select(
+            revisions_table.c.paper_id, revisions_table.c.seq, revisions_table.c.record_hash
+        ).order_by(revisions_table.c.paper_id, revisions_table.c.seq),
+    )
+    for _, group in itertools.groupby(revisions, key=lambda r: r.paper_id):
+        hashes = [r.record_hash for r in group]
+        assert all(a != b for a, b in itertools.pairwise(hashes)), "a revision was doubled"
+    nest = _rows(
+        syncd.database_url,
+        sa.select(sa.func.count())
+        .select_from(revisions_table.join(papers_table))
+        .where(papers_table.c.arxiv_id == NESTPIPE),
+    )
+    assert nest[0][0] == 4  # the seed, the link, the journal ref, the DOI
+
+    starts = [
+        r.started_at
+        for r in _rows(
+            syncd.database_url,
+            sa.select(sync_runs_table.c.started_at).order_by(sync_runs_table.c.started_at),
+        )
+    ]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(starts)]
+    assert min(gaps) >= 0.5 - 0.01, "two replicas ran one slot"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_sqlite_refuses_a_second_replica(
+    syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """A second `syncd run` on the same SQLite file exits 2 and says why."""
+    daemons.append(Daemon(syncd, receiver))
+    second = subprocess.run(
+        [sys.executable, "-m", "syncd", "--config", str(syncd.config), "run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"SYNCD_HTTP_PORT": "0", "PATH": "/usr/bin:/bin"},
+    )
+    assert second.returncode == 2
+    assert "SQLite supports one replica" in second.stderr
