@@ -225,7 +225,9 @@ def _webhooks_test(args: argparse.Namespace, settings: Settings, store: Store) -
     if hook is None:
         raise NotFoundError(f"no configured webhook named or at {args.target!r}")
     msg_id, body = test_body(datetime.now(UTC))
-    with WebhookSender(timeout=hook.timeout) as sender:
+    with WebhookSender(
+        timeout=hook.timeout, allow_destinations=settings.delivery.allow_destinations
+    ) as sender:
         result = sender.send(hook.url, hook.secret_values(), msg_id, body)
     if result.outcome == "delivered":
         print(f"{hook.display_name}: delivered {msg_id} (HTTP {result.status})")

@@ -20,9 +20,11 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from syncd import __version__
@@ -233,6 +235,18 @@ class DeliverySettings(_Section):
     shutdown_grace: float = Field(20.0, ge=0)
     # Seconds before attempt 2, 3, ...: about three days in all, then dead-letter.
     retry_schedule: tuple[float, ...] = Field(DEFAULT_RETRY_SCHEDULE, min_length=1)
+    # Link-local and cloud-metadata destinations (169.254.0.0/16, fe80::/10,
+    # fd00:ec2::254) are refused unless listed here: addresses, networks, host names.
+    allow_destinations: tuple[str, ...] = ()
+
+    @field_validator("allow_destinations")
+    @classmethod
+    def _destinations(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        # Imported here: syncd.webhooks imports this module.
+        from syncd.webhooks import DestinationPolicy  # noqa: PLC0415
+
+        DestinationPolicy.from_allow_list(entries)  # ValueError naming the bad entry
+        return entries
 
 
 class SyncSettings(_Section):
@@ -297,6 +311,46 @@ class Settings(BaseSettings):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"webhook name used twice: {', '.join(duplicates)} (set 'name')")
+        return hooks
+
+    @field_validator("webhooks")
+    @classmethod
+    def _allowed_destinations(
+        cls, hooks: tuple[WebhookSettings, ...], info: ValidationInfo
+    ) -> tuple[WebhookSettings, ...]:
+        """Refuse, at load, webhook URLs whose host is a blocked IP literal.
+
+        Host names are checked when sending, against what they resolve to then.
+        """
+        delivery = info.data.get("delivery")
+        if not isinstance(delivery, DeliverySettings):
+            return hooks  # [delivery] is invalid itself and reported as such
+        # Imported here: syncd.webhooks imports this module.
+        from syncd.webhooks import (  # noqa: PLC0415
+            BlockedDestinationError,
+            DestinationPolicy,
+            check_destination,
+            redact_url,
+        )
+
+        policy = DestinationPolicy.from_allow_list(delivery.allow_destinations)
+        errors = []
+        for number, hook in enumerate(hooks):
+            try:
+                check_destination(hook.url, policy)
+            except BlockedDestinationError as exc:
+                # Located at webhooks[N].url, which a plain ValueError here could not say.
+                errors.append(
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "blocked_destination", "{reason}", {"reason": str(exc)}
+                        ),
+                        loc=(number, "url"),
+                        input=redact_url(hook.url),
+                    )
+                )
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
         return hooks
 
     @field_validator("authors")

@@ -9,6 +9,7 @@ all within ``delivery.shutdown_grace`` seconds, then exit 0.
 from __future__ import annotations
 
 import fcntl
+import os
 import signal
 import threading
 import time
@@ -171,12 +172,20 @@ def _serve(settings: Settings, store: Store) -> int:
     try:
         stop.wait()
     finally:
-        _shutdown(settings.delivery.shutdown_grace, scheduler, cycle_lock, worker, dispatcher)
+        clean = _shutdown(
+            settings.delivery.shutdown_grace, scheduler, cycle_lock, worker, dispatcher
+        )
         server.stop()
         client.close()
         metrics.unregister_store_collector(collector)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if not clean:
+        # A request stuck in a read cannot be interrupted; its cycle stores
+        # nothing and its deliveries were released, so leave without it.
+        _log.warning("daemon_stopped", forced=True)
+        store.close()
+        os._exit(0)
     _log.info("daemon_stopped")
     return 0
 
@@ -187,12 +196,16 @@ def _shutdown(
     cycle_lock: threading.Lock,
     worker: threading.Thread,
     dispatcher: Dispatcher,
-) -> None:
+) -> bool:
+    """Stop everything within ``grace`` seconds; return whether every thread finished."""
     deadline = time.monotonic() + grace
     scheduler.shutdown(wait=False)
-    if cycle_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+    cycle_done = cycle_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+    if cycle_done:
         cycle_lock.release()
     else:
         _log.warning("cycle_still_running_at_shutdown")
     worker.join(max(0.0, deadline - time.monotonic()))
-    dispatcher.close()
+    clean = cycle_done and not worker.is_alive()
+    dispatcher.close(wait=clean)
+    return clean

@@ -58,7 +58,12 @@ class Dispatcher:
         self._hooks = hooks
         self._settings = settings
         # One client per endpoint: each has its own timeout and connection pool.
-        self._senders = {name: WebhookSender(timeout=hook.timeout) for name, hook in hooks.items()}
+        self._senders = {
+            name: WebhookSender(
+                timeout=hook.timeout, allow_destinations=settings.allow_destinations
+            )
+            for name, hook in hooks.items()
+        }
         self.owner = owner or worker_name()
         self._rng = rng or random.Random()
         self._pool = ThreadPoolExecutor(settings.workers, thread_name_prefix="syncd-delivery")
@@ -71,9 +76,9 @@ class Dispatcher:
     ) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Wait for sends in flight, give back unfinished leases, close the HTTP client."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, wait: bool = True) -> None:
+        """Wait for sends in flight (unless not ``wait``), give back unfinished leases."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
         self._store.release_leases(self.owner)
         for sender in self._senders.values():
             sender.close()

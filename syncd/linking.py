@@ -22,6 +22,7 @@ __all__ = [
     "earlier_version_ids",
     "identify",
     "link_seed_papers",
+    "name_matches",
 ]
 
 # A seed revision and an arXiv version of the same paper share a title or an
@@ -68,16 +69,17 @@ class Identity:
     shared_categories: tuple[str, ...]
 
 
-def identify(entry: Record, known: Collection[Record], author: str) -> Identity:
-    """Score ``entry`` against the author's known papers.
+def identify(
+    entry: Record, known_names: Collection[str], known_categories: Collection[str], author: str
+) -> Identity:
+    """Score ``entry`` against the names and categories of the author's known papers.
 
     Plausible when it shares at least one co-author or one category with
     them.  The author's own name is not a co-author: every entry of an
     ``au:`` query has it.
     """
     me = normalize_name(author)
-    known_people = {normalize_name(n) for r in known for n in r.authors} - {me}
-    known_categories = {c for r in known for c in (*r.categories, r.primary_category) if c}
+    known_people = {normalize_name(n) for n in known_names} - {me}
     coauthors = tuple(n for n in entry.authors if normalize_name(n) in known_people)
     categories = tuple(c for c in entry.categories if c in known_categories)
     return Identity(
@@ -85,3 +87,18 @@ def identify(entry: Record, known: Collection[Record], author: str) -> Identity:
         shared_coauthors=coauthors,
         shared_categories=categories,
     )
+
+
+def name_matches(listed: str, author: str) -> bool:
+    """Whether a name on a paper can be ``author``: equal when folded, or same surname and initial.
+
+    Used to give the entries of a batched ``au:"A" OR au:"B"`` query back to
+    their authors; arXiv's own ``au:`` matching is looser than equality
+    (``Z. Jiang`` is found by ``au:"Zhida Jiang"``).
+    """
+    a, b = normalize_name(listed).split(), normalize_name(author).split()
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    return a[-1] == b[-1] and a[0][0] == b[0][0]

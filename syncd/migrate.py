@@ -55,7 +55,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
             command.upgrade(_config(conn), revision)
     except sa.exc.SQLAlchemyError as exc:
         reason = getattr(exc, "orig", None) or exc
-        raise StoreError(f"database migration failed: {reason}") from exc
+        raise StoreError(f"database error while migrating: {reason}") from exc
 
 
 def schema_drift(engine: Engine) -> list[Any]:

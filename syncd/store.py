@@ -10,7 +10,7 @@ appear together or not at all.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -33,6 +33,7 @@ __all__ = [
     "Event",
     "NewRevision",
     "Paper",
+    "PaperState",
     "PaperWrite",
     "Revision",
     "Store",
@@ -162,6 +163,19 @@ deliveries_table = sa.Table(
 
 
 # -- what the store hands out -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaperState:
+    """A paper's bookkeeping without its record: cheap to load for a whole page."""
+
+    id: int
+    key: str
+    arxiv_id: str | None
+    status: str
+    origin: str
+    record_hash: str
+    absent_syncs: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,6 +684,80 @@ class Store:
         with self._transaction() as conn:
             return [_paper(row) for row in conn.execute(query)]
 
+    def paper_states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
+        """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""
+        found: dict[str, PaperState] = {}
+        with self._transaction() as conn:
+            for chunk in _chunks(list(arxiv_ids)):
+                query = _state_select(author).where(papers_table.c.arxiv_id.in_(chunk))
+                found |= {row.arxiv_id: _state(row) for row in conn.execute(query)}
+        return found
+
+    def papers_with_ids(self, author: str, arxiv_ids: Collection[str]) -> list[Paper]:
+        """The author's papers among ``arxiv_ids``, records included."""
+        papers: list[Paper] = []
+        with self._transaction() as conn:
+            for chunk in _chunks(list(arxiv_ids)):
+                query = (
+                    _paper_select()
+                    .where(authors_table.c.name == author)
+                    .where(papers_table.c.arxiv_id.in_(chunk))
+                )
+                papers += [_paper(row) for row in conn.execute(query)]
+        return papers
+
+    def papers_with_status(self, author: str, status: str) -> list[Paper]:
+        """The author's papers of one status (e.g. the few ``unlinked`` seed papers)."""
+        query = (
+            _paper_select()
+            .where(authors_table.c.name == author, papers_table.c.status == status)
+            .order_by(papers_table.c.id)
+        )
+        with self._transaction() as conn:
+            return [_paper(row) for row in conn.execute(query)]
+
+    def tracked_count(self, author: str) -> int:
+        """How many of the author's papers are tracked."""
+        query = (
+            sa.select(sa.func.count())
+            .select_from(papers_table.join(authors_table))
+            .where(authors_table.c.name == author, papers_table.c.status == "tracked")
+        )
+        with self._transaction() as conn:
+            return int(conn.scalar(query) or 0)
+
+    def tracked_missing_from(self, author: str, seen: Collection[str]) -> list[PaperState]:
+        """The author's tracked papers whose arXiv id is not in ``seen``.
+
+        Streams the tracked ids so a large record is never loaded whole.
+        """
+        query = _state_select(author).where(papers_table.c.status == "tracked")
+        with self._transaction() as conn:
+            rows = conn.execution_options(yield_per=5000).execute(query)
+            return [_state(row) for row in rows if row.arxiv_id not in seen]
+
+    def identity_basis(self, author: str) -> tuple[set[str], set[str]]:
+        """Author names and categories of the author's tracked and seed papers.
+
+        What a new entry must share something with to be taken as the
+        author's own (see ``syncd.linking.identify``).
+        """
+        query = (
+            sa.select(papers_table.c.record)
+            .join(authors_table)
+            .where(authors_table.c.name == author)
+            .where(papers_table.c.status.in_(("tracked", "unlinked")))
+        )
+        names: set[str] = set()
+        categories: set[str] = set()
+        with self._transaction() as conn:
+            for (record,) in conn.execution_options(yield_per=2000).execute(query):
+                names.update(record.get("authors") or ())
+                categories.update(record.get("categories") or ())
+                if record.get("primary_category"):
+                    categories.add(record["primary_category"])
+        return names, categories
+
     def find_paper(self, ref: str) -> Paper | None:
         """The paper whose key or arXiv id (version ignored) is ``ref``; None when there is none."""
         try:
@@ -882,6 +970,35 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _state_select(author: str) -> sa.Select[Any]:
+    p = papers_table
+    return (
+        sa.select(
+            p.c.id, p.c.key, p.c.arxiv_id, p.c.status, p.c.origin, p.c.record_hash, p.c.absent_syncs
+        )
+        .join(authors_table)
+        .where(authors_table.c.name == author)
+    )
+
+
+def _state(row: sa.Row[Any]) -> PaperState:
+    return PaperState(
+        id=row.id,
+        key=row.key,
+        arxiv_id=row.arxiv_id,
+        status=row.status,
+        origin=row.origin,
+        record_hash=row.record_hash,
+        absent_syncs=row.absent_syncs,
+    )
+
+
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    # Bound IN lists: SQLite caps bound parameters, and huge lists plan badly.
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def _paper_select() -> sa.Select[Any]:

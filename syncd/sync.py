@@ -1,9 +1,11 @@
-"""One sync cycle: fetch → link → diff → store, for one author.
+"""Sync cycles: fetch → link → diff → store, for every author.
 
-``sync_author`` is the only function here that touches the network or the
-database; it gathers what arXiv says, hands it with the stored state to the
-pure ``plan_cycle``, and stores the plan in one transaction.  Any upstream
-answer that cannot be trusted fails the cycle before anything is written.
+Pages are streamed: each page's content hashes are compared with the stored
+ones in one query, and only entries that changed or are new are kept until
+the end of the cycle.  Then linking, identity and diff (pure functions) decide
+the writes, which the store applies in one transaction per author.  Any
+upstream answer that cannot be trusted fails the cycle before anything is
+written.  Authors without a custom query share batched OR queries.
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ from syncd.arxiv import ArxivClient
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.diff import diff_records
 from syncd.errors import FeedError, Interrupted, UpstreamError
-from syncd.linking import earlier_version_ids, identify, link_seed_papers
+from syncd.linking import earlier_version_ids, identify, link_seed_papers, name_matches
 from syncd.record import Record, content_hash
 from syncd.seeds import SeedPaper, load_seeds
-from syncd.store import Event, NewRevision, Paper, PaperWrite, Store, SyncStats
+from syncd.store import Event, NewRevision, Paper, PaperState, PaperWrite, Store, SyncStats
 
 __all__ = [
     "CycleResult",
-    "plan_cycle",
     "seed_author",
     "seed_writes",
     "sync_all",
@@ -36,6 +37,10 @@ __all__ = [
 _log = structlog.get_logger(__name__)
 
 ARXIV_SOURCE = "arxiv"
+# arXiv documents no URL limit; long OR queries have been seen to fail, so
+# a batch stays well under a kilobyte of search_query.
+MAX_QUERY_CHARS = 1000
+MAX_BATCH_AUTHORS = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,27 +91,6 @@ def seed_author(store: Store, author: AuthorSettings) -> int:
     return added
 
 
-def sync_author(
-    store: Store,
-    client: ArxivClient,
-    author: AuthorSettings,
-    settings: SyncSettings,
-    *,
-    claim_window: float | None = None,
-) -> CycleResult | None:
-    """Run one cycle for ``author``: store every change, or nothing if arXiv can't be trusted.
-
-    Returns None when another replica claimed this author's cycle.
-    """
-    run_id = store.start_sync_run(author.name, unless_started_within=claim_window)
-    if run_id is None:
-        _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
-        return None
-    # Bound as context so the client's per-request lines carry the cycle too.
-    with structlog.contextvars.bound_contextvars(cycle=run_id, author=author.name):
-        return _run_cycle(store, client, author, settings, run_id)
-
-
 def sync_all(
     store: Store,
     client: ArxivClient,
@@ -115,97 +99,295 @@ def sync_all(
     *,
     claim_window: float | None = None,
 ) -> list[CycleResult]:
-    """Seed (if needed) and sync each author in turn; record each cycle in the metrics.
+    """Seed (if needed) and sync every author; record each cycle in the metrics.
 
-    With ``claim_window``, an author whose cycle another replica started
-    within that many seconds is skipped (see ``Store.start_sync_run``).
+    Authors without a custom query share batched ``au:"A" OR au:"B"``
+    requests, so N authors cost about N / batch requests, not N.  With
+    ``claim_window``, an author whose cycle another replica started within
+    that many seconds is skipped (see ``Store.start_sync_run``).
     """
-    results = []
     for author in authors:
-        started = time.monotonic()
         seed_author(store, author)
-        result = sync_author(store, client, author, settings, claim_window=claim_window)
-        if result is None:
-            continue
-        metrics.observe_cycle(result.ok, time.monotonic() - started, time.time())
-        metrics.observe_events((e.type, e.kinds) for e in result.events)
-        results.append(result)
+    results: list[CycleResult] = []
+    for batch in author_batches(authors):
+        results += _sync_batch(store, client, batch, settings, claim_window)
     return results
 
 
-def _run_cycle(
-    store: Store, client: ArxivClient, author: AuthorSettings, settings: SyncSettings, run_id: int
-) -> CycleResult:
+def sync_author(
+    store: Store,
+    client: ArxivClient,
+    author: AuthorSettings,
+    settings: SyncSettings,
+    *,
+    claim_window: float | None = None,
+) -> CycleResult | None:
+    """One cycle of one author; None when another replica claimed it."""
+    results = _sync_batch(store, client, [author], settings, claim_window)
+    return results[0] if results else None
+
+
+def author_batches(
+    authors: Sequence[AuthorSettings],
+    max_query_chars: int = MAX_QUERY_CHARS,
+    max_authors: int = MAX_BATCH_AUTHORS,
+) -> list[list[AuthorSettings]]:
+    """Group authors into batches whose OR query stays short; a custom query goes alone."""
+    batches: list[list[AuthorSettings]] = []
+    current: list[AuthorSettings] = []
+    for author in authors:
+        if author.query is not None:
+            batches.append([author])
+            continue
+        candidate = [*current, author]
+        if current and (
+            len(batch_query(candidate)) > max_query_chars or len(candidate) > max_authors
+        ):
+            batches.append(current)
+            candidate = [author]
+        current = candidate
+    if current:
+        batches.append(current)
+    return batches
+
+
+def batch_query(authors: Sequence[AuthorSettings]) -> str:
+    """The ``search_query`` of a batch: one author's query, or their ``au:`` terms ORed."""
+    return " OR ".join(a.search_query for a in authors)
+
+
+@dataclass
+class _Gathered:
+    """What one author's cycle has learned from arXiv so far, before anything is stored.
+
+    Only entries that need a decision are kept: those of unknown papers, and
+    those whose content hash differs from the stored one (or whose status
+    wants a look).  A quiet cycle keeps nothing but the ids it saw.
+    """
+
+    author: AuthorSettings
+    run_id: int
+    started: float
+    seen: set[str] = field(default_factory=set)
+    changed: dict[str, Record] = field(default_factory=dict)
+    new: dict[str, Record] = field(default_factory=dict)
+    requests: int = 0
+
+    @property
+    def stats(self) -> SyncStats:
+        return SyncStats(requests=self.requests, entries=len(self.seen))
+
+
+def _sync_batch(
+    store: Store,
+    client: ArxivClient,
+    batch: Sequence[AuthorSettings],
+    settings: SyncSettings,
+    claim_window: float | None,
+) -> list[CycleResult]:
+    claimed: list[_Gathered] = []
+    for author in batch:
+        run_id = store.start_sync_run(author.name, unless_started_within=claim_window)
+        if run_id is None:
+            _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
+            continue
+        claimed.append(_Gathered(author, run_id, time.monotonic()))
+    if not claimed:
+        return []
     requests_before = client.requests
-    entries: dict[str, Record] = {}
+    # The client's per-request lines carry the cycle (or the batch's cycles).
+    context = (
+        {"cycle": claimed[0].run_id, "author": claimed[0].author.name}
+        if len(claimed) == 1
+        else {"cycles": [g.run_id for g in claimed]}
+    )
     try:
-        known = store.papers(author.name)
-        entries = _fetch_entries(client, author, known)
-        _refuse_sudden_emptiness(entries, known)
-        links = _link_seeds(store, client, known, entries)
-        writes = plan_cycle(known, entries, links, author, settings)
+        with structlog.contextvars.bound_contextvars(**context):
+            _gather(store, client, claimed)
     except (UpstreamError, Interrupted) as exc:
-        stats = SyncStats(requests=client.requests - requests_before, entries=len(entries))
-        store.fail_sync_run(run_id, str(exc), stats)
-        _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
-        return CycleResult(run_id, author.name, ok=False, error=str(exc), stats=stats)
-    stats = SyncStats(requests=client.requests - requests_before, entries=len(entries))
-    events = store.apply_cycle(run_id, author.name, writes, stats)
-    metrics.observe_revisions(sum(len(w.revisions) for w in writes))
-    for event in events:
-        _log.info(
-            "paper_changed",
-            event_type=event.type,
-            event_id=event.id,
-            paper=event.paper_key,
-            arxiv_id=event.arxiv_id,
-            kinds=list(event.kinds),
+        for gathered in claimed:
+            gathered.requests = client.requests - requests_before
+        return [_failed(store, g, exc) for g in claimed]
+    # The batch's requests are shared; each author's run reports them all.
+    for gathered in claimed:
+        gathered.requests = client.requests - requests_before
+    return [_finish(store, client, g, settings) for g in claimed]
+
+
+def _gather(store: Store, client: ArxivClient, claimed: Sequence[_Gathered]) -> None:
+    """Stream the batch's pages, handing each entry to the authors it belongs to."""
+    query = batch_query([g.author for g in claimed])
+    for page in client.search(query):
+        for gathered in claimed:
+            mine = page.records
+            if len(claimed) > 1:
+                mine = tuple(r for r in mine if _belongs(r, gathered.author))
+            _take(store, gathered, mine)
+        if len(claimed) > 1:
+            _check_attribution(page.records, [g.author for g in claimed])
+
+
+def _belongs(record: Record, author: AuthorSettings) -> bool:
+    return any(name_matches(n, author.name) for n in record.authors)
+
+
+def _check_attribution(records: Sequence[Record], authors: Sequence[AuthorSettings]) -> None:
+    # An entry arXiv matched that no author claims would be silently lost,
+    # and a lost entry reads as an absent paper: fail rather than guess.
+    orphans = [r.arxiv_id for r in records if not any(_belongs(r, a) for a in authors)]
+    if orphans:
+        raise FeedError(
+            "batched query returned entries no author's name matches: "
+            + ", ".join(map(str, orphans[:5]))
         )
-    _log.info("cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events))
-    return CycleResult(run_id, author.name, ok=True, events=events, stats=stats)
 
 
-def _fetch_entries(
-    client: ArxivClient, author: AuthorSettings, known: Sequence[Paper]
-) -> dict[str, Record]:
-    """Every current entry of the author query, plus ``include_ids`` the query missed."""
-    entries: dict[str, Record] = {}
-    for page in client.search(author.search_query):
-        for record in page.records:
-            if record.arxiv_id is not None and record.arxiv_id not in author.exclude_ids:
-                entries[record.arxiv_id] = record
-    missing = [i for i in author.include_ids if i not in entries]
-    if missing:
-        fetched = {r.arxiv_id: r for r in client.fetch_ids(missing) if r.arxiv_id}
-        lost = sorted(set(missing) - set(fetched))
-        if lost:
-            raise FeedError(f"include_ids not returned by arXiv: {', '.join(lost)}")
-        entries |= fetched
-    return entries
+def _take(store: Store, gathered: _Gathered, records: Sequence[Record]) -> None:
+    """Note one page's entries for one author, comparing content hashes in one query."""
+    author = gathered.author
+    fresh = {
+        r.arxiv_id: r
+        for r in records
+        if r.arxiv_id is not None and r.arxiv_id not in author.exclude_ids
+    }
+    states = store.paper_states(author.name, fresh)
+    for arxiv_id, record in fresh.items():
+        gathered.seen.add(arxiv_id)
+        state = states.get(arxiv_id)
+        if state is None:
+            gathered.new[arxiv_id] = record
+        elif (
+            state.record_hash != content_hash(record)
+            or state.status != "tracked"
+            or state.absent_syncs
+        ):
+            gathered.changed[arxiv_id] = record
 
 
-def _refuse_sudden_emptiness(entries: Mapping[str, Record], known: Sequence[Paper]) -> None:
+def _finish(
+    store: Store, client: ArxivClient, gathered: _Gathered, settings: SyncSettings
+) -> CycleResult:
+    """Complete one author's cycle: decide, store atomically, log; or fail storing nothing."""
+    author = gathered.author
+    with structlog.contextvars.bound_contextvars(cycle=gathered.run_id, author=author.name):
+        try:
+            requests_before = client.requests
+            missing = [i for i in author.include_ids if i not in gathered.seen]
+            if missing:
+                _take(store, gathered, _fetch_included(client, missing))
+            _refuse_sudden_emptiness(store, gathered)
+            writes = _plan(store, client, gathered, settings)
+            gathered.requests += client.requests - requests_before
+        except (UpstreamError, Interrupted) as exc:
+            return _failed(store, gathered, exc)
+        events = store.apply_cycle(gathered.run_id, author.name, writes, gathered.stats)
+        metrics.observe_cycle(True, time.monotonic() - gathered.started, time.time())
+        metrics.observe_events((e.type, e.kinds) for e in events)
+        metrics.observe_revisions(sum(len(w.revisions) for w in writes))
+        for event in events:
+            _log.info(
+                "paper_changed",
+                event_type=event.type,
+                event_id=event.id,
+                paper=event.paper_key,
+                arxiv_id=event.arxiv_id,
+                kinds=list(event.kinds),
+            )
+        stats = gathered.stats
+        _log.info(
+            "cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events)
+        )
+        return CycleResult(gathered.run_id, author.name, ok=True, events=events, stats=stats)
+
+
+def _failed(store: Store, gathered: _Gathered, exc: Exception) -> CycleResult:
+    stats = gathered.stats
+    store.fail_sync_run(gathered.run_id, str(exc), stats)
+    metrics.observe_cycle(False, time.monotonic() - gathered.started, time.time())
+    with structlog.contextvars.bound_contextvars(
+        cycle=gathered.run_id, author=gathered.author.name
+    ):
+        _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
+    return CycleResult(gathered.run_id, gathered.author.name, ok=False, error=str(exc), stats=stats)
+
+
+def _fetch_included(client: ArxivClient, missing: Sequence[str]) -> list[Record]:
+    """``include_ids`` the query missed, fetched by id; every one must come back."""
+    fetched = [r for r in client.fetch_ids(missing) if r.arxiv_id]
+    lost = sorted(set(missing) - {r.arxiv_id for r in fetched})
+    if lost:
+        raise FeedError(f"include_ids not returned by arXiv: {', '.join(lost)}")
+    return fetched
+
+
+def _refuse_sudden_emptiness(store: Store, gathered: _Gathered) -> None:
     # arXiv has answered a valid but empty feed by mistake; that must never
     # read as every tracked paper being gone.
-    tracked = sum(1 for p in known if p.status == "tracked")
-    if not entries and tracked:
+    if gathered.seen:
+        return
+    tracked = store.tracked_count(gathered.author.name)
+    if tracked:
         raise FeedError(
             f"arXiv answered no papers for an author who had {tracked}; "
             "treating the answer as a glitch, not as removals"
         )
 
 
+def _plan(
+    store: Store, client: ArxivClient, gathered: _Gathered, settings: SyncSettings
+) -> list[PaperWrite]:
+    """Every write of a complete, trusted cycle of one author."""
+    author = gathered.author
+    unlinked = store.papers_with_status(author.name, "unlinked") if gathered.new else []
+    links = _link_seeds(store, client, unlinked, gathered.new)
+    by_id = {p.id: p for p in unlinked}
+    writes = [
+        _linked(by_id[paper_id], gathered.new[arxiv_id]) for paper_id, arxiv_id in links.items()
+    ]
+    linked_ids = set(links.values())
+    changed = store.papers_with_ids(author.name, gathered.changed)
+    discovered = [r for i, r in gathered.new.items() if i not in linked_ids]
+    if discovered or any(p.status == "candidate" for p in changed):
+        names, categories = store.identity_basis(author.name)
+        for arxiv_id in linked_ids:
+            names.update(gathered.new[arxiv_id].authors)
+            categories.update(gathered.new[arxiv_id].categories)
+    else:
+        names, categories = set(), set()
+
+    def plausible(record: Record) -> bool:
+        if record.arxiv_id in author.include_ids:
+            return True
+        identity = identify(record, names, categories, author.name)
+        if not identity.plausible:
+            _log.info(
+                "candidate_held",
+                arxiv_id=record.arxiv_id,
+                reason="shares no co-author or category with the known papers",
+            )
+        return identity.plausible
+
+    for paper in changed:
+        entry = gathered.changed[paper.arxiv_id or ""]
+        # a held candidate is promoted once it shares something with the known papers
+        promoted = paper.status == "candidate" and plausible(entry)
+        write = _observed(paper, entry, promoted)
+        if write is not None:
+            writes.append(write)
+    writes += [_discovered(r, plausible(r)) for r in discovered]
+    absent = store.tracked_missing_from(author.name, gathered.seen)
+    writes += [_absent(state, settings.removal_after) for state in absent]
+    return writes
+
+
 def _link_seeds(
-    store: Store, client: ArxivClient, known: Sequence[Paper], entries: Mapping[str, Record]
+    store: Store, client: ArxivClient, unlinked: Sequence[Paper], new: Mapping[str, Record]
 ) -> dict[int, str]:
     """Match unlinked seed papers to new entries (paper id → arXiv id).
 
     Current versions first; only when seeds remain unmatched and some new
     entry has earlier versions are those fetched, in one batched request.
     """
-    unlinked = [p for p in known if p.status == "unlinked"]
-    tracked_ids = {p.arxiv_id for p in known if p.arxiv_id}
-    new = {i: r for i, r in entries.items() if i not in tracked_ids}
     if not unlinked or not new:
         return {}
     seeds = {p.id: [r.record for r in store.history(p.id)] for p in unlinked}
@@ -221,51 +403,6 @@ def _link_seeds(
     for key, close in assignment.ambiguous.items():
         _log.warning("link_ambiguous", paper_id=key, candidates=list(close))
     return dict(assignment.pairs)
-
-
-def plan_cycle(
-    known: Sequence[Paper],
-    entries: Mapping[str, Record],
-    links: Mapping[int, str],
-    author: AuthorSettings,
-    settings: SyncSettings,
-) -> list[PaperWrite]:
-    """Decide every write of a complete, trusted cycle; a pure function of its inputs."""
-    linked_ids = set(links.values())
-    known_records = [p.record for p in known if p.status in {"tracked", "unlinked"}]
-    known_records += [entries[i] for i in linked_ids]
-    writes: list[PaperWrite] = []
-    for paper in known:
-        write: PaperWrite | None = None
-        if paper.id in links:
-            write = _linked(paper, entries[links[paper.id]])
-        elif paper.arxiv_id is not None and paper.arxiv_id in entries:
-            entry = entries[paper.arxiv_id]
-            # a held candidate is promoted once it shares something with the known papers
-            promoted = paper.status == "candidate" and _plausible(entry, known_records, author)
-            write = _observed(paper, entry, promoted)
-        elif paper.status == "tracked":
-            write = _absent(paper, settings.removal_after)
-        if write is not None:
-            writes.append(write)
-    seen = {p.arxiv_id for p in known if p.arxiv_id} | linked_ids
-    for arxiv_id, record in entries.items():
-        if arxiv_id not in seen:
-            writes.append(_discovered(record, _plausible(record, known_records, author)))
-    return writes
-
-
-def _plausible(record: Record, known: Sequence[Record], author: AuthorSettings) -> bool:
-    if record.arxiv_id in author.include_ids:
-        return True
-    identity = identify(record, known, author.name)
-    if not identity.plausible:
-        _log.info(
-            "candidate_held",
-            arxiv_id=record.arxiv_id,
-            reason="shares no co-author or category with the known papers",
-        )
-    return identity.plausible
 
 
 def _linked(paper: Paper, entry: Record) -> PaperWrite:
@@ -310,7 +447,7 @@ def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
     )
 
 
-def _absent(paper: Paper, removal_after: int) -> PaperWrite:
+def _absent(paper: PaperState, removal_after: int) -> PaperWrite:
     absent = paper.absent_syncs + 1
     removed = absent >= removal_after
     return PaperWrite(

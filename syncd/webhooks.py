@@ -1,10 +1,17 @@
 """Webhook delivery per Standard Webhooks (https://www.standardwebhooks.com/).
 
 Pure parts: the retry schedule (``next_retry_delay``), signing (``sign``), the
-signed bytes (``webhook_body``, ``event_body``, ``test_body``); endpoint
-filters live in ``syncd.outbox``.  One impure part: ``WebhookSender`` POSTs one attempt
-and classifies the answer; scheduling, persistence and disabling endpoints are
-the caller's.
+signed bytes (``webhook_body``, ``event_body``, ``test_body``), the destination
+policy (``DestinationPolicy``, ``check_destination``); endpoint filters live in
+``syncd.outbox``.  One impure part: ``WebhookSender`` POSTs one attempt and
+classifies the answer; scheduling, persistence and disabling endpoints are the
+caller's.
+
+Destinations: http and https only, never a redirect, and by default never a
+link-local or cloud-metadata address (169.254.0.0/16, fe80::/10,
+fd00:ec2::254, and IPv4 addresses of those embedded in IPv6), wherever the
+URL's host name resolves to at the moment of connecting; ``[delivery]
+allow_destinations`` lifts that for listed hosts and networks.
 
 Secrets and URL credentials never reach a log line, an error or a repr: URLs
 are shown as ``redact_url`` gives them, and error texts are scrubbed of the
@@ -17,17 +24,20 @@ import base64
 import binascii
 import hashlib
 import hmac
+import ipaddress
 import json
 import random
+import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal, Self
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
+import httpcore
 import httpx
 import structlog
 
@@ -42,12 +52,17 @@ __all__ = [
     "DEFAULT_USER_AGENT",
     "RETRY_SCHEDULE",
     "TEST_EVENT_TYPE",
+    "BlockedDestinationError",
     "DeliveryResult",
+    "DestinationPolicy",
     "Outcome",
+    "Resolver",
     "WebhookSender",
+    "check_destination",
     "event_body",
     "next_retry_delay",
     "redact_url",
+    "resolve_host",
     "sign",
     "signing_key",
     "test_body",
@@ -239,6 +254,284 @@ def _scrub(text: str, url: str, secrets: Sequence[str]) -> str:
     return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
+# -- destinations -------------------------------------------------------------------
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+# (host, port) -> the numeric addresses to connect to, in order of preference.
+Resolver = Callable[[str, int], Sequence[str]]
+
+# Never a webhook's business unless allowed: the link-local ranges, where the
+# cloud metadata services live (169.254.169.254 on AWS, GCP, Azure and others,
+# 169.254.170.2 for ECS task credentials), and AWS's IPv6 metadata address.
+# Loopback and private ranges stay allowed: receivers on the LAN are normal.
+_BLOCKED_NETWORKS: tuple[IPNetwork, ...] = (
+    ipaddress.ip_network("169.254.0.0/16"),
+    ipaddress.ip_network("fe80::/10"),
+    ipaddress.ip_network("fd00:ec2::254/128"),
+)
+_BLOCKED_KIND = "link-local/metadata"
+# IPv6 forms that carry an IPv4 address the packets may end up at.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+_HOST_LABEL = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_MAX_HOST_LENGTH = 253
+_MAX_LABEL_LENGTH = 63
+
+
+class BlockedDestinationError(ConfigError):
+    """A webhook URL points at an address the destination policy refuses.
+
+    The message names the host and the address and says how to allow it; it
+    never quotes the URL's path, query or credentials.
+    """
+
+
+def _embedded_forms(address: IPAddress) -> list[IPAddress]:
+    """``address`` and any IPv4 address embedded in it (mapped, compatible, NAT64, 6to4)."""
+    forms: list[IPAddress] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            forms.append(address.ipv4_mapped)
+        elif address.sixtofour is not None:
+            forms.append(address.sixtofour)
+        elif address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):
+            forms.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return forms
+
+
+def _host_key(host: str) -> str:
+    """A host name as the allow list compares it: lower case, no trailing dot or brackets."""
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+def _parse_allowed(entry: str) -> IPNetwork | str:
+    """One ``allow_destinations`` entry: a network, an address, or a host name."""
+    text = _host_key(entry)
+    if "/" in text:
+        try:
+            return ipaddress.ip_network(text)
+        except ValueError as exc:
+            raise ValueError(f"{entry!r} is not a network: {exc}") from None
+    try:
+        return ipaddress.ip_network(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    labels = text.split(".")
+    if (
+        not text
+        or len(text) > _MAX_HOST_LENGTH
+        or any(
+            not label
+            or len(label) > _MAX_LABEL_LENGTH
+            or not set(label) <= _HOST_LABEL
+            or label.startswith("-")
+            or label.endswith("-")
+            for label in labels
+        )
+    ):
+        raise ValueError(
+            f"{entry!r} is neither an IP address, a network such as 169.254.10.0/24,"
+            " nor a host name such as metadata.internal"
+        )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class DestinationPolicy:
+    """Which webhook destinations are refused: link-local and metadata addresses, unless allowed.
+
+    ``networks`` and ``hosts`` come from ``[delivery] allow_destinations``: an
+    allowed host name lets through whatever it resolves to; an allowed network
+    lets through its addresses, also in IPv4-mapped form.
+    """
+
+    networks: tuple[IPNetwork, ...] = ()
+    hosts: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_allow_list(cls, entries: Iterable[str]) -> DestinationPolicy:
+        """The policy allowing ``entries``; ``ValueError`` naming the first entry that is neither
+        an IP address, a network nor a host name."""
+        networks: list[IPNetwork] = []
+        hosts: set[str] = set()
+        for entry in entries:
+            parsed = _parse_allowed(entry)
+            if isinstance(parsed, str):
+                hosts.add(parsed)
+            else:
+                networks.append(parsed)
+        return cls(tuple(networks), frozenset(hosts))
+
+    def blocked(self, address: str) -> bool:
+        """Whether connecting to the numeric ``address`` is refused (unparsable ones are)."""
+        try:
+            forms = _embedded_forms(ipaddress.ip_address(address))
+        except ValueError:
+            return True
+        if not any(form in network for form in forms for network in _BLOCKED_NETWORKS):
+            return False
+        return not any(form in network for form in forms for network in self.networks)
+
+    def check(self, host: str, addresses: Iterable[str]) -> None:
+        """Raise ``BlockedDestinationError`` unless ``host`` may be reached at every address."""
+        if _host_key(host) in self.hosts:
+            return
+        for address in addresses:
+            if self.blocked(address):
+                raise BlockedDestinationError(_blocked_message(host, address))
+
+
+def _blocked_message(host: str, address: str) -> str:
+    shown_host = _host_key(host)
+    try:
+        literal = ipaddress.ip_address(shown_host) == ipaddress.ip_address(address)
+    except ValueError:
+        literal = False
+    where = (
+        f"destination {address} is blocked"
+        if literal
+        else f"destination {shown_host} resolves to {address}, which is blocked"
+    )
+    return f"{where} ({_BLOCKED_KIND}); allow it with [delivery] allow_destinations"
+
+
+def numeric_addresses(host: str) -> list[str] | None:
+    """The address ``host`` spells, if it is an IP literal in any form the resolver accepts.
+
+    ``None`` for a host name.  No DNS: besides the usual forms, this catches
+    ``2852039166``, ``0xa9fea9fe`` and ``0251.0376.0251.0376``, which the C
+    resolver reads as 169.254.169.254.
+    """
+    try:
+        infos = socket.getaddrinfo(
+            _host_key(host), None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+        )
+    except (OSError, UnicodeError):
+        return None
+    return _unique_addresses(infos)
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to now, in the resolver's order; ``OSError`` if none."""
+    return _unique_addresses(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+
+
+def _unique_addresses(infos: Iterable[tuple[Any, ...]]) -> list[str]:
+    addresses: list[str] = []
+    for family, _, _, _, sockaddr in infos:
+        address = str(sockaddr[0])
+        if family == socket.AF_INET6 and len(sockaddr) > 3 and sockaddr[3] and "%" not in address:
+            address = f"{address}%{sockaddr[3]}"  # a link-local address needs its interface
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def check_destination(
+    url: str,
+    allowed: Collection[str] | DestinationPolicy = (),
+    *,
+    resolve: Resolver | None = None,
+) -> None:
+    """Refuse a webhook URL that is not http(s) or whose host is a blocked address.
+
+    Without ``resolve`` this is pure: IP literals are checked, host names pass
+    (their addresses are checked at send time, because DNS changes).  With
+    ``resolve`` every address of a host name is checked.  Raises
+    ``BlockedDestinationError`` for a blocked address and ``ConfigError`` for a
+    URL that is not http(s); neither message quotes the URL.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ConfigError("not a valid URL") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ConfigError("must be an http:// or https:// URL")
+    if not host:
+        raise ConfigError("the URL has no host")
+    policy = (
+        allowed
+        if isinstance(allowed, DestinationPolicy)
+        else DestinationPolicy.from_allow_list(allowed)
+    )
+    addresses = numeric_addresses(host)
+    if addresses is None:
+        if resolve is None:
+            return
+        addresses = list(resolve(host, port or (443 if scheme == "https" else 80)))
+    policy.check(host, addresses)
+
+
+class _GuardedBackend(httpcore.SyncBackend):
+    """Opens TCP connections only to addresses the destination policy allows.
+
+    DNS rebinding: checking a name's addresses and then letting the HTTP client
+    resolve it again leaves a window in which a hostile DNS server (TTL 0) can
+    swap a public answer for 169.254.169.254.  So the name is resolved once,
+    here, for each new connection; every address it resolves to is checked (one
+    blocked address refuses the destination: a name that mixes a receiver with a
+    metadata address is not one to trust); and the socket connects to those
+    checked addresses and nothing else.  TLS still verifies the certificate
+    against the host name (httpcore passes it as server_hostname) and the Host
+    header keeps the name, so nothing changes for the receiver.  The price: a
+    pooled keep-alive connection (at most 5 s idle) keeps the address it was
+    opened to after DNS changes, which is still a checked address.
+    """
+
+    def __init__(self, policy: DestinationPolicy, resolve: Resolver) -> None:
+        self._policy = policy
+        self._resolve = resolve
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        addresses = numeric_addresses(host)
+        if addresses is None:
+            try:
+                addresses = list(self._resolve(host, port))
+            except (OSError, UnicodeError) as exc:
+                # What the stock backend raises when the resolver fails.
+                raise httpcore.ConnectError(str(exc)) from exc
+        if not addresses:
+            raise httpcore.ConnectError(f"{host} resolves to no address")
+        self._policy.check(host, addresses)
+        failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
+        for address in addresses:
+            try:
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+
+class _GuardedTransport(httpx.HTTPTransport):
+    """httpx's transport, connecting through ``_GuardedBackend``."""
+
+    def __init__(self, policy: DestinationPolicy, resolve: Resolver) -> None:
+        super().__init__(retries=0)
+        # httpx takes no network backend, so its pool is replaced by one built
+        # the same way (httpx's default SSL context and limits) with ours; the
+        # sender's tests prove the guard is in the path.
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            retries=0,
+            network_backend=_GuardedBackend(policy, resolve),
+        )
+
+
 # -- delivery -----------------------------------------------------------------------
 
 
@@ -263,6 +556,10 @@ class WebhookSender:
 
     Use it as a context manager.  ``timeout`` bounds connecting, sending and
     each read, and reading the response body (at most 64 KiB) stops at it.
+    Connections go only to addresses ``DestinationPolicy`` allows, given
+    ``allow_destinations``; ``resolve`` (default: ``resolve_host``, the system
+    resolver) turns host names into addresses.  A ``transport`` replaces the
+    guarded one (tests); the destination is then checked right before each send.
     """
 
     def __init__(
@@ -270,10 +567,20 @@ class WebhookSender:
         timeout: float = 15.0,
         user_agent: str = DEFAULT_USER_AGENT,
         transport: httpx.BaseTransport | None = None,
+        *,
+        allow_destinations: Collection[str] = (),
+        resolve: Resolver | None = None,
     ) -> None:
         self._timeout = timeout
+        self._policy = DestinationPolicy.from_allow_list(allow_destinations)
+        self._resolve = resolve if resolve is not None else resolve_host
+        self._check_before_send = transport is not None
         self._http = httpx.Client(
-            transport=transport if transport is not None else httpx.HTTPTransport(retries=0),
+            transport=(
+                transport
+                if transport is not None
+                else _GuardedTransport(self._policy, self._resolve)
+            ),
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
             # identity: the capped body read must not be a decompression bomb.
@@ -325,7 +632,14 @@ class WebhookSender:
         }
         started = time.monotonic()
         try:
+            if self._check_before_send:
+                self._check(url)
             result = self._post(url, headers, body, started)
+        except BlockedDestinationError as exc:
+            # Not a network error: nothing was sent.  Still a failed attempt
+            # that the schedule retries (DNS may change, the operator may allow
+            # it) and finally dead-letters, so it shows up like any other.
+            result = DeliveryResult("retry", None, None, str(exc), time.monotonic() - started)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
@@ -333,6 +647,17 @@ class WebhookSender:
             result = replace(result, error=_scrub(result.error, url, secrets))
         _log_attempt(msg_id, result)
         return result
+
+    def _check(self, url: str) -> None:
+        """``check_destination`` for a sender whose transport does not check at connect time."""
+        try:
+            check_destination(url, self._policy, resolve=self._resolve)
+        except BlockedDestinationError:
+            raise
+        except ConfigError:
+            return  # not a URL httpx can send to either: it says why, as a failed attempt
+        except (OSError, UnicodeError) as exc:
+            raise httpx.ConnectError(str(exc)) from exc
 
     def _post(
         self, url: str, headers: dict[str, str], body: bytes, started: float

@@ -16,6 +16,8 @@ import structlog
 
 from syncd.store import metadata
 
+pytest_plugins = ["tests.integration.daemons"]
+
 POSTGRES_ADMIN_URL = os.environ.get(
     "SYNCD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )

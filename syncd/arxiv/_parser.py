@@ -68,6 +68,7 @@ _TEXT_FIELDS: dict[str, str] = {
 _ERROR_ID_MARK = "arxiv.org/api/errors"
 _DOI_URL_MARK = "doi.org/"
 _DTD_REFUSED = "the body declares a DOCTYPE or entities, which arXiv never sends"
+_MAX_COUNTER_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,12 +173,18 @@ def _parse_xml(body: bytes) -> etree._Element:
     # external entities before libxml2 sees them.  The parser is forced to
     # UTF-8, so these ASCII byte patterns cannot hide behind another encoding.
     if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
-        raise FeedError(_DTD_REFUSED + _html_hint(body))
+        raise FeedError(_DTD_REFUSED + _shape_hint(body))
     return _parse_tree(body)
 
 
-def _html_hint(body: bytes) -> str:
-    return " (it looks like an HTML page)" if b"<html" in body[:4096].lower() else ""
+def _shape_hint(body: bytes) -> str:
+    """What a body that is not arXiv's XML looks like, for the error message; "" if unclear."""
+    head = body[:4096].lstrip(b" \t\r\n\xef\xbb\xbf").lower()
+    if b"<html" in head:
+        return " (it looks like an HTML page)"
+    if head[:1] in (b"{", b"["):
+        return " (it looks like JSON)"
+    return ""
 
 
 def _parse_tree(body: bytes) -> etree._Element:
@@ -185,11 +192,14 @@ def _parse_tree(body: bytes) -> etree._Element:
     try:
         root = etree.fromstring(body, _make_parser())
     except etree.LxmlError as exc:
-        raise FeedError(f"the body is not well-formed XML (cut short?): {exc}") from exc
+        # An HTML page from a proxy or a JSON error is not XML that was cut short.
+        looks_like_xml = body[:4096].lstrip().startswith(b"<")
+        hint = _shape_hint(body) or (" (cut short?)" if looks_like_xml else "")
+        raise FeedError(f"the body is not well-formed XML{hint}: {exc}") from exc
     docinfo = root.getroottree().docinfo
     doctype = getattr(docinfo, "doctype", "")  # missing from lxml-stubs
     if doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
-        raise FeedError(_DTD_REFUSED + _html_hint(body))
+        raise FeedError(_DTD_REFUSED + _shape_hint(body))
     if root.tag != _FEED:
         raise FeedError(
             f"the root element is {root.tag[:80]!r}, not an Atom <feed>"
@@ -202,6 +212,9 @@ def _counter(element: etree._Element, name: str) -> int:
     text = (element.text or "").strip()
     if not text.isdigit() or not text.isascii():
         raise FeedError(f"<opensearch:{name}> is {text[:40]!r}, not a non-negative integer")
+    # int() refuses more than 4,300 digits with a ValueError; no result set needs 19.
+    if len(text) > _MAX_COUNTER_DIGITS:
+        raise FeedError(f"<opensearch:{name}> has {len(text)} digits; no result set is that large")
     return int(text)
 
 

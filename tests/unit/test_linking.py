@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncd.linking import earlier_version_ids, identify, link_seed_papers
+from syncd.linking import earlier_version_ids, identify, link_seed_papers, name_matches
 from syncd.record import Record
 from tests import scenario
 
@@ -52,25 +52,39 @@ class TestLinkSeedPapers:
 
 
 class TestIdentify:
-    KNOWN = (
-        Record(authors=("Zhida Jiang", "Yang Xu"), primary_category="cs.DC", categories=("cs.DC",)),
-    )
+    NAMES = ("Zhida Jiang", "Yang Xu")
+    CATEGORIES = ("cs.DC",)
 
     def test_shared_coauthor_is_plausible(self) -> None:
         """Sharing a co-author makes a new entry plausible."""
         entry = Record(authors=("Yang Xu", "Zhida Jiang"), categories=("hep-th",))
-        identity = identify(entry, self.KNOWN, "Zhida Jiang")
+        identity = identify(entry, self.NAMES, self.CATEGORIES, "Zhida Jiang")
         assert identity.plausible
         assert identity.shared_coauthors == ("Yang Xu",)
 
     def test_shared_category_is_plausible(self) -> None:
         """Sharing a category makes a new entry plausible."""
         entry = Record(authors=("Zhida Jiang", "Stranger"), categories=("cs.DC",))
-        assert identify(entry, self.KNOWN, "Zhida Jiang").plausible
+        assert identify(entry, self.NAMES, self.CATEGORIES, "Zhida Jiang").plausible
 
     def test_the_author_alone_is_not_a_coauthor(self) -> None:
         """A same-name author sharing nothing else is not plausible."""
         entry = Record(authors=("Zhida Jiang", "Stranger"), categories=("hep-th",))
-        identity = identify(entry, self.KNOWN, "Zhida Jiang")
+        identity = identify(entry, self.NAMES, self.CATEGORIES, "Zhida Jiang")
         assert not identity.plausible
         assert identity.shared_coauthors == ()
+
+
+class TestNameMatches:
+    def test_equal_when_folded(self) -> None:
+        """Case and accents do not matter."""
+        assert name_matches("ZHÍDA Jiang", "Zhida Jiang")
+
+    def test_initial_and_surname(self) -> None:
+        """An initial with the same surname matches, as arXiv's au: search does."""
+        assert name_matches("Z. Jiang", "Zhida Jiang")
+
+    def test_other_person(self) -> None:
+        """Another surname or another initial is another person."""
+        assert not name_matches("Zhida Xu", "Zhida Jiang")
+        assert not name_matches("Y. Jiang", "Zhida Jiang")
