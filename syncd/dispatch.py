@@ -23,6 +23,7 @@ import structlog
 
 from syncd import metrics
 from syncd.config import DeliverySettings, Settings, WebhookSettings
+from syncd.faults import fault_point
 from syncd.outbox import EndpointSpec
 from syncd.store import Claim, Store
 from syncd.webhooks import WebhookSender, event_body, next_retry_delay
@@ -143,7 +144,9 @@ class Dispatcher:
             )
             now = datetime.now(UTC)
             if result.outcome == "delivered":
+                fault_point("dispatch.sent")
                 self._store.delivery_succeeded(claim.delivery_id, result.status or 200)
+                fault_point("dispatch.acknowledged")
                 latency = (now - claim.event.created_at).total_seconds()
                 metrics.observe_delivery("delivered", latency)
                 _log.info("webhook_delivered", latency_in_seconds=round(latency, 3))

@@ -24,6 +24,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 
 from syncd.errors import NotFoundError, StoreError
+from syncd.faults import fault_point
 from syncd.outbox import EndpointSpec, accepts
 from syncd.record import Record, content_hash, split_arxiv_id
 
@@ -339,8 +340,7 @@ class Store:
                 )
             )
             fresh = [p for p in papers if p.key not in known]
-            for paper in fresh:
-                self._write_paper(conn, author_id, None, paper, [])
+            self._write_papers(conn, author_id, None, fresh, [])
             return len(fresh)
 
     def start_sync_run(
@@ -394,8 +394,8 @@ class Store:
         with self._transaction() as conn:
             author_id = self._author_id(conn, author)
             endpoints = self._live_endpoints(conn)
-            event_seqs = [self._write_paper(conn, author_id, run_id, w, endpoints) for w in writes]
-            published = [s for s in event_seqs if s is not None]
+            published = self._write_papers(conn, author_id, run_id, writes, endpoints)
+            fault_point("store.cycle_written")
             conn.execute(
                 sync_runs_table.update()
                 .where(sync_runs_table.c.id == run_id)
@@ -407,7 +407,11 @@ class Store:
                     events=len(published),
                 )
             )
-            return self._events_where(conn, events_table.c.seq.in_(published)) if published else []
+            events = (
+                self._events_where(conn, events_table.c.sync_run_id == run_id) if published else []
+            )
+        fault_point("store.cycle_committed")
+        return events
 
     # -- outbox -----------------------------------------------------------
 
@@ -490,7 +494,10 @@ class Store:
                 )
                 if taken.rowcount == 1:
                     claimed.append(delivery_id)
-            return self._claims(conn, claimed) if claimed else []
+            claims = self._claims(conn, claimed) if claimed else []
+        if claims:
+            fault_point("store.deliveries_claimed")
+        return claims
 
     def delivery_succeeded(self, delivery_id: int, status: int) -> None:
         """Mark a delivery done; a success counts even if our lease ran out meanwhile."""
@@ -831,89 +838,71 @@ class Store:
             query = query.with_for_update()
         return int(conn.execute(query).scalar_one())
 
-    def _write_paper(
+    def _write_papers(
         self,
         conn: Connection,
         author_id: int,
         run_id: int | None,
-        write: PaperWrite,
+        writes: Sequence[PaperWrite],
         endpoints: Sequence[sa.Row[Any]],
-    ) -> int | None:
-        """Apply one ``PaperWrite``; return the seq of the event it published, if any.
+    ) -> list[int]:
+        """Apply ``writes`` in a few bulk statements; return the seqs of the events published.
 
-        The event's outbox rows, one per accepting endpoint, go in the same
+        Each event's outbox rows, one per accepting endpoint, go in the same
         transaction: an event is never without its deliveries.
         """
         now = _now()
-        values: dict[str, Any] = {
-            "key": write.key,
-            "arxiv_id": write.arxiv_id,
-            "status": write.status,
-            "origin": write.origin,
-            "absent_syncs": write.absent_syncs,
-            "updated_at": now,
-        }
-        if write.revisions:
-            latest = write.revisions[-1].record
-            values |= {"record": latest.to_dict(), "record_hash": content_hash(latest)}
-        if write.paper_id is None:
-            paper_id = int(
-                conn.execute(
-                    papers_table.insert()
-                    .values(author_id=author_id, created_at=now, **values)
-                    .returning(papers_table.c.id)
-                ).scalar_one()
-            )
-            next_seq = 1
-        else:
-            paper_id = write.paper_id
-            conn.execute(papers_table.update().where(papers_table.c.id == paper_id).values(values))
-            last = conn.scalar(
-                sa.select(sa.func.max(revisions_table.c.seq)).where(
-                    revisions_table.c.paper_id == paper_id
-                )
-            )
-            next_seq = int(last or 0) + 1
-        revision_id = None
-        for offset, revision in enumerate(write.revisions):
-            revision_id = conn.execute(
-                revisions_table.insert()
-                .values(
-                    paper_id=paper_id,
-                    seq=next_seq + offset,
-                    observed_at=now,
-                    source=revision.source,
-                    version=revision.record.version,
-                    kinds=list(revision.kinds),
-                    changes=dict(revision.changes),
-                    record=revision.record.to_dict(),
-                    record_hash=content_hash(revision.record),
-                    sync_run_id=run_id,
-                )
-                .returning(revisions_table.c.id)
-            ).scalar_one()
-        if write.event_type is None:
-            return None
-        event_seq = int(
-            conn.execute(
-                events_table.insert()
-                .values(
-                    id=f"evt_{uuid.uuid4().hex}",
-                    type=write.event_type,
-                    created_at=now,
-                    author_id=author_id,
-                    paper_id=paper_id,
-                    revision_id=revision_id,
-                    sync_run_id=run_id,
-                    kinds=list(write.event_kinds),
-                    changes=dict(write.event_changes),
-                )
-                .returning(events_table.c.seq)
-            ).scalar_one()
+        paper_ids = self._upsert_papers(conn, author_id, writes, now)
+        last_seq = self._last_revision_seqs(
+            conn,
+            [pid for w, pid in zip(writes, paper_ids, strict=True) if w.paper_id and w.revisions],
         )
-        rows = [
+        revision_rows: list[dict[str, Any]] = [
             {
-                "event_seq": event_seq,
+                "paper_id": paper_id,
+                "seq": last_seq.get(paper_id, 0) + offset,
+                "observed_at": now,
+                "source": revision.source,
+                "version": revision.record.version,
+                "kinds": list(revision.kinds),
+                "changes": dict(revision.changes),
+                "record": revision.record.to_dict(),
+                "record_hash": content_hash(revision.record),
+                "sync_run_id": run_id,
+            }
+            for write, paper_id in zip(writes, paper_ids, strict=True)
+            for offset, revision in enumerate(write.revisions, start=1)
+        ]
+        revision_ids = self._insert_returning(
+            conn, revisions_table, revisions_table.c.id, revision_rows
+        )
+        # the event of a write is attached to its last revision
+        last_revision: dict[int, int] = {}
+        for row, revision_id in zip(revision_rows, revision_ids, strict=True):
+            last_revision[row["paper_id"]] = revision_id
+        announced = [
+            (write, paper_id)
+            for write, paper_id in zip(writes, paper_ids, strict=True)
+            if write.event_type is not None
+        ]
+        event_rows = [
+            {
+                "id": f"evt_{uuid.uuid4().hex}",
+                "type": write.event_type,
+                "created_at": now,
+                "author_id": author_id,
+                "paper_id": paper_id,
+                "revision_id": last_revision.get(paper_id) if write.revisions else None,
+                "sync_run_id": run_id,
+                "kinds": list(write.event_kinds),
+                "changes": dict(write.event_changes),
+            }
+            for write, paper_id in announced
+        ]
+        event_seqs = self._insert_returning(conn, events_table, events_table.c.seq, event_rows)
+        delivery_rows = [
+            {
+                "event_seq": seq,
                 "endpoint_id": endpoint.id,
                 "paper_id": paper_id,
                 "status": "pending",
@@ -921,12 +910,79 @@ class Store:
                 "next_attempt_at": now,
                 "created_at": now,
             }
+            for (write, paper_id), seq in zip(announced, event_seqs, strict=True)
             for endpoint in endpoints
-            if accepts(endpoint.events, endpoint.kinds, write.event_type, write.event_kinds)
+            if accepts(endpoint.events, endpoint.kinds, write.event_type or "", write.event_kinds)
         ]
-        if rows:
-            conn.execute(deliveries_table.insert(), rows)
-        return event_seq
+        if delivery_rows:
+            conn.execute(deliveries_table.insert(), delivery_rows)
+        return event_seqs
+
+    def _upsert_papers(
+        self, conn: Connection, author_id: int, writes: Sequence[PaperWrite], now: datetime
+    ) -> list[int]:
+        """Insert new papers and update known ones; return every write's paper id, in order."""
+        rows = []
+        for write in writes:
+            row: dict[str, Any] = {
+                "key": write.key,
+                "arxiv_id": write.arxiv_id,
+                "status": write.status,
+                "origin": write.origin,
+                "absent_syncs": write.absent_syncs,
+                "updated_at": now,
+            }
+            if write.revisions:
+                latest = write.revisions[-1].record
+                row |= {"record": latest.to_dict(), "record_hash": content_hash(latest)}
+            rows.append(row)
+        inserts = [
+            {**row, "author_id": author_id, "created_at": now}
+            for write, row in zip(writes, rows, strict=True)
+            if write.paper_id is None
+        ]
+        new_ids = iter(self._insert_returning(conn, papers_table, papers_table.c.id, inserts))
+        # executemany needs one shape per statement: with or without a new record
+        for with_record in (True, False):
+            same_shape = [
+                {**row, "b_id": write.paper_id}
+                for write, row in zip(writes, rows, strict=True)
+                if write.paper_id is not None and bool(write.revisions) == with_record
+            ]
+            if same_shape:
+                columns = [c for c in same_shape[0] if c != "b_id"]
+                statement = (
+                    papers_table.update()
+                    .where(papers_table.c.id == sa.bindparam("b_id"))
+                    .values({c: sa.bindparam(c) for c in columns})
+                )
+                conn.execute(statement, same_shape)
+        return [write.paper_id if write.paper_id is not None else next(new_ids) for write in writes]
+
+    def _last_revision_seqs(self, conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
+        seqs: dict[int, int] = {}
+        for start in range(0, len(paper_ids), 500):
+            chunk = paper_ids[start : start + 500]
+            query = (
+                sa.select(revisions_table.c.paper_id, sa.func.max(revisions_table.c.seq))
+                .where(revisions_table.c.paper_id.in_(chunk))
+                .group_by(revisions_table.c.paper_id)
+            )
+            seqs |= {row[0]: row[1] for row in conn.execute(query)}
+        return seqs
+
+    def _insert_returning(
+        self,
+        conn: Connection,
+        table: sa.Table,
+        column: sa.Column[Any],
+        rows: Sequence[dict[str, Any]],
+    ) -> list[int]:
+        """Insert ``rows`` in bulk and return ``column`` for each, in the rows' order."""
+        if not rows:
+            return []
+        statement = table.insert().returning(column, sort_by_parameter_order=True)
+        return [int(value) for value in conn.scalars(statement, list(rows))]
 
     def _live_endpoints(self, conn: Connection) -> list[sa.Row[Any]]:
         query = sa.select(endpoints_table).where(

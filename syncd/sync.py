@@ -21,6 +21,7 @@ from syncd.arxiv import ArxivClient
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.diff import diff_records
 from syncd.errors import FeedError, Interrupted, UpstreamError
+from syncd.faults import fault_point
 from syncd.linking import earlier_version_ids, identify, link_seed_papers, name_matches
 from syncd.record import Record, content_hash
 from syncd.seeds import SeedPaper, load_seeds
@@ -218,6 +219,7 @@ def _gather(store: Store, client: ArxivClient, claimed: Sequence[_Gathered]) -> 
     """Stream the batch's pages, handing each entry to the authors it belongs to."""
     query = batch_query([g.author for g in claimed])
     for page in client.search(query):
+        fault_point("sync.page_fetched")
         for gathered in claimed:
             mine = page.records
             if len(claimed) > 1:

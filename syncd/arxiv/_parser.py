@@ -187,15 +187,24 @@ def _shape_hint(body: bytes) -> str:
     return ""
 
 
+def _syntax_hint(body: bytes) -> str:
+    """Why a body may not parse: HTML, JSON, bytes that are not UTF-8, or XML cut short."""
+    shape = _shape_hint(body)
+    if shape:
+        return shape
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f" (not UTF-8: byte 0x{body[exc.start]:02x} at offset {exc.start})"
+    return " (cut short?)" if body[:4096].lstrip().startswith(b"<") else ""
+
+
 def _parse_tree(body: bytes) -> etree._Element:
     """Parse with the hardened parser and check the result's structure."""
     try:
         root = etree.fromstring(body, _make_parser())
     except etree.LxmlError as exc:
-        # An HTML page from a proxy or a JSON error is not XML that was cut short.
-        looks_like_xml = body[:4096].lstrip().startswith(b"<")
-        hint = _shape_hint(body) or (" (cut short?)" if looks_like_xml else "")
-        raise FeedError(f"the body is not well-formed XML{hint}: {exc}") from exc
+        raise FeedError(f"the body is not well-formed XML{_syntax_hint(body)}: {exc}") from exc
     docinfo = root.getroottree().docinfo
     doctype = getattr(docinfo, "doctype", "")  # missing from lxml-stubs
     if doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
