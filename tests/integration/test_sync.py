@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd
@@ -282,3 +283,42 @@ class TestAddedAndRemoved:
         (event,) = _events(syncd, since=last)
         assert event["type"] == "paper.added"
         assert event["record"]["title"] == "New"
+
+
+class TestBatchedAuthors:
+    def test_authors_share_requests_and_get_their_own_papers(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Three authors cost one paged OR query, and each gets exactly the papers naming them."""
+        syncd.extra = '[[authors]]\nname = "Ada Lovelace"\n[[authors]]\nname = "Alan Turing"'
+        arxiv.publish(make_record("2611.10001", authors=("Ada Lovelace", "Charles Babbage")))
+        arxiv.publish(make_record("2611.10002", authors=("Alan Turing", "Alonzo Church")))
+        arxiv.reset_log()
+        outcome = syncd("sync")
+        assert outcome.code == 0, outcome.err
+        searches = [r.params["search_query"] for r in arxiv.requests if "search_query" in r.params]
+        # 9 entries in pages of 5: two requests for all three authors
+        assert len(searches) == 2
+        assert set(searches) == {'au:"Zhida Jiang" OR au:"Ada Lovelace" OR au:"Alan Turing"'}
+        by_author: dict[str, set[str]] = {}
+        for paper in syncd.json("papers"):
+            by_author.setdefault(paper["author"], set()).add(paper["arxiv_id"])
+        assert by_author["Ada Lovelace"] == {"2611.10001"}
+        assert by_author["Alan Turing"] == {"2611.10002"}
+        assert len(by_author["Zhida Jiang"] - {None}) == 7
+
+    def test_an_entry_nobody_claims_fails_the_batch(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """An entry whose names match no batched author fails the cycle instead of being lost."""
+        syncd.extra = '[[authors]]\nname = "Ada Lovelace"'
+        assert syncd("sync").code == 0
+        arxiv.inject(
+            fa.body(
+                fa.render_feed(
+                    [make_record("2611.10003", authors=("Someone Else",))],
+                    total=1,
+                )
+            )
+        )
+        outcome = syncd("sync")
+        assert outcome.code == 1
+        assert "no author's name matches" in outcome.err
