@@ -29,6 +29,8 @@ from syncd.store import Event, NewRevision, Paper, PaperState, PaperWrite, Store
 
 __all__ = [
     "CycleResult",
+    "author_batches",
+    "batch_query",
     "seed_author",
     "seed_writes",
     "sync_all",
@@ -88,7 +90,8 @@ def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
 def seed_author(store: Store, author: AuthorSettings) -> int:
     """Import the author's seed snapshot; return how many papers were new (0 on a re-run)."""
     added = store.import_seeds(author.name, seed_writes(load_seeds(author.seeds)))
-    _log.info("seed_imported", author=author.name, papers_added=added)
+    if added:
+        _log.info("seed_imported", author=author.name, papers_added=added)
     return added
 
 
