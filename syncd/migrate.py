@@ -44,25 +44,30 @@ def head_revision() -> str:
 
 def current_revision(engine: Engine) -> str | None:
     """The migration the database is at; None for a database never migrated."""
-    with engine.connect() as conn:
+    with _translated("reading the schema revision"), engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema up to ``revision``; raise ``StoreError`` if that fails."""
-    try:
-        with engine.begin() as conn, _serialised(conn):
-            command.upgrade(_config(conn), revision)
-    except sa.exc.SQLAlchemyError as exc:
-        reason = getattr(exc, "orig", None) or exc
-        raise StoreError(f"database error while migrating: {reason}") from exc
+    with _translated("migrating"), engine.begin() as conn, _serialised(conn):
+        command.upgrade(_config(conn), revision)
 
 
 def schema_drift(engine: Engine) -> list[Any]:
     """Differences between the migrated schema and the models; empty when they agree."""
-    with engine.connect() as conn:
+    with _translated("comparing the schema"), engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         return list(compare_metadata(context, metadata))
+
+
+@contextmanager
+def _translated(doing: str) -> Iterator[None]:
+    try:
+        yield
+    except sa.exc.SQLAlchemyError as exc:
+        reason = getattr(exc, "orig", None) or exc
+        raise StoreError(f"database error while {doing}: {reason}") from exc
 
 
 @contextmanager

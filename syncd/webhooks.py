@@ -351,8 +351,10 @@ class DestinationPolicy:
 
     @classmethod
     def from_allow_list(cls, entries: Iterable[str]) -> DestinationPolicy:
-        """The policy allowing ``entries``; ``ValueError`` naming the first entry that is neither
-        an IP address, a network nor a host name."""
+        """The policy allowing ``entries``: IP addresses, networks and host names.
+
+        Raises ``ValueError`` naming the first entry that is none of those.
+        """
         networks: list[IPNetwork] = []
         hosts: set[str] = set()
         for entry in entries:
@@ -396,7 +398,7 @@ def _blocked_message(host: str, address: str) -> str:
     return f"{where} ({_BLOCKED_KIND}); allow it with [delivery] allow_destinations"
 
 
-def numeric_addresses(host: str) -> list[str] | None:
+def _numeric_addresses(host: str) -> list[str] | None:
     """The address ``host`` spells, if it is an IP literal in any form the resolver accepts.
 
     ``None`` for a host name.  No DNS: besides the usual forms, this catches
@@ -457,7 +459,7 @@ def check_destination(
         if isinstance(allowed, DestinationPolicy)
         else DestinationPolicy.from_allow_list(allowed)
     )
-    addresses = numeric_addresses(host)
+    addresses = _numeric_addresses(host)
     if addresses is None:
         if resolve is None:
             return
@@ -493,7 +495,7 @@ class _GuardedBackend(httpcore.SyncBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
-        addresses = numeric_addresses(host)
+        addresses = _numeric_addresses(host)
         if addresses is None:
             try:
                 addresses = list(self._resolve(host, port))
@@ -540,8 +542,9 @@ class DeliveryResult:
     """How one attempt went.
 
     ``delivered``: a 2xx.  ``gone``: 410, the receiver asks to be disabled.
-    ``retry``: anything else (other statuses, 3xx, timeouts, connection errors),
-    as Standard Webhooks and Svix do.  ``error`` is redacted and safe to store.
+    ``retry``: anything else (other statuses, 3xx, timeouts, connection errors,
+    blocked destinations), as Standard Webhooks and Svix do.  ``error`` is
+    redacted and safe to store.
     """
 
     outcome: Outcome
