@@ -25,7 +25,7 @@ from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.store import Store
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
-from syncd.webhooks import WebhookSender, redact_url, signing_key, test_body
+from syncd.webhooks import WebhookSender, redact_url, test_body
 
 __all__ = ["main"]
 
@@ -39,9 +39,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = load_settings(args.config)
-        for hook in settings.webhooks:
-            for secret in hook.secret_values():
-                signing_key(secret)  # a malformed secret is a config error, found at start
         # The daemon logs to stdout like any container service; commands keep
         # stdout for their output.
         stream = sys.stdout if args.command is _run else sys.stderr

@@ -13,6 +13,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -102,6 +103,8 @@ class DatabaseSettings(_Section):
     @field_validator("url")
     @classmethod
     def _supported(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("cannot contain a NUL character")
         scheme = value.split(":", 1)[0].split("+", 1)[0]
         if scheme not in {"sqlite", "postgresql", "postgres"}:
             raise ValueError("must be a sqlite:/// or postgresql:// URL")
@@ -119,6 +122,13 @@ class AuthorSettings(_Section):
     query: str | None = None
     include_ids: tuple[str, ...] = ()
     exclude_ids: tuple[str, ...] = ()
+
+    @field_validator("seeds")
+    @classmethod
+    def _no_nul(cls, seeds: tuple[Path, ...]) -> tuple[Path, ...]:
+        if any("\x00" in str(p) for p in seeds):
+            raise ValueError("a path cannot contain a NUL character")
+        return seeds
 
     @field_validator("include_ids", "exclude_ids")
     @classmethod
@@ -151,6 +161,13 @@ class WebhookSettings(_Section):
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port out of range
+        except ValueError as exc:
+            raise ValueError(f"not a usable URL: {exc}") from None
+        if not parts.hostname:
+            raise ValueError("must name a host")
         return value
 
     @field_validator("kinds")
@@ -175,7 +192,19 @@ class WebhookSettings(_Section):
             raise ValueError("give exactly one of 'secret' and 'secret_env'")
         if self.secret_env is not None and not os.environ.get(self.secret_env, "").strip():
             raise ValueError(f"environment variable {self.secret_env} (secret_env) is not set")
+        if self.secret_env is not None:
+            _check_secrets(os.environ[self.secret_env].split())
         return self
+
+    @field_validator("secret")
+    @classmethod
+    def _usable_secrets(
+        cls, value: SecretStr | tuple[SecretStr, ...] | None
+    ) -> SecretStr | tuple[SecretStr, ...] | None:
+        if value is not None:
+            values = value if isinstance(value, tuple) else (value,)
+            _check_secrets([v.get_secret_value() for v in values])
+        return value
 
     @property
     def display_name(self) -> str:
@@ -192,6 +221,20 @@ class WebhookSettings(_Section):
         if isinstance(self.secret, tuple):
             return [s.get_secret_value() for s in self.secret]
         return [self.secret.get_secret_value()] if self.secret is not None else []
+
+
+def _check_secrets(secrets: Sequence[str]) -> None:
+    """At least one secret, each a usable signing key; the message never holds a secret."""
+    if not secrets:
+        raise ValueError("give at least one secret")
+    # Imported here: webhooks imports this module.
+    from syncd.webhooks import signing_key  # noqa: PLC0415
+
+    for secret in secrets:
+        try:
+            signing_key(secret)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class ScheduleSettings(_Section):
@@ -381,6 +424,10 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
         raise ConfigError(f"{file}: cannot read config file: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    private = sorted(k for k in raw if k.startswith("_"))
+    if private:
+        # pydantic-settings would take these as its own init arguments.
+        raise ConfigError(f"{file}: invalid configuration:\n  {private[0]}: unknown key")
     _resolve_paths(raw, file.resolve().parent)
     try:
         return Settings(**raw)
@@ -390,15 +437,20 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
 
 def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
     """Make the file's relative seed paths and SQLite path relative to ``base``."""
-    for author in raw.get("authors") or []:
+    authors = raw.get("authors")
+    for author in authors if isinstance(authors, list) else []:
         if isinstance(author, dict) and isinstance(author.get("seeds"), list):
-            author["seeds"] = [
-                str((base / s).resolve()) if isinstance(s, str) and not Path(s).is_absolute() else s
-                for s in author["seeds"]
-            ]
+            author["seeds"] = [_resolve_path(s, base) for s in author["seeds"]]
     database = raw.get("database")
     if isinstance(database, dict) and isinstance(database.get("url"), str):
         database["url"] = _resolve_sqlite_url(database["url"], base)
+
+
+def _resolve_path(value: object, base: Path) -> object:
+    # NUL cannot be in a path; validation names the key, so leave it as it is.
+    if not isinstance(value, str) or "\x00" in value or Path(value).is_absolute():
+        return value
+    return str((base / value).resolve())
 
 
 def _resolve_sqlite_url(url: str, base: Path) -> str:
@@ -406,7 +458,7 @@ def _resolve_sqlite_url(url: str, base: Path) -> str:
     path = url[len(prefix) :]
     if not url.startswith(prefix) or not path or path.startswith("/") or path == ":memory:":
         return url
-    return prefix + str((base / path).resolve())
+    return prefix + str(_resolve_path(path, base))
 
 
 def _describe(exc: ValidationError) -> str:

@@ -174,6 +174,8 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # a NUL in the path: open() refuses it before any system call
+        raise SeedError(str(path), None, f"cannot read the file: {exc}") from exc
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
