@@ -126,4 +126,3 @@ def syncd(
 ) -> Syncd:
     """syncd configured for the seeded author against the fake arXiv, on each database."""
     return Syncd(arxiv=arxiv, database_url=database_url, workdir=tmp_path, capsys=capsys)
-
