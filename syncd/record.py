@@ -27,7 +27,7 @@ __all__ = [
 # arXiv ids: new style 2212.09483 (4.4 or 4.5 digits), old style astro-ph/0601001
 # or math.GT/0309136; each optionally followed by a version suffix vN.
 _ID_RE = re.compile(
-    r"(?P<id>(?:\d{4}\.\d{4,5})|(?:[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7}))(?:v(?P<version>\d+))?$"
+    r"(?P<id>[0-9]{4}\.[0-9]{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/[0-9]{7})(?:v(?P<version>[0-9]+))?"
 )
 
 # arXiv marks a withdrawal by a new version whose comment (and usually the
@@ -61,8 +61,8 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     tail = raw.strip()
     if "/abs/" in tail:
         tail = tail.split("/abs/", 1)[1]
-    match = _ID_RE.search(tail)
-    if match is None or match.start() != 0:
+    match = _ID_RE.fullmatch(tail)
+    if match is None:
         raise ValueError(f"not an arXiv identifier: {raw!r}")
     version = match.group("version")
     return match.group("id"), int(version) if version else None
@@ -70,9 +70,10 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
 
 def is_withdrawal(comment: str | None, abstract: str | None) -> bool:
     """Whether a version's comment or abstract announces a withdrawal."""
-    if comment and _WITHDRAWN_RE.search(comment):
+    # Cheap tests first: this runs for every entry of every page.
+    if comment and "withdraw" in comment.lower() and _WITHDRAWN_RE.search(comment):
         return True
-    return bool(abstract and abstract.lower().startswith("this paper has been withdrawn"))
+    return bool(abstract and abstract[:32].lower().startswith("this paper has been withdrawn"))
 
 
 @dataclass(frozen=True, slots=True)
