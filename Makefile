@@ -28,3 +28,31 @@ test: lint
 .PHONY: lint-docker
 lint-docker: $(BIN)/syncd
 	$(BIN)/hadolint Dockerfile
+
+# Benchmarks against bare baselines (see benchmarks/README.md): prints the table and
+# writes benchmarks/results.json.  BENCH_ARGS=--quick for a smoke run of a minute.
+.PHONY: bench
+bench: $(VENV)/.bench-deps
+	PYTHONPATH=. $(BIN)/python -m benchmarks.run $(BENCH_ARGS)
+
+$(VENV)/.bench-deps: $(BIN)/syncd
+	$(BIN)/pip install -q -e '.[bench]'
+	touch $@
+
+# The full reliability runs (docs/RELIABILITY.md): SIGKILL torture of `syncd sync`
+# and `syncd run` (60 kills per database) and the upstream chaos soak (300 cycles),
+# on SQLite and PostgreSQL (127.0.0.1:5432, or SYNCD_TEST_POSTGRES_URL).  Results go
+# to build/reliability/*.json (ignored by git); the table is printed at the end.
+# CI runs the short versions: tests/reliability/test_reliability.py.
+# E.g. make reliability RELIABILITY_DBS=sqlite TORTURE_ARGS="--kills 100 --seed 3"
+RELIABILITY_DBS ?= sqlite postgresql
+TORTURE_ARGS ?=
+SOAK_ARGS ?=
+.PHONY: reliability
+reliability: $(BIN)/syncd
+	rm -f build/reliability/*.json
+	status=0; \
+	$(BIN)/python -m tests.reliability.torture $(RELIABILITY_DBS:%=--db %) $(TORTURE_ARGS) || status=1; \
+	$(BIN)/python -m tests.reliability.soak $(RELIABILITY_DBS:%=--db %) $(SOAK_ARGS) || status=1; \
+	$(BIN)/python -c 'import tests.reliability as r; r.print_results()'; \
+	exit $$status

@@ -122,10 +122,11 @@ class Dispatcher:
             due = self._store.next_delivery_due()
             if due is None:
                 break
-            wait = (due - datetime.now(UTC)).total_seconds()
+            # Never spin: a due delivery another worker holds takes a poll to free.
+            wait = max((due - datetime.now(UTC)).total_seconds(), self._settings.poll_interval)
             if wait > deadline - time.monotonic():
                 break
-            time.sleep(min(max(wait, 0.0), self._settings.poll_interval))
+            time.sleep(wait)
         return attempted
 
     def _deliver(self, claim: Claim) -> None:

@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 _JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+# A cycle still "running" after this long belongs to a process that died.
+STALE_RUN_SECONDS = 3600.0
 _TIME = sa.DateTime(timezone=True)
 
 metadata = sa.MetaData(
@@ -356,6 +358,16 @@ class Store:
         now = _now()
         with self._transaction() as conn:
             author_id = self._author_id(conn, author, lock=unless_started_within is not None)
+            # A process killed mid-cycle leaves its run "running"; close those
+            # that no live cycle can still own.
+            stale = now - timedelta(seconds=max(unless_started_within or 0.0, STALE_RUN_SECONDS))
+            conn.execute(
+                sync_runs_table.update()
+                .where(sync_runs_table.c.author_id == author_id)
+                .where(sync_runs_table.c.status == "running")
+                .where(sync_runs_table.c.started_at < stale)
+                .values(status="abandoned", error="the process running this cycle stopped")
+            )
             if unless_started_within is not None:
                 last = conn.scalar(
                     sa.select(sa.func.max(sync_runs_table.c.started_at)).where(
@@ -617,8 +629,12 @@ class Store:
     def next_delivery_due(self) -> datetime | None:
         """When the earliest pending delivery to a live endpoint is due; None if there is none."""
         d, e = deliveries_table, endpoints_table
+        # A delivery leased by a process that died is due when its lease ends.
+        due = sa.case(
+            (d.c.lease_until > d.c.next_attempt_at, d.c.lease_until), else_=d.c.next_attempt_at
+        )
         query = (
-            sa.select(sa.func.min(d.c.next_attempt_at))
+            sa.select(sa.func.min(due))
             .join(e, e.c.id == d.c.endpoint_id)
             .where(d.c.status == "pending", e.c.active.is_(True), e.c.disabled_at.is_(None))
         )

@@ -279,7 +279,7 @@ def _finish(
             requests_before = client.requests
             missing = [i for i in author.include_ids if i not in gathered.seen]
             if missing:
-                _take(store, gathered, _fetch_included(client, missing))
+                _take(store, gathered, client.fetch_ids(missing))
             _refuse_sudden_emptiness(store, gathered)
             writes = _plan(store, client, gathered, settings)
             gathered.requests += client.requests - requests_before
@@ -314,15 +314,6 @@ def _failed(store: Store, gathered: _Gathered, exc: Exception) -> CycleResult:
     ):
         _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
     return CycleResult(gathered.run_id, gathered.author.name, ok=False, error=str(exc), stats=stats)
-
-
-def _fetch_included(client: ArxivClient, missing: Sequence[str]) -> list[Record]:
-    """``include_ids`` the query missed, fetched by id; every one must come back."""
-    fetched = [r for r in client.fetch_ids(missing) if r.arxiv_id]
-    lost = sorted(set(missing) - {r.arxiv_id for r in fetched})
-    if lost:
-        raise FeedError(f"include_ids not returned by arXiv: {', '.join(lost)}")
-    return fetched
 
 
 def _refuse_sudden_emptiness(store: Store, gathered: _Gathered) -> None:

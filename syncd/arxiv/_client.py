@@ -208,16 +208,28 @@ class ArxivClient:
                 "max_results": size,
             }
             page = self._get(params, {"query": query, "start": start})
+            if start and start >= (total or 0):
+                # The probe below: a full last page must be followed by nothing.
+                if page.records:
+                    raise FeedError(
+                        f"totalResults said {total} but entries follow at start={start};"
+                        " the result set is larger than announced"
+                    )
+                return
             total = _check_page(page, start=start, size=size, total=total, seen=seen)
             yield page
             start += len(page.records)
-            if start >= total:
+            # A full last page proves nothing: a totalResults lowered to a
+            # multiple of the page size would hide the rest as "absent".
+            # One more request confirms the end.
+            if start >= total and len(page.records) < size:
                 return
 
     def fetch_ids(self, ids: Sequence[str]) -> list[Record]:
         """The records of ``ids`` (versioned or not), one request per ``page_size`` ids.
 
-        An id arXiv does not know is simply absent from the result.
+        Every id must come back: callers ask for entries they know exist, so
+        a missing one means an answer that cannot be trusted (``FeedError``).
         """
         size = self._settings.page_size
         records: list[Record] = []
@@ -309,10 +321,15 @@ class ArxivClient:
             return None
         chunks: list[bytes] = []
         size = 0
+        # httpx's timeout bounds each read; a server dripping bytes could
+        # stretch one request forever, so the whole body has a deadline too.
+        deadline = self._clock() + self._settings.timeout
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > cap:
                 return None
+            if self._clock() > deadline:
+                raise httpx.ReadTimeout("the response took longer than the timeout to arrive")
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -432,3 +449,6 @@ def _check_id_page(page: FeedPage, requested: list[str]) -> None:
     for record in page.records:
         if record.arxiv_id not in wanted:
             raise FeedError(f"arXiv sent {record.arxiv_id}, which was not asked for")
+    missing = sorted(wanted - {record.arxiv_id for record in page.records})
+    if missing:
+        raise FeedError(f"arXiv did not return {', '.join(missing[:5])} although asked for it")

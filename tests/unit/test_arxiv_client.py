@@ -486,15 +486,29 @@ class TestSearch:
         assert len(server.requests) == 2
 
     def test_exact_multiple_of_page_size(self, fake_time: FakeTime) -> None:
-        """20 results in pages of 10 stop after two requests."""
+        """20 results in pages of 10 take a third request, which confirms nothing follows."""
         ids = paper_ids(20)
         server = pages_server(
             fake_time,
-            [make_feed(ids[:10], total=20, start=0), make_feed(ids[10:], total=20, start=10)],
+            [
+                make_feed(ids[:10], total=20, start=0),
+                make_feed(ids[10:], total=20, start=10),
+                make_feed([], total=20, start=20),
+            ],
         )
         with make_client(server) as client:
             assert sum(len(p.records) for p in client.search("all:x")) == 20
-        assert len(server.requests) == 2
+        assert len(server.requests) == 3
+
+    def test_total_lowered_to_a_page_multiple_is_caught(self, fake_time: FakeTime) -> None:
+        """A totalResults that hides a further page fails the search instead of hiding papers."""
+        ids = paper_ids(15)
+        server = pages_server(
+            fake_time,
+            [make_feed(ids[:10], total=10, start=0), make_feed(ids[10:], total=15, start=10)],
+        )
+        with make_client(server) as client, pytest.raises(FeedError, match="larger than announced"):
+            list(client.search("all:x"))
 
     def test_no_results(self, fake_time: FakeTime) -> None:
         """An empty result set is one empty page."""
@@ -596,11 +610,11 @@ class TestFetchIds:
         assert records[0].arxiv_id == "astro-ph/0601001"
         assert server.params[0]["id_list"] == "astro-ph/0601001v1"
 
-    def test_unknown_id_is_absent(self, fake_time: FakeTime) -> None:
-        """An id arXiv does not know is simply missing from the result."""
+    def test_missing_id_is_an_untrustworthy_answer(self, fake_time: FakeTime) -> None:
+        """An asked-for id that does not come back (an empty feed, say) fails the fetch."""
         server = Server(fake_time, ok((FIXTURES / "empty_total0.xml").read_bytes()))
-        with make_client(server) as client:
-            assert client.fetch_ids(["0000.0000"]) == []
+        with make_client(server) as client, pytest.raises(FeedError, match="did not return"):
+            client.fetch_ids(["0000.0000"])
 
     def test_no_ids_no_request(self, fake_time: FakeTime) -> None:
         """An empty id list sends nothing."""
