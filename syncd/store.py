@@ -162,6 +162,8 @@ deliveries_table = sa.Table(
     sa.Column("delivered_at", _TIME),
     sa.UniqueConstraint("event_seq", "endpoint_id"),
     sa.Index("ix_deliveries_due", "status", "next_attempt_at"),
+    # The claim's "no earlier pending event of this paper" test looks here.
+    sa.Index("ix_deliveries_order", "endpoint_id", "paper_id", "status", "event_seq"),
 )
 
 
@@ -342,7 +344,7 @@ class Store:
                 )
             )
             fresh = [p for p in papers if p.key not in known]
-            self._write_papers(conn, author_id, None, fresh, [])
+            self._write_papers(conn, author, author_id, fresh, run_id=None, endpoints=[])
             return len(fresh)
 
     def start_sync_run(
@@ -406,7 +408,9 @@ class Store:
         with self._transaction() as conn:
             author_id = self._author_id(conn, author)
             endpoints = self._live_endpoints(conn)
-            published = self._write_papers(conn, author_id, run_id, writes, endpoints)
+            events = self._write_papers(
+                conn, author, author_id, writes, run_id=run_id, endpoints=endpoints
+            )
             fault_point("store.cycle_written")
             conn.execute(
                 sync_runs_table.update()
@@ -416,11 +420,8 @@ class Store:
                     finished_at=_now(),
                     requests=stats.requests,
                     entries=stats.entries,
-                    events=len(published),
+                    events=len(events),
                 )
-            )
-            events = (
-                self._events_where(conn, events_table.c.sync_run_id == run_id) if published else []
             )
         fault_point("store.cycle_committed")
         return events
@@ -857,21 +858,25 @@ class Store:
     def _write_papers(
         self,
         conn: Connection,
+        author: str,
         author_id: int,
-        run_id: int | None,
         writes: Sequence[PaperWrite],
+        *,
+        run_id: int | None,
         endpoints: Sequence[sa.Row[Any]],
-    ) -> list[int]:
-        """Apply ``writes`` in a few bulk statements; return the seqs of the events published.
+    ) -> list[Event]:
+        """Apply ``writes`` with a few executemany statements; return the published events.
 
         Each event's outbox rows, one per accepting endpoint, go in the same
-        transaction: an event is never without its deliveries.
+        transaction: an event is never without its deliveries.  Ids are read
+        back by unique keys rather than RETURNING, which would make SQLite
+        insert row by row.
         """
         now = _now()
         paper_ids = self._upsert_papers(conn, author_id, writes, now)
+        pairs = list(zip(writes, paper_ids, strict=True))
         last_seq = self._last_revision_seqs(
-            conn,
-            [pid for w, pid in zip(writes, paper_ids, strict=True) if w.paper_id and w.revisions],
+            conn, [paper_id for write, paper_id in pairs if write.paper_id and write.revisions]
         )
         revision_rows: list[dict[str, Any]] = [
             {
@@ -886,24 +891,22 @@ class Store:
                 "record_hash": content_hash(revision.record),
                 "sync_run_id": run_id,
             }
-            for write, paper_id in zip(writes, paper_ids, strict=True)
+            for write, paper_id in pairs
             for offset, revision in enumerate(write.revisions, start=1)
         ]
-        revision_ids = self._insert_returning(
-            conn, revisions_table, revisions_table.c.id, revision_rows
-        )
+        if revision_rows:
+            conn.execute(revisions_table.insert(), revision_rows)
+        announced = [(w, paper_id) for w, paper_id in pairs if w.event_type is not None]
         # the event of a write is attached to its last revision
-        last_revision: dict[int, int] = {}
-        for row, revision_id in zip(revision_rows, revision_ids, strict=True):
-            last_revision[row["paper_id"]] = revision_id
-        announced = [
-            (write, paper_id)
-            for write, paper_id in zip(writes, paper_ids, strict=True)
-            if write.event_type is not None
-        ]
-        event_rows = [
+        last_revision = self._last_revision_ids(
+            conn, [paper_id for write, paper_id in announced if write.revisions]
+        )
+        # One random part per batch and a counter: uuid4 per event costs a
+        # system call each, and 96 random bits already make ids unique.
+        prefix = uuid.uuid4().hex[:24]
+        event_rows: list[dict[str, Any]] = [
             {
-                "id": f"evt_{uuid.uuid4().hex}",
+                "id": f"evt_{prefix}{number:08x}",
                 "type": write.event_type,
                 "created_at": now,
                 "author_id": author_id,
@@ -913,9 +916,11 @@ class Store:
                 "kinds": list(write.event_kinds),
                 "changes": dict(write.event_changes),
             }
-            for write, paper_id in announced
+            for number, (write, paper_id) in enumerate(announced)
         ]
-        event_seqs = self._insert_returning(conn, events_table, events_table.c.seq, event_rows)
+        if event_rows:
+            conn.execute(events_table.insert(), event_rows)
+        event_seqs = self._event_seqs(conn, [row["id"] for row in event_rows])
         delivery_rows = [
             {
                 "event_seq": seq,
@@ -932,7 +937,21 @@ class Store:
         ]
         if delivery_rows:
             conn.execute(deliveries_table.insert(), delivery_rows)
-        return event_seqs
+        return [
+            Event(
+                seq=seq,
+                id=row["id"],
+                type=row["type"],
+                created_at=now,
+                author=author,
+                paper_key=write.key,
+                arxiv_id=write.arxiv_id,
+                kinds=tuple(write.event_kinds),
+                changes=row["changes"],
+                record=write.revisions[-1].record if write.revisions else None,
+            )
+            for (write, _), row, seq in zip(announced, event_rows, event_seqs, strict=True)
+        ]
 
     def _upsert_papers(
         self, conn: Connection, author_id: int, writes: Sequence[PaperWrite], now: datetime
@@ -957,7 +976,9 @@ class Store:
             for write, row in zip(writes, rows, strict=True)
             if write.paper_id is None
         ]
-        new_ids = iter(self._insert_returning(conn, papers_table, papers_table.c.id, inserts))
+        if inserts:
+            conn.execute(papers_table.insert(), inserts)
+        new_ids = self._paper_ids(conn, author_id, [row["key"] for row in inserts])
         # executemany needs one shape per statement: with or without a new record
         for with_record in (True, False):
             same_shape = [
@@ -973,32 +994,45 @@ class Store:
                     .values({c: sa.bindparam(c) for c in columns})
                 )
                 conn.execute(statement, same_shape)
-        return [write.paper_id if write.paper_id is not None else next(new_ids) for write in writes]
+        return [w.paper_id if w.paper_id is not None else new_ids[w.key] for w in writes]
+
+    def _paper_ids(self, conn: Connection, author_id: int, keys: Sequence[str]) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for chunk in _chunks(list(keys)):
+            query = sa.select(papers_table.c.key, papers_table.c.id).where(
+                papers_table.c.author_id == author_id, papers_table.c.key.in_(chunk)
+            )
+            ids |= {row.key: row.id for row in conn.execute(query)}
+        return ids
 
     def _last_revision_seqs(self, conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
-        seqs: dict[int, int] = {}
+        return self._per_paper(conn, sa.func.max(revisions_table.c.seq), paper_ids)
+
+    def _last_revision_ids(self, conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
+        return self._per_paper(conn, sa.func.max(revisions_table.c.id), paper_ids)
+
+    def _per_paper(
+        self, conn: Connection, aggregate: sa.ColumnElement[Any], paper_ids: Sequence[int]
+    ) -> dict[int, int]:
+        found: dict[int, int] = {}
         for start in range(0, len(paper_ids), 500):
-            chunk = paper_ids[start : start + 500]
             query = (
-                sa.select(revisions_table.c.paper_id, sa.func.max(revisions_table.c.seq))
-                .where(revisions_table.c.paper_id.in_(chunk))
+                sa.select(revisions_table.c.paper_id, aggregate)
+                .where(revisions_table.c.paper_id.in_(paper_ids[start : start + 500]))
                 .group_by(revisions_table.c.paper_id)
             )
-            seqs |= {row[0]: row[1] for row in conn.execute(query)}
-        return seqs
+            found |= {row[0]: row[1] for row in conn.execute(query)}
+        return found
 
-    def _insert_returning(
-        self,
-        conn: Connection,
-        table: sa.Table,
-        column: sa.Column[Any],
-        rows: Sequence[dict[str, Any]],
-    ) -> list[int]:
-        """Insert ``rows`` in bulk and return ``column`` for each, in the rows' order."""
-        if not rows:
-            return []
-        statement = table.insert().returning(column, sort_by_parameter_order=True)
-        return [int(value) for value in conn.scalars(statement, list(rows))]
+    def _event_seqs(self, conn: Connection, event_ids: Sequence[str]) -> list[int]:
+        """The seqs of events just inserted, in the order of ``event_ids``."""
+        seqs: dict[str, int] = {}
+        for chunk in _chunks(list(event_ids)):
+            query = sa.select(events_table.c.id, events_table.c.seq).where(
+                events_table.c.id.in_(chunk)
+            )
+            seqs |= {row.id: row.seq for row in conn.execute(query)}
+        return [seqs[event_id] for event_id in event_ids]
 
     def _live_endpoints(self, conn: Connection) -> list[sa.Row[Any]]:
         query = sa.select(endpoints_table).where(

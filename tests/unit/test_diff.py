@@ -117,6 +117,14 @@ class TestAuthors:
         assert "authors" not in diff_records(seed, BASE).kinds
 
 
+class TestCategories:
+    def test_cross_list_added_and_removed(self) -> None:
+        """A categories change names the categories added and removed."""
+        change = diff_records(BASE, replace(BASE, categories=("cs.DC", "cs.AI")))
+        assert change.changes["categories"]["added"] == ["cs.AI"]
+        assert change.changes["categories"]["removed"] == ["cs.LG"]
+
+
 class TestSeedRecords:
     def test_fields_a_seed_cannot_carry_are_unknown(self) -> None:
         """Version, comment, journal ref, DOI and cross-lists are no change after a seed."""
