@@ -25,8 +25,8 @@ from syncd import metrics
 from syncd.config import DeliverySettings, Settings, WebhookSettings
 from syncd.faults import fault_point
 from syncd.outbox import EndpointSpec
-from syncd.store import Claim, Store
-from syncd.webhooks import WebhookSender, event_body, next_retry_delay
+from syncd.store import Attempt, Claim, Store
+from syncd.webhooks import DeliveryResult, WebhookSender, event_body, next_retry_delay
 
 __all__ = ["Dispatcher", "endpoint_specs", "worker_name"]
 
@@ -85,14 +85,27 @@ class Dispatcher:
             sender.close()
 
     def run_once(self) -> int:
-        """Claim what is due, send it concurrently, record each result; return how many."""
+        """Claim what is due, send it concurrently, record the results; return how many.
+
+        Results are recorded together, in one transaction: writers queueing
+        for the database one delivery at a time would cost more than the sends.
+        """
         claims = self._store.claim_deliveries(
-            self.owner, self._settings.lease, limit=self._settings.workers * 4
+            self.owner, self._settings.lease, limit=self._settings.workers * 16
         )
         # Claims hold at most one delivery per paper and endpoint, so sending
         # them in parallel keeps each receiver's per-paper order.
-        for future in [self._pool.submit(self._deliver, claim) for claim in claims]:
-            future.result()
+        results = list(self._pool.map(self._send, claims))
+        sent = [(claim, result) for claim, result in zip(claims, results, strict=True) if result]
+        now = datetime.now(UTC)
+        attempts = [self._judge(claim, result, now) for claim, result in sent]
+        if any(a.delivered for a in attempts):
+            fault_point("dispatch.sent")
+        self._store.record_attempts(self.owner, attempts)
+        if any(a.delivered for a in attempts):
+            fault_point("dispatch.acknowledged")
+        for (claim, result), attempt in zip(sent, attempts, strict=True):
+            self._report(claim, result, attempt, now)
         return len(claims)
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
@@ -129,47 +142,46 @@ class Dispatcher:
             time.sleep(wait)
         return attempted
 
-    def _deliver(self, claim: Claim) -> None:
-        attempt = claim.attempts + 1
+    def _send(self, claim: Claim) -> DeliveryResult | None:
         with structlog.contextvars.bound_contextvars(
-            endpoint=claim.endpoint, event_id=claim.event.id, attempt=attempt
+            endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
         ):
             hook = self._hooks.get(claim.endpoint)
             if hook is None:
                 # Only configured endpoints are active, so this needs another
                 # process with another config; its lease will lapse for it.
                 _log.warning("endpoint_not_configured")
-                return
-            result = self._senders[claim.endpoint].send(
+                return None
+            return self._senders[claim.endpoint].send(
                 claim.url, hook.secret_values(), claim.event.id, event_body(claim.event)
             )
-            now = datetime.now(UTC)
-            if result.outcome == "delivered":
-                fault_point("dispatch.sent")
-                self._store.delivery_succeeded(claim.delivery_id, result.status or 200)
-                fault_point("dispatch.acknowledged")
+
+    def _judge(self, claim: Claim, result: DeliveryResult, now: datetime) -> Attempt:
+        """What to record for one attempt: done, retry when, dead, or endpoint gone."""
+        if result.outcome == "delivered":
+            return Attempt(claim.delivery_id, result.status or 200, delivered=True)
+        if result.outcome == "gone":
+            return Attempt(claim.delivery_id, result.status, result.error, disable_endpoint=True)
+        delay = next_retry_delay(
+            claim.attempts + 1, result.retry_after, self._rng, self._settings.retry_schedule
+        )
+        retry_at = now + timedelta(seconds=delay) if delay is not None else None
+        return Attempt(claim.delivery_id, result.status, result.error, retry_at=retry_at)
+
+    def _report(
+        self, claim: Claim, result: DeliveryResult, attempt: Attempt, now: datetime
+    ) -> None:
+        with structlog.contextvars.bound_contextvars(
+            endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
+        ):
+            if attempt.delivered:
                 latency = (now - claim.event.created_at).total_seconds()
                 metrics.observe_delivery("delivered", latency)
                 _log.info("webhook_delivered", latency_in_seconds=round(latency, 3))
-                return
-            gone = result.outcome == "gone"
-            delay = None
-            if not gone:
-                delay = next_retry_delay(
-                    attempt, result.retry_after, self._rng, self._settings.retry_schedule
-                )
-            self._store.delivery_failed(
-                claim.delivery_id,
-                self.owner,
-                status=result.status,
-                error=result.error,
-                retry_at=now + timedelta(seconds=delay) if delay is not None else None,
-                disable_endpoint=gone,
-            )
-            if gone:
+            elif attempt.disable_endpoint:
                 metrics.observe_delivery("gone", None)
                 _log.warning("endpoint_disabled", reason=f"HTTP {result.status}")
-            elif delay is None:
+            elif attempt.retry_at is None:
                 metrics.observe_delivery("dead", None)
                 _log.error("delivery_dead_lettered", status=result.status, error=result.error)
             else:
@@ -178,5 +190,5 @@ class Dispatcher:
                     "delivery_retry_scheduled",
                     status=result.status,
                     error=result.error,
-                    retry_delay_in_seconds=round(delay, 1),
+                    retry_delay_in_seconds=round((attempt.retry_at - now).total_seconds(), 1),
                 )

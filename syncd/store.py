@@ -29,6 +29,7 @@ from syncd.outbox import EndpointSpec, accepts
 from syncd.record import Record, content_hash, split_arxiv_id
 
 __all__ = [
+    "Attempt",
     "Claim",
     "EndpointSummary",
     "Event",
@@ -251,6 +252,22 @@ class Claim:
     url: str
     attempts: int
     event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """How one delivery attempt went, as the dispatcher reports it.
+
+    Not delivered and no ``retry_at``: dead-lettered, unless the endpoint is
+    being disabled (a 410), when the delivery waits for it.
+    """
+
+    delivery_id: int
+    status: int | None
+    error: str | None = None
+    delivered: bool = False
+    retry_at: datetime | None = None
+    disable_endpoint: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,79 +514,77 @@ class Store:
         if self.dialect == "postgresql":
             due = due.with_for_update(skip_locked=True, of=d)
         with self._transaction() as conn:
+            candidates = conn.scalars(due).all()
             claimed = []
-            for delivery_id in conn.scalars(due).all():
-                taken = conn.execute(
-                    d.update()
-                    .where(d.c.id == delivery_id, d.c.status == "pending")
-                    .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < now))
-                    .values(lease_owner=owner, lease_until=until)
+            if candidates:
+                claimed = list(
+                    conn.scalars(
+                        d.update()
+                        .where(d.c.id.in_(candidates), d.c.status == "pending")
+                        .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < now))
+                        .values(lease_owner=owner, lease_until=until)
+                        .returning(d.c.id)
+                    )
                 )
-                if taken.rowcount == 1:
-                    claimed.append(delivery_id)
             claims = self._claims(conn, claimed) if claimed else []
         if claims:
             fault_point("store.deliveries_claimed")
         return claims
 
-    def delivery_succeeded(self, delivery_id: int, status: int) -> None:
-        """Mark a delivery done; a success counts even if our lease ran out meanwhile."""
-        d = deliveries_table
-        with self._transaction() as conn:
-            conn.execute(
-                d.update()
-                .where(d.c.id == delivery_id, d.c.status == "pending")
-                .values(
-                    status="delivered",
-                    attempts=d.c.attempts + 1,
-                    last_status=status,
-                    last_error=None,
-                    delivered_at=_now(),
-                    lease_owner=None,
-                    lease_until=None,
-                )
-            )
+    def record_attempts(self, owner: str, attempts: Sequence[Attempt]) -> None:
+        """Record how a batch of attempts went, in one transaction.
 
-    def delivery_failed(
-        self,
-        delivery_id: int,
-        owner: str,
-        *,
-        status: int | None,
-        error: str | None,
-        retry_at: datetime | None,
-        disable_endpoint: bool = False,
-    ) -> None:
-        """Record a failed attempt: retry at ``retry_at``, or dead-letter when it is None.
-
-        With ``disable_endpoint`` (a 410) the endpoint is switched off and the
-        delivery waits, not counted dead, until the endpoint is fixed.
+        A success counts even if our lease ran out meanwhile; a failure is
+        recorded only while ``owner`` still holds the lease.  A 410
+        (``disable_endpoint``) switches the endpoint off and leaves the
+        delivery waiting, not dead, until the endpoint is fixed.
         """
         d = deliveries_table
-        values: dict[str, Any] = {
-            "attempts": d.c.attempts + 1,
-            "last_status": status,
-            "last_error": error,
-            "lease_owner": None,
-            "lease_until": None,
-        }
-        if retry_at is None and not disable_endpoint:
-            values["status"] = "dead"
-        elif retry_at is not None:
-            values["next_attempt_at"] = retry_at
+        now = _now()
+        delivered = [a for a in attempts if a.delivered]
         with self._transaction() as conn:
-            changed = conn.execute(
-                d.update()
-                .where(d.c.id == delivery_id, d.c.status == "pending", d.c.lease_owner == owner)
-                .values(values)
-                .returning(d.c.endpoint_id)
-            ).first()
-            if changed is not None and disable_endpoint:
+            if delivered:
                 conn.execute(
-                    endpoints_table.update()
-                    .where(endpoints_table.c.id == changed.endpoint_id)
-                    .values(disabled_at=_now(), disabled_reason=f"HTTP {status} from receiver")
+                    d.update()
+                    .where(d.c.id == sa.bindparam("b_id"), d.c.status == "pending")
+                    .values(
+                        status="delivered",
+                        delivered_at=now,
+                        attempts=d.c.attempts + 1,
+                        last_status=sa.bindparam("b_status"),
+                        last_error=None,
+                        lease_owner=None,
+                        lease_until=None,
+                    ),
+                    [{"b_id": a.delivery_id, "b_status": a.status} for a in delivered],
                 )
+            for attempt in (a for a in attempts if not a.delivered):
+                values: dict[str, Any] = {
+                    "attempts": d.c.attempts + 1,
+                    "last_status": attempt.status,
+                    "last_error": attempt.error,
+                    "lease_owner": None,
+                    "lease_until": None,
+                }
+                condition = sa.and_(
+                    d.c.id == attempt.delivery_id, d.c.status == "pending", d.c.lease_owner == owner
+                )
+                if attempt.retry_at is not None:
+                    values["next_attempt_at"] = attempt.retry_at
+                elif not attempt.disable_endpoint:
+                    values["status"] = "dead"
+                changed = conn.execute(
+                    d.update().where(condition).values(values).returning(d.c.endpoint_id)
+                ).first()
+                if changed is not None and attempt.disable_endpoint:
+                    conn.execute(
+                        endpoints_table.update()
+                        .where(endpoints_table.c.id == changed.endpoint_id)
+                        .values(
+                            disabled_at=now,
+                            disabled_reason=f"HTTP {attempt.status} from receiver",
+                        )
+                    )
 
     def release_leases(self, owner: str) -> int:
         """Give back every lease ``owner`` holds (clean shutdown); return how many."""
