@@ -1,0 +1,1 @@
+"""syncd's benchmarks: ``python -m benchmarks.run`` (or ``make bench``); see README.md."""
