@@ -17,8 +17,8 @@ run: $(BIN)/syncd
 	$(BIN)/syncd --config config/syncd.toml run
 
 lint: $(BIN)/syncd
-	$(BIN)/ruff check syncd tests
-	$(BIN)/ruff format --check syncd tests
+	$(BIN)/ruff check syncd tests benchmarks
+	$(BIN)/ruff format --check syncd tests benchmarks
 	$(BIN)/mypy
 
 test: lint
