@@ -35,6 +35,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from syncd import __version__
+from syncd.config import EVENT_TYPES
+from syncd.diff import KINDS
 
 __all__ = [
     "CYCLE_RESULTS",
@@ -74,18 +76,7 @@ REGISTRY = CollectorRegistry()
 OTHER = "other"
 CYCLE_RESULTS = ("ok", "failed")
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
-EVENT_TYPES = ("paper.linked", "paper.added", "paper.revised", "paper.removed")
-EVENT_KINDS = (
-    "version",
-    "title",
-    "authors",
-    "abstract",
-    "categories",
-    "comment",
-    "journal_ref",
-    "doi",
-    "withdrawn",
-)
+EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
 PAPER_STATUSES = ("unlinked", "tracked", "candidate", "removed")
 
