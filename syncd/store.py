@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
@@ -43,6 +43,8 @@ __all__ = [
     "SyncStats",
     "metadata",
 ]
+
+T = TypeVar("T")
 
 _JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 # A cycle still "running" after this long belongs to a process that died.
@@ -888,7 +890,9 @@ class Store:
         insert row by row.
         """
         now = _now()
-        paper_ids = self._upsert_papers(conn, author_id, writes, now)
+        # Each record is hashed once, for its revision and, if latest, its paper.
+        hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
+        paper_ids = self._upsert_papers(conn, author_id, writes, now, hashes)
         pairs = list(zip(writes, paper_ids, strict=True))
         last_seq = self._last_revision_seqs(
             conn, [paper_id for write, paper_id in pairs if write.paper_id and write.revisions]
@@ -903,7 +907,7 @@ class Store:
                 "kinds": list(revision.kinds),
                 "changes": dict(revision.changes),
                 "record": revision.record.to_dict(),
-                "record_hash": content_hash(revision.record),
+                "record_hash": hashes[id(revision.record)],
                 "sync_run_id": run_id,
             }
             for write, paper_id in pairs
@@ -969,7 +973,12 @@ class Store:
         ]
 
     def _upsert_papers(
-        self, conn: Connection, author_id: int, writes: Sequence[PaperWrite], now: datetime
+        self,
+        conn: Connection,
+        author_id: int,
+        writes: Sequence[PaperWrite],
+        now: datetime,
+        hashes: Mapping[int, str],
     ) -> list[int]:
         """Insert new papers and update known ones; return every write's paper id, in order."""
         rows = []
@@ -984,7 +993,7 @@ class Store:
             }
             if write.revisions:
                 latest = write.revisions[-1].record
-                row |= {"record": latest.to_dict(), "record_hash": content_hash(latest)}
+                row |= {"record": latest.to_dict(), "record_hash": hashes[id(latest)]}
             rows.append(row)
         inserts = [
             {**row, "author_id": author_id, "created_at": now}
@@ -1013,7 +1022,7 @@ class Store:
 
     def _paper_ids(self, conn: Connection, author_id: int, keys: Sequence[str]) -> dict[str, int]:
         ids: dict[str, int] = {}
-        for chunk in _chunks(list(keys)):
+        for chunk in _chunks(keys):
             query = sa.select(papers_table.c.key, papers_table.c.id).where(
                 papers_table.c.author_id == author_id, papers_table.c.key.in_(chunk)
             )
@@ -1030,10 +1039,10 @@ class Store:
         self, conn: Connection, aggregate: sa.ColumnElement[Any], paper_ids: Sequence[int]
     ) -> dict[int, int]:
         found: dict[int, int] = {}
-        for start in range(0, len(paper_ids), 500):
+        for chunk in _chunks(paper_ids):
             query = (
                 sa.select(revisions_table.c.paper_id, aggregate)
-                .where(revisions_table.c.paper_id.in_(paper_ids[start : start + 500]))
+                .where(revisions_table.c.paper_id.in_(chunk))
                 .group_by(revisions_table.c.paper_id)
             )
             found |= {row[0]: row[1] for row in conn.execute(query)}
@@ -1042,7 +1051,7 @@ class Store:
     def _event_seqs(self, conn: Connection, event_ids: Sequence[str]) -> list[int]:
         """The seqs of events just inserted, in the order of ``event_ids``."""
         seqs: dict[str, int] = {}
-        for chunk in _chunks(list(event_ids)):
+        for chunk in _chunks(event_ids):
             query = sa.select(events_table.c.id, events_table.c.seq).where(
                 events_table.c.id.in_(chunk)
             )
@@ -1116,7 +1125,7 @@ def _state(row: sa.Row[Any]) -> PaperState:
     )
 
 
-def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+def _chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
     # Bound IN lists: SQLite caps bound parameters, and huge lists plan badly.
     for start in range(0, len(items), size):
         yield items[start : start + size]
