@@ -20,7 +20,7 @@ the file system.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from lxml import etree
@@ -86,15 +86,21 @@ class FeedPage:
 class _RawEntry:
     """An entry's fields exactly as the feed holds them, before any validation.
 
-    ``texts`` maps the ``_TEXT_FIELDS`` names (``id``, ``title``, ``summary``,
-    ...) to the elements' text; an absent element has no key.
+    A text field is ``None`` when its element is absent or empty.
     """
 
-    texts: dict[str, str | None]
-    authors: list[str | None]
-    categories: list[str]
-    primary_category: str | None
-    doi_link: str | None
+    id: str | None = None
+    title: str | None = None
+    summary: str | None = None
+    published: str | None = None
+    updated: str | None = None
+    comment: str | None = None
+    journal_ref: str | None = None
+    doi: str | None = None
+    primary_category: str | None = None
+    doi_link: str | None = None
+    authors: list[str | None] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
 
 
 class _DenyResolver(etree.Resolver):
@@ -145,9 +151,8 @@ def parse_feed(body: bytes) -> FeedPage:
         tag = child.tag
         if tag == _ENTRY:
             raw = _read_entry(child)
-            entry_id = raw.texts.get("id")
-            if entry_id is not None and _ERROR_ID_MARK in entry_id:
-                message = normalize_text(raw.texts.get("summary")) or "arXiv sent its error feed"
+            if raw.id is not None and _ERROR_ID_MARK in raw.id:
+                message = normalize_text(raw.summary) or "arXiv sent its error feed"
                 raise ApiError(message)
             records.append(_build_record(raw, len(records) + 1))
         elif tag == _TOTAL_RESULTS:
@@ -229,38 +234,38 @@ def _counter(element: etree._Element, name: str) -> int:
 
 
 def _read_entry(entry: etree._Element) -> _RawEntry:
-    """Copy an entry's fields as they are, walking its children once."""
-    texts: dict[str, str | None] = {}
-    authors: list[str | None] = []
-    categories: list[str] = []
-    primary_category: str | None = None
-    doi_link: str | None = None
+    """Copy an entry's fields as they are, walking its children once.
+
+    The repeated children (authors, links, categories) are tested first, so
+    most children cost one or two tag comparisons.
+    """
+    raw = _RawEntry()
     for child in entry:
         tag = child.tag
-        name = _TEXT_FIELDS.get(tag)
-        if name is not None:
-            texts[name] = child.text
-        elif tag == _AUTHOR:
-            author: str | None = None
-            for part in child:
-                if part.tag == _NAME:
-                    author = part.text
-                    break
-            authors.append(author)
-        elif tag == _CATEGORY:
-            categories.append(child.get("term") or "")
+        if tag == _AUTHOR:
+            # <name> comes first (arXiv puts <arxiv:affiliation> after it);
+            # indexing avoids an iterator per author.
+            name = child[0] if len(child) else None
+            if name is not None and name.tag != _NAME:
+                name = next((part for part in child if part.tag == _NAME), None)
+            raw.authors.append(None if name is None else name.text)
         elif tag == _LINK:
             if child.get("title") == "doi":
-                doi_link = child.get("href")
+                raw.doi_link = child.get("href")
+        elif tag == _CATEGORY:
+            raw.categories.append(child.get("term") or "")
         elif tag == _PRIMARY_CATEGORY:
-            primary_category = child.get("term")
-    return _RawEntry(texts, authors, categories, primary_category, doi_link)
+            raw.primary_category = child.get("term")
+        else:
+            text_field = _TEXT_FIELDS.get(tag)
+            if text_field is not None:
+                setattr(raw, text_field, child.text)
+    return raw
 
 
 def _build_record(raw: _RawEntry, position: int) -> Record:
     """Validate an entry's raw fields and normalise them into a ``Record``."""
-    texts = raw.texts
-    raw_id = (texts.get("id") or "").strip()
+    raw_id = (raw.id or "").strip()
     if not raw_id:
         raise FeedError(f"entry {position} has no <id>")
     try:
@@ -270,7 +275,7 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
     if version is None:
         raise FeedError(f"entry {position} ({arxiv_id}) has no version in its id {raw_id[:120]!r}")
 
-    title = _clean(texts.get("title"))
+    title = _clean(raw.title)
     if title is None:
         raise FeedError(f"entry {position} ({arxiv_id}v{version}) has no title")
     authors = _clean_names(raw.authors)
@@ -285,9 +290,9 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         if category is not None and category not in categories:
             categories.append(category)
 
-    abstract = _clean(texts.get("summary"))
-    comment = _clean(texts.get("comment"))
-    doi = _clean(texts.get("doi"))
+    abstract = _clean(raw.summary)
+    comment = _clean(raw.comment)
+    doi = _clean(raw.doi)
     if doi is None and raw.doi_link and _DOI_URL_MARK in raw.doi_link:
         doi = normalize_text(raw.doi_link.split(_DOI_URL_MARK, 1)[1])
     return Record(
@@ -300,10 +305,10 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         primary_category=primary,
         categories=tuple(categories),
         comment=comment,
-        journal_ref=_clean(texts.get("journal_ref")),
+        journal_ref=_clean(raw.journal_ref),
         doi=doi,
-        published=_term(texts.get("published")),
-        updated=_term(texts.get("updated")),
+        published=_term(raw.published),
+        updated=_term(raw.updated),
         withdrawn=is_withdrawal(comment, abstract),
     )
 
@@ -328,21 +333,36 @@ def _clean_names(names: list[str | None]) -> list[str]:
 
 
 def _clean(value: str | None) -> str | None:
-    """``normalize_text``, with a fast path for text that is already normalised.
+    """``normalize_text``, with fast paths for text that needs little or nothing.
 
-    Most of a page's bytes are abstracts the current backend sends unwrapped,
-    and skipping the split/join for them keeps a 2,000-entry page cheap.  Every
-    whitespace character but the ASCII space is unprintable, so printable NFC
-    text without a double, leading or trailing space is returned as it is.
+    Most of a page's bytes are ASCII abstracts the current backend sends
+    unwrapped.  XML 1.0 text holds no ASCII control character but tab, line
+    feed and carriage return (lxml refuses the others, even as character
+    references), so in the parser's ASCII text those three and the space are
+    all the whitespace there is, found by substring searches far cheaper than
+    ``isprintable``, and NFC has nothing to do.  Other text is returned as it
+    is when it is printable (every whitespace character but the space is
+    unprintable), NFC, and has no double, leading or trailing space.
     """
     if not value:
         return None
+    if value.isascii():
+        if (
+            "\n" in value
+            or "\t" in value
+            or "\r" in value
+            or "  " in value
+            or value[0] == " "
+            or value[-1] == " "
+        ):
+            return " ".join(value.split()) or None
+        return value
     if (
         value.isprintable()
         and value[0] != " "
         and value[-1] != " "
         and "  " not in value
-        and (value.isascii() or unicodedata.is_normalized("NFC", value))
+        and unicodedata.is_normalized("NFC", value)
     ):
         return value
     return normalize_text(value)

@@ -251,7 +251,9 @@ class TestRecordBuilding:
             "double  space",
             "tab\there",
             "line\nbreak",
-            "\x1cfile separator",
+            "carriage\r\nreturn",
+            "\ttab first",
+            "  ",
             "no\u00a0break",
             "Cafe\u0301",
             "Caf\u00e9",
@@ -263,6 +265,16 @@ class TestRecordBuilding:
     def test_fast_path_matches_normalize_text(self, text: str) -> None:
         """The parser's fast text path gives exactly what normalize_text gives."""
         assert _clean(text) == normalize_text(text)
+
+    @pytest.mark.parametrize("control", ["\x0b", "\x0c", "\x1c", "\x1f"])
+    @pytest.mark.parametrize("spelled", ["raw", "reference"])
+    def test_ascii_whitespace_but_tab_lf_cr_never_reaches_the_text(
+        self, control: str, spelled: str
+    ) -> None:
+        """XML 1.0 carries no other ASCII whitespace, which ``_clean``'s ASCII path relies on."""
+        text = control if spelled == "raw" else f"&#x{ord(control):x};"
+        with pytest.raises(FeedError, match="not well-formed"):
+            parse_feed(feed(entry(title=f"Vertical{text}tab")))
 
 
 class TestInvalidFeeds:
