@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import gc
 import hashlib
 import os
 import shutil
@@ -15,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -294,6 +297,35 @@ def _table_of(verb: str, words: list[str]) -> str:
 
 
 # -- timing ----------------------------------------------------------------------------
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or ``None`` on a C library without it."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    return None if trim is None else cast("Callable[[int], int]", trim)
+
+
+_MALLOC_TRIM = _load_malloc_trim()
+
+
+def fresh_heap() -> None:
+    """Start a timed call from the same heap whatever ran before it: collect, then trim.
+
+    ``gc.collect()`` alone is not enough.  Memory that a previous call freed
+    but glibc kept mapped makes the next call's allocations cheaper, and how
+    much it keeps depends on what that call was: one lxml parse of a
+    2,000-entry page took 14 ms right after syncd's parser or the arxiv
+    package's had run, and 26 ms right after a bare parse (docs/PERFORMANCE.md).
+    With sides alternating, that decided the parse ratio more than the code
+    did (1.2x to 3.0x per repetition).  ``malloc_trim(0)`` hands every freed
+    page back, so each side pays for its own memory.
+    """
+    gc.collect()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

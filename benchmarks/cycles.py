@@ -19,7 +19,6 @@ tables of the same columns, in the same database.
 
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from benchmarks import feeds
 from benchmarks.common import (
     StatementCounter,
     alternate,
+    fresh_heap,
     page_urls,
     settle,
     write_dataset,
@@ -101,7 +101,7 @@ def sync_once(
 ) -> tuple[float, list[Any]]:
     """One ``sync_all`` of the author, as ``syncd sync`` runs it; (seconds, results).
 
-    ``collect``: run ``gc.collect()`` first, untimed (profiles do it before starting).
+    ``collect``: run ``fresh_heap()`` first, untimed (profiles do it before starting).
     """
     from syncd.arxiv import ArxivClient  # noqa: PLC0415
     from syncd.config import SyncSettings  # noqa: PLC0415
@@ -109,7 +109,7 @@ def sync_once(
 
     settings = arxiv_settings(api_url, **overrides)
     if collect:
-        gc.collect()
+        fresh_heap()
     started = time.perf_counter()
     with ArxivClient(settings) as client:
         results = sync_all(store, client, [author()], SyncSettings())
@@ -122,7 +122,7 @@ def sync_once(
 
 def fetch_and_walk(api_url: str, total: int) -> float:
     """The quiet cycle's baseline: the same GETs with a bare httpx client, bodies walked."""
-    gc.collect()
+    fresh_heap()
     started = time.perf_counter()
     with httpx.Client(timeout=120) as client:
         for params in page_urls(api_url, total, PAGE_SIZE, query()):
@@ -264,7 +264,7 @@ def _rows(
 def bulk_insert(
     engine: sa.Engine, revisions: list[dict[str, Any]], events: list[dict[str, Any]]
 ) -> float:
-    gc.collect()
+    fresh_heap()
     started = time.perf_counter()
     with engine.begin() as conn:
         conn.execute(bench_revisions.insert(), revisions)

@@ -24,7 +24,6 @@ stamped inside the cycle's transaction, before its commit).
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,7 +33,7 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 
-from benchmarks.common import Paired, Server, alternate, percentile, settle
+from benchmarks.common import Paired, Server, alternate, fresh_heap, percentile, settle
 from benchmarks.cycles import Pages, sync_once
 
 SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # any base64 will do
@@ -124,7 +123,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
         def syncd_side(i: int) -> float:
             if i:
                 due["at"] = _reset(store)
-            gc.collect()
+            fresh_heap()
             with Dispatcher(store, {hook.display_name: hook}, delivery) as dispatcher:
                 started = time.perf_counter()
                 dispatcher.drain(budget if budget is not None else 3600)
@@ -149,7 +148,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
             return elapsed
 
         def baseline_side(_: int) -> float:
-            gc.collect()
+            fresh_heap()
             headers = {"content-type": "application/json"}
             with httpx.Client(timeout=15.0) as client, ThreadPoolExecutor(WORKERS) as pool:
 

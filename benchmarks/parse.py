@@ -12,7 +12,6 @@ Target: syncd at most 2.0x (a), and faster than (b).
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from typing import Any
 from lxml import etree
 
 from benchmarks import feeds
-from benchmarks.common import Paired
+from benchmarks.common import Paired, fresh_heap
 
 ENTRY = feeds.ENTRY
 ENTRIES = 2000
@@ -45,7 +44,7 @@ def entries_only(body: bytes) -> int:
 
 
 def _time(fn: Callable[[bytes], Any], body: bytes) -> float:
-    gc.collect()
+    fresh_heap()
     started = time.perf_counter()
     fn(body)
     return time.perf_counter() - started

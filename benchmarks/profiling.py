@@ -12,6 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.common import fresh_heap
+
 _SYNCD = "/syncd/"
 
 
@@ -32,11 +34,9 @@ def _where(frame: Any, line: int | None = None) -> str:
 
 def profile(fn: Callable[[], Any], *, top: int = 12, interval: float = 0.0005) -> dict[str, Any]:
     """Run ``fn`` once under the profiler; return its wall time and its hot spots."""
-    import gc  # noqa: PLC0415
-
     from pyinstrument import Profiler  # noqa: PLC0415
 
-    gc.collect()
+    fresh_heap()
     profiler = Profiler(interval=interval)
     profiler.start()
     try:
