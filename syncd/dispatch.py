@@ -171,14 +171,15 @@ class Dispatcher:
     def _report(
         self, claim: Claim, result: DeliveryResult, attempt: Attempt, now: datetime
     ) -> None:
+        """Count the attempt; log what was decided (the sender logged the attempt itself)."""
+        if attempt.delivered:
+            # One line per delivery is enough: the sender's webhook_attempt.
+            metrics.observe_delivery("delivered", (now - claim.event.created_at).total_seconds())
+            return
         with structlog.contextvars.bound_contextvars(
             endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
         ):
-            if attempt.delivered:
-                latency = (now - claim.event.created_at).total_seconds()
-                metrics.observe_delivery("delivered", latency)
-                _log.info("webhook_delivered", latency_in_seconds=round(latency, 3))
-            elif attempt.disable_endpoint:
+            if attempt.disable_endpoint:
                 metrics.observe_delivery("gone", None)
                 _log.warning("endpoint_disabled", reason=f"HTTP {result.status}")
             elif attempt.retry_at is None:

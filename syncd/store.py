@@ -164,7 +164,8 @@ deliveries_table = sa.Table(
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("delivered_at", _TIME),
     sa.UniqueConstraint("event_seq", "endpoint_id"),
-    sa.Index("ix_deliveries_due", "status", "next_attempt_at"),
+    # In the claim's order, so a claim reads only as far as its batch.
+    sa.Index("ix_deliveries_due", "status", "next_attempt_at", "event_seq"),
     # The claim's "no earlier pending event of this paper" test looks here.
     sa.Index("ix_deliveries_order", "endpoint_id", "paper_id", "status", "event_seq"),
 )
