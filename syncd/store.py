@@ -893,7 +893,7 @@ class Store:
         now = _now()
         # Each record is hashed once, for its revision and, if latest, its paper.
         hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
-        paper_ids = self._upsert_papers(conn, author_id, writes, now, hashes)
+        paper_ids = self._insert_papers(conn, author_id, writes, now, hashes)
         pairs = list(zip(writes, paper_ids, strict=True))
         last_seq = self._last_revision_seqs(
             conn, [paper_id for write, paper_id in pairs if write.paper_id and write.revisions]
@@ -916,6 +916,7 @@ class Store:
         ]
         if revision_rows:
             conn.execute(revisions_table.insert(), revision_rows)
+        self._update_papers(conn, writes, now, hashes, last_seq)
         announced = [(w, paper_id) for w, paper_id in pairs if w.event_type is not None]
         # the event of a write is attached to its last revision
         last_revision = self._last_revision_ids(
@@ -973,7 +974,7 @@ class Store:
             for (write, _), row, seq in zip(announced, event_rows, event_seqs, strict=True)
         ]
 
-    def _upsert_papers(
+    def _insert_papers(
         self,
         conn: Connection,
         author_id: int,
@@ -981,45 +982,73 @@ class Store:
         now: datetime,
         hashes: Mapping[int, str],
     ) -> list[int]:
-        """Insert new papers and update known ones; return every write's paper id, in order."""
-        rows = []
-        for write in writes:
-            row: dict[str, Any] = {
+        """Insert the new papers; return every write's paper id, in order."""
+        inserts: list[dict[str, Any]] = [
+            {
+                "author_id": author_id,
                 "key": write.key,
                 "arxiv_id": write.arxiv_id,
                 "status": write.status,
                 "origin": write.origin,
                 "absent_syncs": write.absent_syncs,
+                "record": write.revisions[-1].record.to_dict(),
+                "record_hash": hashes[id(write.revisions[-1].record)],
+                "created_at": now,
                 "updated_at": now,
             }
-            if write.revisions:
-                latest = write.revisions[-1].record
-                row |= {"record": latest.to_dict(), "record_hash": hashes[id(latest)]}
-            rows.append(row)
-        inserts = [
-            {**row, "author_id": author_id, "created_at": now}
-            for write, row in zip(writes, rows, strict=True)
+            for write in writes
             if write.paper_id is None
         ]
         if inserts:
             conn.execute(papers_table.insert(), inserts)
         new_ids = self._paper_ids(conn, author_id, [row["key"] for row in inserts])
-        # executemany needs one shape per statement: with or without a new record
-        for with_record in (True, False):
-            same_shape = [
-                {**row, "b_id": write.paper_id}
-                for write, row in zip(writes, rows, strict=True)
-                if write.paper_id is not None and bool(write.revisions) == with_record
-            ]
-            if same_shape:
-                columns = [c for c in same_shape[0] if c != "b_id"]
-                statement = (
-                    papers_table.update()
-                    .where(papers_table.c.id == sa.bindparam("b_id"))
-                    .values({c: sa.bindparam(c) for c in columns})
-                )
-                conn.execute(statement, same_shape)
         return [w.paper_id if w.paper_id is not None else new_ids[w.key] for w in writes]
+
+    def _update_papers(
+        self,
+        conn: Connection,
+        writes: Sequence[PaperWrite],
+        now: datetime,
+        hashes: Mapping[int, str],
+        last_seq: Mapping[int, int],
+    ) -> None:
+        """Update the known papers, after their new revisions are written.
+
+        A paper's record is its latest revision's, copied in SQL rather than
+        encoded a second time: a busy cycle rewrites thousands of records.
+        """
+        p, r = papers_table, revisions_table
+        latest_record = (
+            sa.select(r.c.record)
+            .where(r.c.paper_id == p.c.id, r.c.seq == sa.bindparam("b_seq"))
+            .scalar_subquery()
+        )
+        rows: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+        for write in writes:
+            if write.paper_id is None:
+                continue
+            row: dict[str, Any] = {
+                "b_id": write.paper_id,
+                "arxiv_id": write.arxiv_id,  # set when a seed paper is linked
+                "status": write.status,
+                "absent_syncs": write.absent_syncs,
+                "updated_at": now,
+            }
+            if write.revisions:
+                row["record_hash"] = hashes[id(write.revisions[-1].record)]
+                row["b_seq"] = last_seq.get(write.paper_id, 0) + len(write.revisions)
+            rows[bool(write.revisions)].append(row)
+        # executemany needs one shape per statement: with or without a new record
+        for with_record, same_shape in rows.items():
+            if not same_shape:
+                continue
+            values: dict[str, Any] = {
+                c: sa.bindparam(c) for c in ("arxiv_id", "status", "absent_syncs", "updated_at")
+            }
+            if with_record:
+                values |= {"record_hash": sa.bindparam("record_hash"), "record": latest_record}
+            statement = p.update().where(p.c.id == sa.bindparam("b_id")).values(values)
+            conn.execute(statement, same_shape)
 
     def _paper_ids(self, conn: Connection, author_id: int, keys: Sequence[str]) -> dict[str, int]:
         ids: dict[str, int] = {}

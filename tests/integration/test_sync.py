@@ -222,6 +222,14 @@ class TestKinds:
         assert event["kinds"] == kinds
         history = syncd.json("history", NESTPIPE)
         assert history[-1]["kinds"] == kinds
+        # the paper's current record is its latest revision's (copied in SQL)
+        (paper,) = [p for p in syncd.json("papers") if p["arxiv_id"] == NESTPIPE]
+        latest = history[-1]["record"]
+        assert (paper["version"], paper["title"], paper["authors"]) == (
+            latest["version"],
+            latest["title"],
+            latest["authors"],
+        )
 
     def test_withdrawal(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """A withdrawal is a new version whose event carries the withdrawn kind."""
