@@ -30,13 +30,17 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 
 
-def quiet_logs() -> None:
-    """syncd's production logging (JSON lines), written to /dev/null.
+def like_the_cli() -> None:
+    """Set the process up as ``syncd``'s command line does: its GC thresholds, and
+    its production logging (JSON lines), written to /dev/null.
 
     Formatting the log lines is part of what a cycle costs, so it stays on.
+    Both sides of every row run under these settings.
     """
+    from syncd.cli import configure_gc  # noqa: PLC0415
     from syncd.logs import configure_logging  # noqa: PLC0415
 
+    configure_gc()
     configure_logging("info", "json", open(os.devnull, "w"))  # noqa: SIM115
 
 

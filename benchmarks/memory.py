@@ -150,11 +150,11 @@ def _child(url: str, api_url: str) -> None:
     from benchmarks.common import use_snapshot  # noqa: PLC0415
 
     use_snapshot()
-    from benchmarks.common import quiet_logs  # noqa: PLC0415
+    from benchmarks.common import like_the_cli  # noqa: PLC0415
     from benchmarks.cycles import sync_once  # noqa: PLC0415
     from syncd.store import Store  # noqa: PLC0415
 
-    quiet_logs()
+    like_the_cli()
     store = Store(url)
     counter = StatementCounter().attach(store.engine)
     before = _vm("VmHWM")

@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         # Measure one version: syncd/ as it is now, copied, whatever edits follow.
         snapshot = common.snapshot_syncd(folder / "snapshot")
-        common.quiet_logs()
+        common.like_the_cli()
         results: dict[str, Any] = {
             "mode": "quick" if args.quick else "full",
             "machine": _machine() | {"syncd_tree_digest": snapshot},

@@ -8,6 +8,7 @@ event id that does not exist).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -27,16 +28,30 @@ from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
 from syncd.webhooks import WebhookSender, redact_url, test_body
 
-__all__ = ["main"]
+__all__ = ["configure_gc", "main"]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
+# A cycle allocates hundreds of thousands of short-lived objects (records,
+# row dicts), almost none in reference cycles.  At CPython's default
+# thresholds (700, 10, 10) a busy cycle over 10,000 papers ran the collector
+# 490 times, 5 of them over the whole heap, for 15 to 20 % of its time.
+# Reference counting frees those objects anyway; cyclic garbage is still
+# collected, in larger batches.
+GC_THRESHOLDS = (10_000, 10, 10)
+
 Command = Callable[[argparse.Namespace, Settings, Store], int]
+
+
+def configure_gc() -> None:
+    """Set the collector's thresholds for a process that runs cycles (``GC_THRESHOLDS``)."""
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``syncd`` command and return its exit code."""
     args = _parser().parse_args(argv)
+    configure_gc()
     try:
         settings = load_settings(args.config)
         # The daemon logs to stdout like any container service; commands keep

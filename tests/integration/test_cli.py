@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from syncd.cli import GC_THRESHOLDS
 from tests.integration.conftest import Syncd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,6 +78,12 @@ class TestCommands:
         assert "2999.99999" in missing.err
         assert syncd("events", "--since", "evt_nope").code == 2
         assert syncd("sync", "--author", "Nobody").code == 2
+
+    def test_commands_run_with_the_gc_thresholds(self, syncd: Syncd) -> None:
+        """Every command sets GC_THRESHOLDS; CPython's defaults cost a busy cycle 15-20 %."""
+        gc.set_threshold(700, 10, 10)
+        assert syncd("papers").code == 0
+        assert gc.get_threshold() == GC_THRESHOLDS
 
     def test_human_tables(self, syncd: Syncd) -> None:
         """papers, history and events print readable tables with a header."""
