@@ -28,6 +28,8 @@ import ipaddress
 import json
 import random
 import socket
+import ssl
+import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -467,6 +469,56 @@ def check_destination(
     policy.check(host, addresses)
 
 
+# The deadline (time.monotonic()) of the attempt this thread is sending.  The
+# client's timeouts bound each read and write, not the attempt: a receiver that
+# drips its answer a byte at a time held an attempt with a 1 s timeout for 9 s,
+# and with it the dispatcher's whole batch.
+_attempt = threading.local()
+
+
+def _within_deadline(
+    timeout: float | None, expired: type[httpcore.TimeoutException]
+) -> float | None:
+    """``timeout``, shortened to what is left of the current attempt; raise ``expired`` if none."""
+    deadline: float | None = getattr(_attempt, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the attempt's timeout ran out")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose reads and writes all end by the current attempt's deadline."""
+
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _within_deadline(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _within_deadline(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        tls = self._stream.start_tls(
+            ssl_context, server_hostname, _within_deadline(timeout, httpcore.ConnectTimeout)
+        )
+        return _DeadlineStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
 class _GuardedBackend(httpcore.SyncBackend):
     """Opens TCP connections only to addresses the destination policy allows.
 
@@ -508,9 +560,17 @@ class _GuardedBackend(httpcore.SyncBackend):
         failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
         for address in addresses:
             try:
-                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+                stream = super().connect_tcp(
+                    address,
+                    port,
+                    _within_deadline(timeout, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
+                )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
+            else:
+                return _DeadlineStream(stream)
         assert failure is not None
         raise failure
 
@@ -557,8 +617,10 @@ class DeliveryResult:
 class WebhookSender:
     """Sends signed webhook attempts, one POST each, never following redirects.
 
-    Use it as a context manager.  ``timeout`` bounds connecting, sending and
-    each read, and reading the response body (at most 64 KiB) stops at it.
+    Use it as a context manager.  ``timeout`` bounds the whole attempt:
+    connecting, sending and reading the answer (at most 64 KiB of body), so a
+    receiver that drips its answer is cut off at it.  (A ``transport`` given
+    instead of the guarded one bounds each read only.)
     Connections go only to addresses ``DestinationPolicy`` allows, given
     ``allow_destinations``; ``resolve`` (default: ``resolve_host``, the system
     resolver) turns host names into addresses.  A ``transport`` replaces the
@@ -666,16 +728,20 @@ class WebhookSender:
         self, url: str, headers: dict[str, str], body: bytes, started: float
     ) -> DeliveryResult:
         """One POST; the status decides the outcome, the body only feeds the error text."""
-        with self._http.stream("POST", url, headers=headers, content=body) as response:
-            status = response.status_code
-            answer = _read_capped(response, started + self._timeout)
-            reason = response.reason_phrase
-            location = response.headers.get("location")
-            retry_after = None
-            if status in _RETRY_AFTER_STATUSES:
-                retry_after = parse_retry_after(
-                    response.headers.get("retry-after"), datetime.now(UTC)
-                )
+        _attempt.deadline = started + self._timeout
+        try:
+            with self._http.stream("POST", url, headers=headers, content=body) as response:
+                status = response.status_code
+                answer = _read_capped(response, started + self._timeout)
+                reason = response.reason_phrase
+                location = response.headers.get("location")
+                retry_after = None
+                if status in _RETRY_AFTER_STATUSES:
+                    retry_after = parse_retry_after(
+                        response.headers.get("retry-after"), datetime.now(UTC)
+                    )
+        finally:
+            _attempt.deadline = None
         duration = time.monotonic() - started
         outcome = _outcome(status)
         error = None

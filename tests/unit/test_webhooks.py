@@ -6,6 +6,9 @@ import base64
 import email.utils
 import json
 import random
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -450,6 +453,45 @@ def test_slow_receiver_times_out(receiver: Receiver) -> None:
     assert result.error is not None and "Timeout" in result.error
     assert 0.25 <= result.duration_seconds < 1.0
     assert_clean(result.error)
+
+
+@pytest.fixture
+def dripping_receiver() -> Iterator[str]:
+    """A receiver that answers 204, one byte every 0.1 s (about 5 s for the whole answer)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n":
+                if stop.wait(0.1):
+                    return
+                try:
+                    connection.send(bytes([byte]))
+                except OSError:
+                    return  # the sender gave up, as it should
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    finally:
+        stop.set()
+        listener.close()
+        server.join(5)
+
+
+def test_dripping_receiver_times_out_on_the_whole_attempt(dripping_receiver: str) -> None:
+    """``timeout`` bounds the attempt, not each read: a byte every 0.1 s cannot hold it."""
+    msg_id, body = wh.test_body(datetime.now(UTC))
+    started = time.monotonic()
+    with wh.WebhookSender(timeout=0.5) as sender:
+        result = sender.send(dripping_receiver, [OLD_SECRET], msg_id, body)
+    assert (result.outcome, result.status) == ("retry", None)
+    assert result.error is not None and "Timeout" in result.error
+    assert time.monotonic() - started < 1.5
 
 
 def test_down_receiver_is_a_connection_error(receiver: Receiver, sender: wh.WebhookSender) -> None:
