@@ -13,11 +13,11 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import structlog
 
@@ -95,7 +95,9 @@ class Dispatcher:
         )
         # Claims hold at most one delivery per paper and endpoint, so sending
         # them in parallel keeps each receiver's per-paper order.
-        results = list(self._pool.map(self._send, claims))
+        futures = [self._pool.submit(self._send, claim) for claim in claims]
+        self._wait_renewing(claims, futures)
+        results = [future.result() for future in futures]
         sent = [(claim, result) for claim, result in zip(claims, results, strict=True) if result]
         now = datetime.now(UTC)
         attempts = [self._judge(claim, result, now) for claim, result in sent]
@@ -107,6 +109,21 @@ class Dispatcher:
         for (claim, result), attempt in zip(sent, attempts, strict=True):
             self._report(claim, result, attempt, now)
         return len(claims)
+
+    def _wait_renewing(self, claims: Sequence[Claim], futures: Sequence[Future[Any]]) -> None:
+        """Wait for a batch's sends, renewing its leases every third of a lease.
+
+        A batch can outlast the lease (16 sends per worker to a slow receiver),
+        and its results are recorded only at its end; with renewals a lease
+        runs out only when this process stops, so no other worker sends a
+        delivery this one is sending or has sent but not yet recorded.
+        """
+        ids = [claim.delivery_id for claim in claims]
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=self._settings.lease / 3)
+            if pending:
+                self._store.renew_leases(self.owner, ids, self._settings.lease)
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
         """Work the outbox until ``stop``; sleep between polls unless woken."""

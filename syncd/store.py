@@ -594,6 +594,18 @@ class Store:
                         )
                     )
 
+    def renew_leases(self, owner: str, delivery_ids: Sequence[int], lease_seconds: float) -> None:
+        """Extend ``owner``'s leases on ``delivery_ids`` to ``lease_seconds`` from now."""
+        d = deliveries_table
+        until = _now() + timedelta(seconds=lease_seconds)
+        with self._transaction() as conn:
+            for chunk in _chunks(delivery_ids):
+                conn.execute(
+                    d.update()
+                    .where(d.c.id.in_(chunk), d.c.lease_owner == owner, d.c.status == "pending")
+                    .values(lease_until=until)
+                )
+
     def release_leases(self, owner: str) -> int:
         """Give back every lease ``owner`` holds (clean shutdown); return how many."""
         d = deliveries_table

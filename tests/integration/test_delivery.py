@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -11,7 +13,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from syncd.store import deliveries_table
+from syncd.config import DeliverySettings, WebhookSettings
+from syncd.dispatch import Dispatcher
+from syncd.store import Store, deliveries_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
@@ -184,3 +188,30 @@ def test_no_deliver_leaves_the_outbox(syncd: Syncd, receiver: Receiver) -> None:
     (endpoint,) = syncd.json("webhooks", "list")
     assert endpoint["pending"] == 7
     assert SECRET not in json.dumps(endpoint)
+
+
+def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None:
+    """While a batch is still sending to a slow receiver, no other worker can claim from it.
+
+    Seven sends of 0.4 s on one worker take 2.8 s, well past a 1 s lease: the
+    leases of the unsent ones must be renewed, or a second worker would send
+    the same deliveries while the first is still at it.
+    """
+    _hook(syncd, receiver)
+    assert syncd("sync", "--no-deliver").code == 0
+    receiver.respond_with(204, times=7, delay=0.4)
+    store = Store(syncd.database_url)
+    hook = WebhookSettings(url=receiver.url, name="lab-chat", secret=SECRET, timeout=0.5)
+    settings = DeliverySettings(workers=1, lease=1)
+    try:
+        with Dispatcher(store, {"lab-chat": hook}, settings) as dispatcher:
+            batch = threading.Thread(target=dispatcher.run_once)
+            batch.start()
+            time.sleep(1.6)
+            intruded = store.claim_deliveries("intruder", 60, limit=16)
+            batch.join(10)
+        assert intruded == []
+        assert len(receiver.delivered) == 7
+        assert store.outbox_counts() == (0, 0)
+    finally:
+        store.close()
