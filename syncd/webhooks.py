@@ -728,11 +728,12 @@ class WebhookSender:
         self, url: str, headers: dict[str, str], body: bytes, started: float
     ) -> DeliveryResult:
         """One POST; the status decides the outcome, the body only feeds the error text."""
-        _attempt.deadline = started + self._timeout
+        deadline = started + self._timeout
+        _attempt.deadline = deadline
         try:
             with self._http.stream("POST", url, headers=headers, content=body) as response:
                 status = response.status_code
-                answer = _read_capped(response, started + self._timeout)
+                answer = _read_capped(response, deadline)
                 reason = response.reason_phrase
                 location = response.headers.get("location")
                 retry_after = None
