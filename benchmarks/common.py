@@ -201,11 +201,11 @@ def database(kind: str, folder: Path, name: str) -> Iterator[str]:
 
 
 def open_store(url: str) -> Any:
-    """A ``syncd.store.Store`` on ``url`` with the schema migrated, as ``syncd`` starts."""
+    """A ``syncd.storage.Storage`` on ``url`` with the schema migrated, as ``syncd`` starts."""
     from syncd.migrate import upgrade  # noqa: PLC0415
-    from syncd.store import Store  # noqa: PLC0415
+    from syncd.storage import Storage  # noqa: PLC0415
 
-    store = Store(url)
+    store = Storage(url)
     upgrade(store.engine)
     return store
 
@@ -219,7 +219,7 @@ def settle(store: Any) -> None:
     table within a minute or so.  The rows measure that steady state.  SQLite
     gathers no statistics unless told to, and syncd never does, so it is left as is.
     """
-    if store.dialect == "postgresql":
+    if store.db.dialect == "postgresql":
         with store.engine.connect() as conn:
             conn.execute(sa.text("ANALYZE"))
             conn.commit()

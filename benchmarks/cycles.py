@@ -141,11 +141,11 @@ def setup_known(store: Any, pages: Pages, total: int) -> dict[str, Any]:
     dataset = pages.dataset(total, 1)
     pages.warm(dataset, total)
     seconds, results = sync_once(store, pages.api_url(dataset))
-    counts = store.paper_counts()
+    counts = store.papers.counts()
     if counts.get("tracked") != total:
         raise RuntimeError(f"setup left {counts} papers, not {total} tracked")
     setup = {"first_sync_seconds": round(seconds, 3), "events": len(results[0].events)}
-    if store.dialect == "postgresql":
+    if store.db.dialect == "postgresql":
         setup["quiet_cycle_before_analyze_seconds"] = round(
             sync_once(store, pages.api_url(dataset))[0], 3
         )

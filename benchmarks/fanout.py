@@ -41,15 +41,16 @@ WORKERS = 4
 
 
 def _hook_settings(url: str) -> Any:
-    from syncd.config import DeliverySettings, WebhookSettings  # noqa: PLC0415
+    from syncd.config import DeliverySettings  # noqa: PLC0415
+    from syncd.delivery.routing import Endpoint, EndpointSpec  # noqa: PLC0415
 
-    hook = WebhookSettings(url=f"{url}/hook", name="bench", secret=SECRET, timeout=15.0)
+    hook = Endpoint(EndpointSpec("bench", f"{url}/hook"), (SECRET,), timeout=15.0)
     return hook, DeliverySettings(workers=WORKERS)
 
 
 def _latencies(store: Any, due: float) -> tuple[list[float], list[float]]:
     """Seconds from due and from ``created_at`` to ``delivered_at``, of delivered ones."""
-    from syncd.store import deliveries_table, events_table  # noqa: PLC0415
+    from syncd.storage.schema import deliveries_table, events_table  # noqa: PLC0415
 
     d, e = deliveries_table, events_table
     query = (
@@ -72,7 +73,7 @@ def _utc(value: datetime) -> datetime:
 
 def _reset(store: Any) -> float:
     """Every delivery pending and due again; return the commit's wall time."""
-    from syncd.store import deliveries_table  # noqa: PLC0415
+    from syncd.storage.schema import deliveries_table  # noqa: PLC0415
 
     with store.engine.begin() as conn:
         conn.execute(
@@ -99,24 +100,22 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
     budget: float | None = None,
     profile_budget: float | None = None,
 ) -> dict[str, Any]:
-    from syncd.dispatch import Dispatcher  # noqa: PLC0415
-    from syncd.outbox import EndpointSpec  # noqa: PLC0415
+    from syncd.delivery.worker import Dispatcher  # noqa: PLC0415
     from syncd.webhooks import event_body  # noqa: PLC0415
 
     with Server("hooks") as receiver:
         hook, delivery = _hook_settings(receiver.url)
-        spec = EndpointSpec(hook.display_name, hook.url, hook.events, hook.kinds)
-        store.register_endpoints([spec])
+        store.outbox.register_endpoints([hook.spec])
         dataset = pages.dataset(events, 1)
         pages.warm(dataset, events)
         sync_once(store, pages.api_url(dataset))
         settle(store)
         due = {"at": time.time()}
-        pending, _ = store.outbox_counts()
+        pending, _ = store.outbox.counts()
         if pending != events:
             raise RuntimeError(f"{pending} deliveries pending, expected {events}")
-        bodies = [event_body(event) for event in store.events()]
-        url = hook.url
+        bodies = [event_body(event) for event in store.events.since()]
+        url = hook.spec.url
         drains: list[dict[str, Any]] = []
         created_based: list[float] = []
 
@@ -124,11 +123,11 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
             if i:
                 due["at"] = _reset(store)
             fresh_heap()
-            with Dispatcher(store, {hook.display_name: hook}, delivery) as dispatcher:
+            with Dispatcher(store.outbox, {hook.name: hook}, delivery) as dispatcher:
                 started = time.perf_counter()
                 dispatcher.drain(budget if budget is not None else 3600)
                 elapsed = time.perf_counter() - started
-            left, dead = store.outbox_counts()
+            left, dead = store.outbox.counts()
             delivered = events - left - dead
             if budget is None and (left or dead):
                 raise RuntimeError(f"drain left {left} pending and {dead} dead")
@@ -169,7 +168,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
         complete = all(d["delivered"] == events for d in drains)
         delivered = statistics.median(d["delivered"] for d in drains)
         result: dict[str, Any] = {
-            "database": store.dialect,
+            "database": store.db.dialect,
             "events": events,
             "workers": WORKERS,
             "budget_seconds": budget,
@@ -207,7 +206,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
             _reset(store)
 
             def drain() -> None:
-                with Dispatcher(store, {hook.display_name: hook}, delivery) as dispatcher:
+                with Dispatcher(store.outbox, {hook.name: hook}, delivery) as dispatcher:
                     dispatcher.drain(profile_budget)
 
             result["profile"] = sample_threads(drain)

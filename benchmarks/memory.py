@@ -14,7 +14,7 @@ least 300 MiB even if it never uses more than 14 MiB.  The bench's own process
 grows while it renders pages, which would make that figure meaningless.
 
 The "known" state is written beforehand by the parent, straight into syncd's
-tables (``syncd.store`` metadata) with syncd's own encoding (``Record.to_dict``,
+tables (``syncd.storage.schema``) with syncd's own encoding (``Record.to_dict``,
 ``content_hash``), exactly the rows a first sync leaves (checked: the child's
 cycle must publish nothing and write only the run record).  The seeds are
 imported through the store first, as a first sync does.
@@ -41,7 +41,7 @@ def bulk_known(url: str, pages: Pages, total: int) -> float:
     from benchmarks.cycles import author  # noqa: PLC0415
     from syncd.arxiv import parse_feed  # noqa: PLC0415
     from syncd.record import content_hash  # noqa: PLC0415
-    from syncd.store import authors_table, papers_table, revisions_table  # noqa: PLC0415
+    from syncd.storage.schema import authors_table, papers_table, revisions_table  # noqa: PLC0415
     from syncd.sync import seed_author  # noqa: PLC0415
 
     started = time.perf_counter()
@@ -152,10 +152,10 @@ def _child(url: str, api_url: str) -> None:
     use_snapshot()
     from benchmarks.common import like_the_cli  # noqa: PLC0415
     from benchmarks.cycles import sync_once  # noqa: PLC0415
-    from syncd.store import Store  # noqa: PLC0415
+    from syncd.storage import Storage  # noqa: PLC0415
 
     like_the_cli()
-    store = Store(url)
+    store = Storage(url)
     counter = StatementCounter().attach(store.engine)
     before = _vm("VmHWM")
     with counter.counting():

@@ -10,20 +10,20 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from syncd import __version__
-from syncd.arxiv import ArxivClient
-from syncd.config import Settings, load_settings
+from syncd.app import App
+from syncd.config import load_settings
 from syncd.daemon import run_daemon
-from syncd.dispatch import Dispatcher, endpoint_specs
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
-from syncd.store import Store
+from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
 from syncd.webhooks import WebhookSender, redact_url, test_body
@@ -40,7 +40,11 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # collected, in larger batches.
 GC_THRESHOLDS = (10_000, 10, 10)
 
-Command = Callable[[argparse.Namespace, Settings, Store], int]
+Command = Callable[[argparse.Namespace, App], int]
+
+# Titles in `syncd papers` are cut to this many characters, and further to fit a terminal.
+TITLE_CHARS = 60
+MIN_TITLE_CHARS = 12
 
 
 def configure_gc() -> None:
@@ -58,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout for their output.
         stream = sys.stdout if args.command is _run else sys.stderr
         configure_logging(settings.log.level, settings.log.format, stream)
-        store = Store(settings.database.url)
+        app = App.open(settings)
     except (ConfigError, SeedError) as exc:
         return _fail(EXIT_USAGE, str(exc))
     except SyncdError as exc:
@@ -66,14 +70,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     command: Command = args.command
     try:
         if settings.database.migrate and command is not _db_check:
-            upgrade(store.engine)
-        return command(args, settings, store)
+            upgrade(app.storage.engine)
+        return command(args, app)
     except (ConfigError, SeedError, NotFoundError) as exc:
         return _fail(EXIT_USAGE, str(exc))
     except SyncdError as exc:
         return _fail(EXIT_FAILURE, str(exc))
     finally:
-        store.close()
+        app.close()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -141,20 +145,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _seed(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    for author in settings.authors:
-        added = seed_author(store, author)
+def _seed(args: argparse.Namespace, app: App) -> int:
+    for author in app.settings.authors:
+        added = seed_author(app.storage, author)
         print(f"{author.name}: {added} seed papers imported")
     return EXIT_OK
 
 
-def _sync(args: argparse.Namespace, settings: Settings, store: Store) -> int:
+def _sync(args: argparse.Namespace, app: App) -> int:
+    settings = app.settings
     authors = [a for a in settings.authors if args.author in (None, a.name)]
     if not authors:
         raise ConfigError(f"no configured author named {args.author!r}")
-    store.register_endpoints(endpoint_specs(settings))
-    with ArxivClient(settings.arxiv) as client:
-        results = sync_all(store, client, authors, settings.sync)
+    app.register_endpoints()
+    with app.arxiv_client() as client:
+        results = sync_all(app.storage, client, authors, settings.sync)
     for result in results:
         if result.ok:
             print(
@@ -164,43 +169,39 @@ def _sync(args: argparse.Namespace, settings: Settings, store: Store) -> int:
         else:
             print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
     if settings.webhooks and not args.no_deliver:
-        with _dispatcher(settings, store) as dispatcher:
+        with app.dispatcher() as dispatcher:
             attempted = dispatcher.drain(settings.delivery.sync_wait)
-        pending, dead = store.outbox_counts()
+        pending, dead = app.storage.outbox.counts()
         print(f"webhooks: {attempted} attempts, {pending} pending, {dead} dead-lettered")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILURE
 
 
-def _run(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    store.register_endpoints(endpoint_specs(settings))
-    return run_daemon(settings, store)
+def _run(args: argparse.Namespace, app: App) -> int:
+    app.register_endpoints()
+    return run_daemon(app)
 
 
-def _dispatcher(settings: Settings, store: Store) -> Dispatcher:
-    hooks = {h.display_name: h for h in settings.webhooks}
-    return Dispatcher(store, hooks, settings.delivery)
-
-
-def _db_upgrade(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    upgrade(store.engine)  # main() may have done it already; a second run is a no-op
-    print(f"database at revision {current_revision(store.engine)}")
+def _db_upgrade(args: argparse.Namespace, app: App) -> int:
+    engine = app.storage.engine
+    upgrade(engine)  # main() may have done it already; a second run is a no-op
+    print(f"database at revision {current_revision(engine)}")
     return EXIT_OK
 
 
-def _db_check(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    current, head = current_revision(store.engine), head_revision()
+def _db_check(args: argparse.Namespace, app: App) -> int:
+    engine = app.storage.engine
+    current, head = current_revision(engine), head_revision()
     if current != head:
         return _fail(EXIT_FAILURE, f"database at revision {current}, this syncd needs {head}")
-    drift = schema_drift(store.engine)
+    drift = schema_drift(engine)
     if drift:
         return _fail(EXIT_FAILURE, f"schema differs from the models: {drift}")
     print(f"database at revision {current}, schema matches")
     return EXIT_OK
 
 
-def _webhooks_list(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    store.register_endpoints(endpoint_specs(settings))
-    summaries = store.endpoint_summaries()
+def _webhooks_list(args: argparse.Namespace, app: App) -> int:
+    summaries = _endpoint_summaries(app)
     if args.json:
         return _print_json(
             [
@@ -221,7 +222,7 @@ def _webhooks_list(args: argparse.Namespace, settings: Settings, store: Store) -
         (
             e.name,
             redact_url(e.url),
-            "disabled" if e.disabled_at else ("active" if e.active else "retired"),
+            _endpoint_state(e),
             str(e.pending),
             str(e.delivered),
             str(e.dead),
@@ -232,54 +233,54 @@ def _webhooks_list(args: argparse.Namespace, settings: Settings, store: Store) -
     return EXIT_OK
 
 
-def _webhooks_test(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    hook = next((h for h in settings.webhooks if args.target in (h.display_name, h.url)), None)
-    if hook is None:
+def _webhooks_test(args: argparse.Namespace, app: App) -> int:
+    endpoint = next(
+        (e for e in app.endpoints.values() if args.target in (e.name, e.spec.url)), None
+    )
+    if endpoint is None:
         raise NotFoundError(f"no configured webhook named or at {args.target!r}")
     msg_id, body = test_body(datetime.now(UTC))
-    with WebhookSender(
-        timeout=hook.timeout, allow_destinations=settings.delivery.allow_destinations
-    ) as sender:
-        result = sender.send(hook.url, hook.secret_values(), msg_id, body)
+    allowed = app.settings.delivery.allow_destinations
+    with WebhookSender(timeout=endpoint.timeout, allow_destinations=allowed) as sender:
+        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body)
     if result.outcome == "delivered":
-        print(f"{hook.display_name}: delivered {msg_id} (HTTP {result.status})")
+        print(f"{endpoint.name}: delivered {msg_id} (HTTP {result.status})")
         return EXIT_OK
-    print(
-        f"{hook.display_name}: {result.outcome}: {result.error or result.status}", file=sys.stderr
-    )
+    print(f"{endpoint.name}: {result.outcome}: {result.error or result.status}", file=sys.stderr)
     return EXIT_FAILURE
 
 
-def _webhooks_redeliver(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    queued = store.redeliver(args.event_id, dead=args.dead)
+def _webhooks_redeliver(args: argparse.Namespace, app: App) -> int:
+    queued = app.storage.outbox.redeliver(args.event_id, dead=args.dead)
     print(f"{queued} deliveries queued")
     return EXIT_OK
 
 
-def _papers(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    papers = store.papers(args.author)
+def _papers(args: argparse.Namespace, app: App) -> int:
+    papers = app.storage.papers.all(args.author)
     if args.json:
         return _print_json([paper_json(p) for p in papers])
     rows = [
         (
-            p.key[:40],
+            p.key,
             p.arxiv_id or "-",
             str(p.record.version or "-"),
             p.status,
             _authors_cell(p.record.authors, p.record.authors_complete),
-            (p.record.title or "")[:60],
+            p.record.title or "",
         )
         for p in papers
     ]
-    _print_table(("KEY", "ARXIV", "V", "STATUS", "AUTHORS", "TITLE"), rows)
+    header = ("KEY", "ARXIV", "V", "STATUS", "AUTHORS", "TITLE")
+    _print_table(header, _fit_last_column(header, rows, TITLE_CHARS))
     return EXIT_OK
 
 
-def _history(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    paper = store.find_paper(args.paper)
+def _history(args: argparse.Namespace, app: App) -> int:
+    paper = app.storage.papers.find(args.paper)
     if paper is None:
         raise NotFoundError(f"no paper with key or arXiv id {args.paper!r}")
-    revisions = store.history(paper.id)
+    revisions = app.storage.papers.history(paper.id)
     if args.json:
         return _print_json([revision_json(r) for r in revisions])
     print(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {paper.status}")
@@ -298,8 +299,8 @@ def _history(args: argparse.Namespace, settings: Settings, store: Store) -> int:
     return EXIT_OK
 
 
-def _events(args: argparse.Namespace, settings: Settings, store: Store) -> int:
-    events = store.events(since=args.since)
+def _events(args: argparse.Namespace, app: App) -> int:
+    events = app.storage.events.since(args.since)
     if args.json:
         return _print_json([event_json(e) for e in events])
     rows = [
@@ -314,6 +315,43 @@ def _events(args: argparse.Namespace, settings: Settings, store: Store) -> int:
     ]
     _print_table(("ID", "CREATED (UTC)", "TYPE", "PAPER", "KINDS"), rows)
     return EXIT_OK
+
+
+def _endpoint_summaries(app: App) -> list[EndpointSummary]:
+    """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""
+    known = app.storage.outbox.summaries()
+    names = {e.name for e in known}
+    fresh = [
+        EndpointSummary(e.name, e.spec.url, True, None, None, 0, 0, 0)
+        for e in app.endpoints.values()
+        if e.name not in names
+    ]
+    return sorted([*known, *fresh], key=lambda e: e.name)
+
+
+def _endpoint_state(summary: EndpointSummary) -> str:
+    if summary.disabled_at:
+        return "disabled"
+    return "active" if summary.active else "retired"
+
+
+def _fit_last_column(
+    header: Sequence[str], rows: Sequence[Sequence[str]], limit: int
+) -> list[tuple[str, ...]]:
+    """``rows`` with the last column (a title) cut to ``limit``, and to the terminal's width.
+
+    Only that column shrinks: the others hold identifiers a user copies.
+    """
+    width = limit
+    if sys.stdout.isatty() and rows:
+        others = [max(len(c) for c in col) for col in zip(header, *rows, strict=False)][:-1]
+        room = shutil.get_terminal_size().columns - sum(others) - 2 * len(others)
+        width = max(MIN_TITLE_CHARS, min(limit, room))
+    return [(*row[:-1], _shorten(row[-1], width)) for row in rows]
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _authors_cell(authors: Sequence[str], complete: bool) -> str:

@@ -29,9 +29,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from syncd import __version__
-from syncd.diff import KINDS
 from syncd.errors import ConfigError
 from syncd.record import split_arxiv_id
+from syncd.vocabulary import EVENT_TYPES, KINDS
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -49,7 +49,6 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
-EVENT_TYPES = ("paper.linked", "paper.added", "paper.revised", "paper.removed")
 # Standard Webhooks' advice: quick retries first, then spread over days, so a
 # receiver that is down over a long weekend still gets everything.
 DEFAULT_RETRY_SCHEDULE: tuple[float, ...] = (

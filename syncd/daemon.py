@@ -8,18 +8,14 @@ all within ``delivery.shutdown_grace`` seconds, then exit 0.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from types import FrameType
 
-import sqlalchemy as sa
 import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -27,12 +23,10 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from syncd import metrics
-from syncd.arxiv import ArxivClient
-from syncd.config import ScheduleSettings, Settings
-from syncd.dispatch import Dispatcher
-from syncd.errors import ConfigError, Interrupted, StoreError
+from syncd.app import App
+from syncd.config import ScheduleSettings
+from syncd.errors import Interrupted, StoreError
 from syncd.http import HttpServer, Readiness, readiness
-from syncd.store import Store
 from syncd.sync import sync_all
 
 __all__ = ["run_daemon", "schedule_period", "trigger_for"]
@@ -67,26 +61,6 @@ def schedule_period(schedule: ScheduleSettings, now: datetime) -> float:
     return float((second - first).total_seconds())
 
 
-@contextmanager
-def _only_replica(database_url: str) -> Iterator[None]:
-    """Refuse a second daemon on one SQLite file: SQLite has no cross-process claims."""
-    url = sa.engine.make_url(database_url)
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        yield
-        return
-    path = Path(f"{url.database}.run.lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ConfigError(
-                f"another `syncd run` already uses {url.database}: SQLite supports one "
-                "replica; use PostgreSQL to run several"
-            ) from None
-        yield
-
-
 def _interruptible_sleep(stop: threading.Event) -> Callable[[float], None]:
     def sleep(seconds: float) -> None:
         if stop.wait(seconds):
@@ -95,117 +69,126 @@ def _interruptible_sleep(stop: threading.Event) -> Callable[[float], None]:
     return sleep
 
 
-def run_daemon(settings: Settings, store: Store) -> int:
+def run_daemon(app: App) -> int:
     """Serve until SIGTERM or SIGINT; return the exit code."""
-    with _only_replica(settings.database.url):
-        return _serve(settings, store)
+    with app.storage.db.only_replica():
+        return _Daemon(app).serve()
 
 
-def _serve(settings: Settings, store: Store) -> int:
-    stop, wake = threading.Event(), threading.Event()
-    started_at = datetime.now(UTC)
-    cycle_lock = threading.Lock()
-    # Replicas share the schedule: the first to fire in a half period runs it.
-    claim_window = schedule_period(settings.schedule, started_at) / 2
-    client = ArxivClient(settings.arxiv, sleep=_interruptible_sleep(stop))
-    hooks = {h.display_name: h for h in settings.webhooks}
-    dispatcher = Dispatcher(store, hooks, settings.delivery)
+class _Daemon:
+    """The scheduler, the outbox worker and the HTTP server of one ``syncd run``."""
 
-    def cycle() -> None:
+    def __init__(self, app: App) -> None:
+        self._app = app
+        self._settings = app.settings
+        self._stop, self._wake = threading.Event(), threading.Event()
+        self._started_at = datetime.now(UTC)
+        self._cycle_lock = threading.Lock()
+        # Replicas share the schedule: the first to fire in a half period runs it.
+        self._claim_window = schedule_period(self._settings.schedule, self._started_at) / 2
+        self._client = app.arxiv_client(sleep=_interruptible_sleep(self._stop))
+        self._dispatcher = app.dispatcher()
+
+    def cycle(self) -> None:
+        """One scheduled cycle of every author; wakes the worker when it published events."""
         # max_instances=1 already forbids overlap; the lock also covers shutdown.
-        with cycle_lock:
-            if stop.is_set():
+        with self._cycle_lock:
+            if self._stop.is_set():
                 return
             results = sync_all(
-                store, client, settings.authors, settings.sync, claim_window=claim_window
+                self._app.storage,
+                self._client,
+                self._settings.authors,
+                self._settings.sync,
+                claim_window=self._claim_window,
             )
             if any(r.events for r in results):
-                wake.set()
+                self._wake.set()
 
-    def ready() -> Readiness:
+    def ready(self) -> Readiness:
+        """The verdict ``/readyz`` gives."""
         try:
-            last_success, database_ok = store.last_successful_sync(), True
+            last_success, database_ok = self._app.storage.runs.last_success(), True
         except StoreError:
             last_success, database_ok = None, False
         return readiness(
             database_ok=database_ok,
             last_success=last_success,
-            started_at=started_at,
+            started_at=self._started_at,
             now=datetime.now(UTC),
-            max_age=settings.ready_max_age,
+            max_age=self._settings.ready_max_age,
         )
 
-    collector = metrics.register_store_collector(
-        lambda: metrics.StoreSnapshot(store.paper_counts(), *store.outbox_counts())
-    )
-    server = HttpServer(settings.http.host, settings.http.port, ready=ready)
-    scheduler = BackgroundScheduler(timezone=UTC)
-    scheduler.add_job(
-        cycle,
-        trigger_for(settings.schedule),
-        id="sync",
-        max_instances=1,
-        coalesce=True,
-        misfire_grace_time=None,
-        next_run_time=datetime.now(UTC),
-    )
-    worker = threading.Thread(
-        target=dispatcher.run, args=(stop, wake), name="syncd-dispatch", daemon=True
-    )
-
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
+    def request_stop(self, signum: int, _frame: FrameType | None) -> None:
+        """The SIGTERM and SIGINT handler: stop scheduling and wake everything that waits."""
         _log.info("shutdown_requested", signal=signal.Signals(signum).name)
-        stop.set()
-        wake.set()
+        self._stop.set()
+        self._wake.set()
 
-    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGTERM, signal.SIGINT)}
-    server.start()
-    _log.info(
-        "daemon_started",
-        http=f"{settings.http.host}:{server.port}",
-        authors=len(settings.authors),
-        endpoints=len(hooks),
-        worker=dispatcher.owner,
-    )
-    scheduler.start()
-    worker.start()
-    try:
-        stop.wait()
-    finally:
-        clean = _shutdown(
-            settings.delivery.shutdown_grace, scheduler, cycle_lock, worker, dispatcher
+    def serve(self) -> int:
+        """Start everything, wait for a signal, stop everything; return the exit code."""
+        settings = self._settings
+        collector = metrics.register_store_collector(self._app.store_snapshot)
+        server = HttpServer(settings.http.host, settings.http.port, ready=self.ready)
+        scheduler = self._scheduler()
+        worker = threading.Thread(
+            target=self._dispatcher.run,
+            args=(self._stop, self._wake),
+            name="syncd-dispatch",
+            daemon=True,
         )
-        server.stop()
-        client.close()
-        metrics.unregister_store_collector(collector)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if not clean:
-        # A request stuck in a read cannot be interrupted; its cycle stores
-        # nothing and its deliveries were released, so leave without it.
-        _log.warning("daemon_stopped", forced=True)
-        store.close()
-        os._exit(0)
-    _log.info("daemon_stopped")
-    return 0
+        previous = {s: signal.signal(s, self.request_stop) for s in (signal.SIGTERM, signal.SIGINT)}
+        server.start()
+        _log.info(
+            "daemon_started",
+            http=f"{settings.http.host}:{server.port}",
+            authors=len(settings.authors),
+            endpoints=len(self._app.endpoints),
+            worker=self._dispatcher.owner,
+        )
+        scheduler.start()
+        worker.start()
+        try:
+            self._stop.wait()
+        finally:
+            clean = self._shutdown(scheduler, worker)
+            server.stop()
+            self._client.close()
+            metrics.unregister_store_collector(collector)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if not clean:
+            # A request stuck in a read cannot be interrupted; its cycle stores
+            # nothing and its deliveries were released, so leave without it.
+            _log.warning("daemon_stopped", forced=True)
+            self._app.close()
+            os._exit(0)
+        _log.info("daemon_stopped")
+        return 0
 
+    def _scheduler(self) -> BackgroundScheduler:
+        scheduler = BackgroundScheduler(timezone=UTC)
+        scheduler.add_job(
+            self.cycle,
+            trigger_for(self._settings.schedule),
+            id="sync",
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=None,
+            next_run_time=datetime.now(UTC),
+        )
+        return scheduler
 
-def _shutdown(
-    grace: float,
-    scheduler: BackgroundScheduler,
-    cycle_lock: threading.Lock,
-    worker: threading.Thread,
-    dispatcher: Dispatcher,
-) -> bool:
-    """Stop everything within ``grace`` seconds; return whether every thread finished."""
-    deadline = time.monotonic() + grace
-    scheduler.shutdown(wait=False)
-    cycle_done = cycle_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
-    if cycle_done:
-        cycle_lock.release()
-    else:
-        _log.warning("cycle_still_running_at_shutdown")
-    worker.join(max(0.0, deadline - time.monotonic()))
-    clean = cycle_done and not worker.is_alive()
-    dispatcher.close(wait=clean)
-    return clean
+    def _shutdown(self, scheduler: BackgroundScheduler, worker: threading.Thread) -> bool:
+        """Stop everything within the grace period; return whether every thread finished."""
+        deadline = time.monotonic() + self._settings.delivery.shutdown_grace
+        scheduler.shutdown(wait=False)
+        cycle_done = self._cycle_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        if cycle_done:
+            self._cycle_lock.release()
+        else:
+            _log.warning("cycle_still_running_at_shutdown")
+        worker.join(max(0.0, deadline - time.monotonic()))
+        clean = cycle_done and not worker.is_alive()
+        self._dispatcher.close(wait=clean)
+        return clean

@@ -35,8 +35,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from syncd import __version__
-from syncd.config import EVENT_TYPES
-from syncd.diff import KINDS
+from syncd.vocabulary import EVENT_TYPES, KINDS, PaperStatus
 
 __all__ = [
     "CYCLE_RESULTS",
@@ -78,7 +77,7 @@ CYCLE_RESULTS = ("ok", "failed")
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
 EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
-PAPER_STATUSES = ("unlinked", "tracked", "candidate", "removed")
+PAPER_STATUSES: tuple[str, ...] = tuple(PaperStatus)
 
 # 0.1 s (an empty cycle against a fast arXiv) up to 30 min (a big author,
 # paced at 3 s per request, with backoff).

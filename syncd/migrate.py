@@ -20,7 +20,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
 from syncd.errors import StoreError
-from syncd.store import metadata
+from syncd.storage.schema import metadata
 
 __all__ = ["current_revision", "head_revision", "schema_drift", "upgrade"]
 

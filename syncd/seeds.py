@@ -14,7 +14,7 @@ Fields are paragraphs: runs of non-blank lines separated by blank lines.
 ``load_seeds`` parses every file before linking anything, so one bad file
 fails the whole import and nothing partial is returned.  It then applies the
 documents in file-name order, linking each record to a paper already known:
-an exact abstract match first, then ``matching.assign`` on title/abstract
+an exact abstract match first, then ``syncd.linking`` on title/abstract
 similarity, which leaves close calls unlinked (and says so in the log) rather
 than guessing.
 """
@@ -32,12 +32,10 @@ from typing import Any, Final, Literal
 import structlog
 
 from syncd.errors import SeedError
-from syncd.matching import assign, record_similarity
+from syncd.linking import abstract_key, link_seed_documents
 from syncd.record import COMPARED_FIELDS, Record, normalize_name, normalize_text
 
 __all__ = [
-    "LINK_MARGIN",
-    "LINK_MINIMUM",
     "SeedDocument",
     "SeedFormat",
     "SeedItem",
@@ -48,14 +46,6 @@ __all__ = [
 ]
 
 _log = structlog.get_logger(__name__)
-
-# Similarity thresholds for linking across documents (content-word Jaccard,
-# see syncd.matching).  Unrelated abstracts of this author's field score about
-# 0.00-0.05; the calibration paper's two rewritten abstracts score about 0.19.
-# 0.15 admits a rewrite, and a 0.10 lead over the runner-up (and over any rival
-# claim) keeps a close call from becoming a silent wrong link.
-LINK_MINIMUM: Final = 0.15
-LINK_MARGIN: Final = 0.10
 
 SeedFormat = Literal["author-page", "author-list"]
 
@@ -364,7 +354,7 @@ def _reject_duplicates(path: Path, items: list[SeedItem]) -> None:
     """The same abstract twice in one page is a capture error, not two papers."""
     seen: dict[str, int] = {}
     for item in items:
-        key = _abstract_key(item.record)
+        key = abstract_key(item.record)
         if key is None:
             continue
         if key in seen:
@@ -374,11 +364,6 @@ def _reject_duplicates(path: Path, items: list[SeedItem]) -> None:
                 f"duplicated record: same abstract as the record at line {seen[key]}",
             )
         seen[key] = item.line
-
-
-def _abstract_key(record: Record) -> str | None:
-    """What an exact abstract match compares: normalised text, case folded."""
-    return record.abstract.casefold() if record.abstract else None
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -393,7 +378,7 @@ def load_seeds(paths: Sequence[Path]) -> list[SeedPaper]:
 
     Documents are applied in file-name order.  Each record links to at most
     one paper already known from earlier documents (exact abstract first,
-    then similarity through ``matching.assign``); an ambiguous record stays a
+    then similarity, see ``syncd.linking.link_seed_documents``); an ambiguous record stays a
     paper of its own and ``seed_link_ambiguous`` is logged.
 
     A linked record that changes a known field (another title or abstract)
@@ -424,55 +409,20 @@ def _apply_document(papers: list[list[SeedRevision]], document: SeedDocument) ->
 
 def _link(papers: list[list[SeedRevision]], document: SeedDocument) -> dict[int, int]:
     """Item index -> paper index for every record that links with confidence."""
-    exact, contested = _exact_links(papers, document)
-    free_items = [i for i in range(len(document.items)) if i not in exact and i not in contested]
-    taken = set(exact.values()) | {p for candidates in contested.values() for p in candidates}
-    free_papers = [p for p in range(len(papers)) if p not in taken]
-
-    def score(item: int, paper: int) -> float:
-        record = document.items[item].record
-        # Any revision counts: a rewritten paper is still recognised by its older text.
-        return max(record_similarity(rev.record, record) for rev in papers[paper])
-
-    result = assign(free_items, free_papers, score, minimum=LINK_MINIMUM, margin=LINK_MARGIN)
-    for item, candidates in result.ambiguous.items():
-        contested[item] = candidates
-    for item, candidates in sorted(contested.items()):
+    links = link_seed_documents(
+        [[rev.record for rev in revisions] for revisions in papers],
+        [item.record for item in document.items],
+    )
+    for item, candidates in links.contested.items():
         _log.warning(
             "seed_link_ambiguous",
             source=document.source,
             line=document.items[item].line,
-            candidates=[_describe(papers[p]) for p in candidates],
-            scores=[round(score(item, p), 3) for p in candidates],
+            candidates=[_describe(papers[p]) for p, _ in candidates],
+            scores=[round(score, 3) for _, score in candidates],
             outcome="kept as a separate paper",
         )
-    return {**exact, **result.pairs}
-
-
-def _exact_links(
-    papers: list[list[SeedRevision]], document: SeedDocument
-) -> tuple[dict[int, int], dict[int, tuple[int, ...]]]:
-    """Links by equal abstract, and the items whose exact match is not one-to-one."""
-    claims: dict[int, list[int]] = {}
-    contested: dict[int, tuple[int, ...]] = {}
-    for index, item in enumerate(document.items):
-        key = _abstract_key(item.record)
-        matches = tuple(
-            p
-            for p, revisions in enumerate(papers)
-            if key is not None and key in {_abstract_key(rev.record) for rev in revisions}
-        )
-        if len(matches) == 1:
-            claims.setdefault(matches[0], []).append(index)
-        elif matches:
-            contested[index] = matches
-    exact: dict[int, int] = {}
-    for paper, claimants in claims.items():
-        if len(claimants) == 1:
-            exact[claimants[0]] = paper
-        else:
-            contested.update((index, (paper,)) for index in claimants)
-    return exact, contested
+    return dict(links.pairs)
 
 
 def _describe(revisions: list[SeedRevision]) -> str:

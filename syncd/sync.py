@@ -1,11 +1,12 @@
-"""Sync cycles: fetch → link → diff → store, for every author.
+"""Sync cycles: fetch → load → link → plan → apply, for every author.
 
 Pages are streamed: each page's content hashes are compared with the stored
 ones in one query, and only entries that changed or are new are kept until
-the end of the cycle.  Then linking, identity and diff (pure functions) decide
-the writes, which the store applies in one transaction per author.  Any
-upstream answer that cannot be trusted fails the cycle before anything is
-written.  Authors without a custom query share batched OR queries.
+the end of the cycle (``planner.Observed``).  Then the cycle loads what its
+decisions need (``planner.Snapshot``), links seed papers, lets the pure
+planner decide the writes, and applies them in one transaction per author.
+Any upstream answer that cannot be trusted fails the cycle before anything
+is written.  Authors without a custom query share batched OR queries.
 """
 
 from __future__ import annotations
@@ -19,27 +20,34 @@ import structlog
 from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import AuthorSettings, SyncSettings
-from syncd.diff import diff_records
 from syncd.errors import FeedError, Interrupted, UpstreamError
 from syncd.faults import fault_point
-from syncd.linking import earlier_version_ids, identify, link_seed_papers, name_matches
-from syncd.record import Record, content_hash
-from syncd.seeds import SeedPaper, load_seeds
-from syncd.store import Event, NewRevision, Paper, PaperState, PaperWrite, Store, SyncStats
+from syncd.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
+from syncd.planner import (
+    Observed,
+    Plan,
+    Snapshot,
+    check_trust,
+    needs_identity_basis,
+    plan_cycle,
+    seed_writes,
+)
+from syncd.record import Record
+from syncd.seeds import load_seeds
+from syncd.storage import Event, Paper, Storage, SyncStats
+from syncd.vocabulary import PaperStatus
 
 __all__ = [
     "CycleResult",
     "author_batches",
     "batch_query",
     "seed_author",
-    "seed_writes",
     "sync_all",
     "sync_author",
 ]
 
 _log = structlog.get_logger(__name__)
 
-ARXIV_SOURCE = "arxiv"
 # arXiv documents no URL limit; long OR queries have been seen to fail, so
 # a batch stays well under a kilobyte of search_query.
 MAX_QUERY_CHARS = 1000
@@ -58,45 +66,16 @@ class CycleResult:
     stats: SyncStats = field(default_factory=SyncStats)
 
 
-def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
-    """The store writes for a seed snapshot: one unlinked paper per seed paper, no events."""
-    writes = []
-    for paper in papers:
-        revisions = []
-        previous: Record | None = None
-        for revision in paper.revisions:
-            change = diff_records(previous, revision.record) if previous else None
-            revisions.append(
-                NewRevision(
-                    record=revision.record,
-                    source=revision.source,
-                    kinds=change.kinds if change else (),
-                    changes=change.changes if change else {},
-                )
-            )
-            previous = revision.record
-        writes.append(
-            PaperWrite(
-                key=paper.key,
-                arxiv_id=None,
-                status="unlinked",
-                origin="seed",
-                revisions=tuple(revisions),
-            )
-        )
-    return writes
-
-
-def seed_author(store: Store, author: AuthorSettings) -> int:
+def seed_author(storage: Storage, author: AuthorSettings) -> int:
     """Import the author's seed snapshot; return how many papers were new (0 on a re-run)."""
-    added = store.import_seeds(author.name, seed_writes(load_seeds(author.seeds)))
+    added = storage.import_seeds(author.name, seed_writes(load_seeds(author.seeds)))
     if added:
         _log.info("seed_imported", author=author.name, papers_added=added)
     return added
 
 
 def sync_all(
-    store: Store,
+    storage: Storage,
     client: ArxivClient,
     authors: Sequence[AuthorSettings],
     settings: SyncSettings,
@@ -108,18 +87,18 @@ def sync_all(
     Authors without a custom query share batched ``au:"A" OR au:"B"``
     requests, so N authors cost about N / batch requests, not N.  With
     ``claim_window``, an author whose cycle another replica started within
-    that many seconds is skipped (see ``Store.start_sync_run``).
+    that many seconds is skipped (see ``SyncRuns.start``).
     """
     for author in authors:
-        seed_author(store, author)
+        seed_author(storage, author)
     results: list[CycleResult] = []
     for batch in author_batches(authors):
-        results += _sync_batch(store, client, batch, settings, claim_window)
+        results += _sync_batch(storage, client, batch, settings, claim_window)
     return results
 
 
 def sync_author(
-    store: Store,
+    storage: Storage,
     client: ArxivClient,
     author: AuthorSettings,
     settings: SyncSettings,
@@ -127,7 +106,7 @@ def sync_author(
     claim_window: float | None = None,
 ) -> CycleResult | None:
     """One cycle of one author; None when another replica claimed it."""
-    results = _sync_batch(store, client, [author], settings, claim_window)
+    results = _sync_batch(storage, client, [author], settings, claim_window)
     return results[0] if results else None
 
 
@@ -161,75 +140,68 @@ def batch_query(authors: Sequence[AuthorSettings]) -> str:
 
 
 @dataclass
-class _Gathered:
-    """What one author's cycle has learned from arXiv so far, before anything is stored.
-
-    Only entries that need a decision are kept: those of unknown papers, and
-    those whose content hash differs from the stored one (or whose status
-    wants a look).  A quiet cycle keeps nothing but the ids it saw.
-    """
+class _Cycle:
+    """One author's cycle in progress: its run, its clock and what arXiv said so far."""
 
     author: AuthorSettings
     run_id: int
     started: float
-    seen: set[str] = field(default_factory=set)
-    changed: dict[str, Record] = field(default_factory=dict)
-    new: dict[str, Record] = field(default_factory=dict)
+    observed: Observed = field(default_factory=Observed)
     requests: int = 0
 
     @property
     def stats(self) -> SyncStats:
-        return SyncStats(requests=self.requests, entries=len(self.seen))
+        return SyncStats(requests=self.requests, entries=len(self.observed.seen))
 
 
 def _sync_batch(
-    store: Store,
+    storage: Storage,
     client: ArxivClient,
     batch: Sequence[AuthorSettings],
     settings: SyncSettings,
     claim_window: float | None,
 ) -> list[CycleResult]:
-    claimed: list[_Gathered] = []
+    cycles: list[_Cycle] = []
     for author in batch:
-        run_id = store.start_sync_run(author.name, unless_started_within=claim_window)
+        run_id = storage.runs.start(author.name, unless_started_within=claim_window)
         if run_id is None:
             _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
             continue
-        claimed.append(_Gathered(author, run_id, time.monotonic()))
-    if not claimed:
+        cycles.append(_Cycle(author, run_id, time.monotonic()))
+    if not cycles:
         return []
     requests_before = client.requests
     # The client's per-request lines carry the cycle (or the batch's cycles).
     context = (
-        {"cycle": claimed[0].run_id, "author": claimed[0].author.name}
-        if len(claimed) == 1
-        else {"cycles": [g.run_id for g in claimed]}
+        {"cycle": cycles[0].run_id, "author": cycles[0].author.name}
+        if len(cycles) == 1
+        else {"cycles": [c.run_id for c in cycles]}
     )
     try:
         with structlog.contextvars.bound_contextvars(**context):
-            _gather(store, client, claimed)
+            _gather(storage, client, cycles)
     except (UpstreamError, Interrupted) as exc:
-        for gathered in claimed:
-            gathered.requests = client.requests - requests_before
-        return [_failed(store, g, exc) for g in claimed]
+        for cycle in cycles:
+            cycle.requests = client.requests - requests_before
+        return [_failed(storage, c, exc) for c in cycles]
     # The batch's requests are shared; each author's run reports them all.
-    for gathered in claimed:
-        gathered.requests = client.requests - requests_before
-    return [_finish(store, client, g, settings) for g in claimed]
+    for cycle in cycles:
+        cycle.requests = client.requests - requests_before
+    return [_finish(storage, client, c, settings) for c in cycles]
 
 
-def _gather(store: Store, client: ArxivClient, claimed: Sequence[_Gathered]) -> None:
+def _gather(storage: Storage, client: ArxivClient, cycles: Sequence[_Cycle]) -> None:
     """Stream the batch's pages, handing each entry to the authors it belongs to."""
-    query = batch_query([g.author for g in claimed])
+    query = batch_query([c.author for c in cycles])
     for page in client.search(query):
         fault_point("sync.page_fetched")
-        for gathered in claimed:
+        for cycle in cycles:
             mine = page.records
-            if len(claimed) > 1:
-                mine = tuple(r for r in mine if _belongs(r, gathered.author))
-            _take(store, gathered, mine)
-        if len(claimed) > 1:
-            _check_attribution(page.records, [g.author for g in claimed])
+            if len(cycles) > 1:
+                mine = tuple(r for r in mine if _belongs(r, cycle.author))
+            _take(storage, cycle, mine)
+        if len(cycles) > 1:
+            _check_attribution(page.records, [c.author for c in cycles])
 
 
 def _belongs(record: Record, author: AuthorSettings) -> bool:
@@ -247,137 +219,60 @@ def _check_attribution(records: Sequence[Record], authors: Sequence[AuthorSettin
         )
 
 
-def _take(store: Store, gathered: _Gathered, records: Sequence[Record]) -> None:
+def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
     """Note one page's entries for one author, comparing content hashes in one query."""
-    author = gathered.author
-    fresh = {
-        r.arxiv_id: r
-        for r in records
-        if r.arxiv_id is not None and r.arxiv_id not in author.exclude_ids
-    }
-    states = store.paper_states(author.name, fresh)
-    for arxiv_id, record in fresh.items():
-        gathered.seen.add(arxiv_id)
-        state = states.get(arxiv_id)
-        if state is None:
-            gathered.new[arxiv_id] = record
-        elif (
-            state.record_hash != content_hash(record)
-            or state.status != "tracked"
-            or state.absent_syncs
-        ):
-            gathered.changed[arxiv_id] = record
+    excluded = cycle.author.exclude_ids
+    fresh = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in excluded]
+    states = storage.papers.states(cycle.author.name, [r.arxiv_id or "" for r in fresh])
+    cycle.observed.take(fresh, states)
 
 
 def _finish(
-    store: Store, client: ArxivClient, gathered: _Gathered, settings: SyncSettings
+    storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSettings
 ) -> CycleResult:
     """Complete one author's cycle: decide, store atomically, log; or fail storing nothing."""
-    author = gathered.author
-    with structlog.contextvars.bound_contextvars(cycle=gathered.run_id, author=author.name):
+    author = cycle.author
+    with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=author.name):
         try:
             requests_before = client.requests
-            missing = [i for i in author.include_ids if i not in gathered.seen]
+            missing = [i for i in author.include_ids if i not in cycle.observed.seen]
             if missing:
-                _take(store, gathered, client.fetch_ids(missing))
-            _refuse_sudden_emptiness(store, gathered)
-            writes = _plan(store, client, gathered, settings)
-            gathered.requests += client.requests - requests_before
+                _take(storage, cycle, client.fetch_ids(missing))
+            plan = _plan(storage, client, cycle, settings)
+            cycle.requests += client.requests - requests_before
         except (UpstreamError, Interrupted) as exc:
-            return _failed(store, gathered, exc)
-        events = store.apply_cycle(gathered.run_id, author.name, writes, gathered.stats)
-        metrics.observe_cycle(True, time.monotonic() - gathered.started, time.time())
-        metrics.observe_events((e.type, e.kinds) for e in events)
-        metrics.observe_revisions(sum(len(w.revisions) for w in writes))
-        for event in events:
-            _log.info(
-                "paper_changed",
-                event_type=event.type,
-                event_id=event.id,
-                paper=event.paper_key,
-                arxiv_id=event.arxiv_id,
-                kinds=list(event.kinds),
-            )
-        stats = gathered.stats
-        _log.info(
-            "cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events)
-        )
-        return CycleResult(gathered.run_id, author.name, ok=True, events=events, stats=stats)
+            return _failed(storage, cycle, exc)
+        events = storage.apply_cycle(cycle.run_id, author.name, plan.writes, cycle.stats)
+        _report(cycle, plan, events)
+        return CycleResult(cycle.run_id, author.name, ok=True, events=events, stats=cycle.stats)
 
 
-def _failed(store: Store, gathered: _Gathered, exc: Exception) -> CycleResult:
-    stats = gathered.stats
-    store.fail_sync_run(gathered.run_id, str(exc), stats)
-    metrics.observe_cycle(False, time.monotonic() - gathered.started, time.time())
-    with structlog.contextvars.bound_contextvars(
-        cycle=gathered.run_id, author=gathered.author.name
-    ):
-        _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
-    return CycleResult(gathered.run_id, gathered.author.name, ok=False, error=str(exc), stats=stats)
-
-
-def _refuse_sudden_emptiness(store: Store, gathered: _Gathered) -> None:
-    # arXiv has answered a valid but empty feed by mistake; that must never
-    # read as every tracked paper being gone.
-    if gathered.seen:
-        return
-    tracked = store.tracked_count(gathered.author.name)
-    if tracked:
-        raise FeedError(
-            f"arXiv answered no papers for an author who had {tracked}; "
-            "treating the answer as a glitch, not as removals"
-        )
-
-
-def _plan(
-    store: Store, client: ArxivClient, gathered: _Gathered, settings: SyncSettings
-) -> list[PaperWrite]:
-    """Every write of a complete, trusted cycle of one author."""
-    author = gathered.author
-    unlinked = store.papers_with_status(author.name, "unlinked") if gathered.new else []
-    links = _link_seeds(store, client, unlinked, gathered.new)
-    by_id = {p.id: p for p in unlinked}
-    writes = [
-        _linked(by_id[paper_id], gathered.new[arxiv_id]) for paper_id, arxiv_id in links.items()
-    ]
-    linked_ids = set(links.values())
-    changed = store.papers_with_ids(author.name, gathered.changed)
-    discovered = [r for i, r in gathered.new.items() if i not in linked_ids]
-    if discovered or any(p.status == "candidate" for p in changed):
-        names, categories = store.identity_basis(author.name)
-        for arxiv_id in linked_ids:
-            names.update(gathered.new[arxiv_id].authors)
-            categories.update(gathered.new[arxiv_id].categories)
-    else:
-        names, categories = set(), set()
-
-    def plausible(record: Record) -> bool:
-        if record.arxiv_id in author.include_ids:
-            return True
-        identity = identify(record, names, categories, author.name)
-        if not identity.plausible:
-            _log.info(
-                "candidate_held",
-                arxiv_id=record.arxiv_id,
-                reason="shares no co-author or category with the known papers",
-            )
-        return identity.plausible
-
-    for paper in changed:
-        entry = gathered.changed[paper.arxiv_id or ""]
-        # a held candidate is promoted once it shares something with the known papers
-        promoted = paper.status == "candidate" and plausible(entry)
-        write = _observed(paper, entry, promoted)
-        if write is not None:
-            writes.append(write)
-    writes += [_discovered(r, plausible(r)) for r in discovered]
-    absent = store.tracked_missing_from(author.name, gathered.seen)
-    writes += [_absent(state, settings.removal_after) for state in absent]
-    return writes
+def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSettings) -> Plan:
+    """Load what the cycle's decisions need, link seed papers, and plan the writes."""
+    name, observed = cycle.author.name, cycle.observed
+    changed = storage.papers.with_ids(name, observed.changed)
+    check_trust(observed, storage.papers.tracked_count(name), changed)
+    unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
+    links = _link_seeds(storage, client, unlinked, observed.new)
+    names: set[str] = set()
+    categories: set[str] = set()
+    if needs_identity_basis(observed, set(links.values()), changed):
+        names, categories = storage.papers.identity_basis(name)
+    snapshot = Snapshot(
+        author=name,
+        include_ids=cycle.author.include_ids,
+        removal_after=settings.removal_after,
+        unlinked=unlinked,
+        changed=changed,
+        absent=storage.papers.tracked_missing_from(name, observed.seen),
+        identity_names=names,
+        identity_categories=categories,
+    )
+    return plan_cycle(snapshot, observed, links)
 
 
 def _link_seeds(
-    store: Store, client: ArxivClient, unlinked: Sequence[Paper], new: Mapping[str, Record]
+    storage: Storage, client: ArxivClient, unlinked: Sequence[Paper], new: Mapping[str, Record]
 ) -> dict[int, str]:
     """Match unlinked seed papers to new entries (paper id → arXiv id).
 
@@ -386,83 +281,46 @@ def _link_seeds(
     """
     if not unlinked or not new:
         return {}
-    seeds = {p.id: [r.record for r in store.history(p.id)] for p in unlinked}
+    histories = storage.papers.histories([p.id for p in unlinked])
+    seeds = {paper_id: [r.record for r in revisions] for paper_id, revisions in histories.items()}
     versions: dict[str, list[Record]] = {i: [r] for i, r in new.items()}
-    assignment = link_seed_papers(seeds, versions)
+    assignment = link_seeds_to_arxiv(seeds, versions)
     pending = [r for i, r in new.items() if i not in assignment.pairs.values()]
     wanted = earlier_version_ids(pending)
     if len(assignment.pairs) < len(unlinked) and wanted:
         for record in client.fetch_ids(wanted):
             if record.arxiv_id in versions:
                 versions[record.arxiv_id].append(record)
-        assignment = link_seed_papers(seeds, versions)
+        assignment = link_seeds_to_arxiv(seeds, versions)
     for key, close in assignment.ambiguous.items():
         _log.warning("link_ambiguous", paper_id=key, candidates=list(close))
     return dict(assignment.pairs)
 
 
-def _linked(paper: Paper, entry: Record) -> PaperWrite:
-    change = diff_records(paper.record, entry)
-    return PaperWrite(
-        paper_id=paper.id,
-        key=paper.key,
-        arxiv_id=entry.arxiv_id,
-        status="tracked",
-        origin=paper.origin,
-        revisions=(NewRevision(entry, ARXIV_SOURCE, change.kinds, change.changes),),
-        event_type="paper.linked",
-        event_kinds=change.kinds,
-        event_changes=change.changes,
-    )
+def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:
+    """Metrics and log lines for a stored cycle: its notes, one line per event, a summary."""
+    metrics.observe_cycle(True, time.monotonic() - cycle.started, time.time())
+    metrics.observe_events((e.type, e.kinds) for e in events)
+    metrics.observe_revisions(sum(len(w.revisions) for w in plan.writes))
+    for note in plan.notes:
+        _log.info(note.event, **note.fields)
+    for event in events:
+        _log.info(
+            "paper_changed",
+            event_type=event.type,
+            event_id=event.id,
+            paper=event.paper_key,
+            arxiv_id=event.arxiv_id,
+            kinds=list(event.kinds),
+        )
+    stats = cycle.stats
+    _log.info("cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events))
 
 
-def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
-    """A known paper seen again: a revision if it changed, an event if it is (again) tracked."""
-    announce = paper.status == "removed" or promoted
-    change = None if content_hash(entry) == paper.record_hash else diff_records(paper.record, entry)
-    if not change and not announce and paper.absent_syncs == 0:
-        return None  # the steady state: nothing to write
-    status = "tracked" if announce else paper.status
-    event_type = None
-    if announce:
-        event_type = "paper.added"
-    elif change and status == "tracked":
-        event_type = "paper.revised"
-    return PaperWrite(
-        paper_id=paper.id,
-        key=paper.key,
-        arxiv_id=paper.arxiv_id,
-        status=status,
-        origin=paper.origin,
-        revisions=(NewRevision(entry, ARXIV_SOURCE, change.kinds, change.changes),)
-        if change
-        else (),
-        event_type=event_type,
-        event_kinds=change.kinds if change else (),
-        event_changes=change.changes if change else {},
-    )
-
-
-def _absent(paper: PaperState, removal_after: int) -> PaperWrite:
-    absent = paper.absent_syncs + 1
-    removed = absent >= removal_after
-    return PaperWrite(
-        paper_id=paper.id,
-        key=paper.key,
-        arxiv_id=paper.arxiv_id,
-        status="removed" if removed else paper.status,
-        origin=paper.origin,
-        absent_syncs=absent,
-        event_type="paper.removed" if removed else None,
-    )
-
-
-def _discovered(record: Record, plausible: bool) -> PaperWrite:
-    return PaperWrite(
-        key=record.arxiv_id or "",
-        arxiv_id=record.arxiv_id,
-        status="tracked" if plausible else "candidate",
-        origin=ARXIV_SOURCE,
-        revisions=(NewRevision(record, ARXIV_SOURCE),),
-        event_type="paper.added" if plausible else None,
-    )
+def _failed(storage: Storage, cycle: _Cycle, exc: Exception) -> CycleResult:
+    stats = cycle.stats
+    storage.runs.fail(cycle.run_id, str(exc), stats)
+    metrics.observe_cycle(False, time.monotonic() - cycle.started, time.time())
+    with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=cycle.author.name):
+        _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
+    return CycleResult(cycle.run_id, cycle.author.name, ok=False, error=str(exc), stats=stats)

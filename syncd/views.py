@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.store import Event, Paper, Revision
+from syncd.storage import Event, Paper, Revision
 
 __all__ = ["event_json", "paper_json", "revision_json"]
 

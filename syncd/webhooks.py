@@ -47,7 +47,7 @@ from syncd import __version__
 from syncd.arxiv._client import parse_retry_after
 from syncd.config import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
-from syncd.store import Event
+from syncd.storage import Event
 from syncd.views import event_json
 
 __all__ = [

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 import structlog
 
-from syncd.store import metadata
+from syncd.storage.schema import metadata
 
 pytest_plugins = ["tests.integration.daemons"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from syncd.store import metadata
+from syncd.storage.schema import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.cli import main
-from syncd.store import events_table, revisions_table, sync_runs_table
+from syncd.storage.schema import events_table, revisions_table, sync_runs_table
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
 

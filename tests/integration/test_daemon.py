@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from syncd.store import deliveries_table
+from syncd.storage.schema import deliveries_table
 from tests.fakearxiv import FakeArxiv, status
 from tests.integration.conftest import Syncd
 from tests.integration.daemons import NESTPIPE, SECRET, Daemon, eventually

@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from syncd.config import DeliverySettings, WebhookSettings
-from syncd.dispatch import Dispatcher
-from syncd.store import Store, deliveries_table
+from syncd.config import DeliverySettings
+from syncd.delivery.routing import Endpoint, EndpointSpec
+from syncd.delivery.worker import Dispatcher
+from syncd.storage import Storage
+from syncd.storage.schema import deliveries_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
@@ -200,18 +202,18 @@ def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None
     _hook(syncd, receiver)
     assert syncd("sync", "--no-deliver").code == 0
     receiver.respond_with(204, times=7, delay=0.4)
-    store = Store(syncd.database_url)
-    hook = WebhookSettings(url=receiver.url, name="lab-chat", secret=SECRET, timeout=0.5)
+    storage = Storage(syncd.database_url)
+    endpoint = Endpoint(EndpointSpec("lab-chat", receiver.url), (SECRET,), timeout=0.5)
     settings = DeliverySettings(workers=1, lease=1)
     try:
-        with Dispatcher(store, {"lab-chat": hook}, settings) as dispatcher:
+        with Dispatcher(storage.outbox, {"lab-chat": endpoint}, settings) as dispatcher:
             batch = threading.Thread(target=dispatcher.run_once)
             batch.start()
             time.sleep(1.6)
-            intruded = store.claim_deliveries("intruder", 60, limit=16)
+            intruded = storage.outbox.claim("intruder", 60, limit=16)
             batch.join(10)
         assert intruded == []
         assert len(receiver.delivered) == 7
-        assert store.outbox_counts() == (0, 0)
+        assert storage.outbox.counts() == (0, 0)
     finally:
-        store.close()
+        storage.close()

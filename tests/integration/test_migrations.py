@@ -6,9 +6,9 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
+from syncd.planner import seed_writes
 from syncd.seeds import load_seeds
-from syncd.store import Store
-from syncd.sync import seed_writes
+from syncd.storage import Storage
 from tests.integration.conftest import SEEDS, Syncd
 
 
@@ -28,18 +28,18 @@ def test_empty_database_upgrades_to_the_models(database_url: str) -> None:
 
 def test_previous_revision_upgrades_with_its_data(database_url: str) -> None:
     """A database at 0001 holding a seeded snapshot upgrades to head and keeps every row."""
-    store = Store(database_url)
+    storage = Storage(database_url)
     try:
-        upgrade(store.engine, "0001")
-        assert store.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
-        before = [(p.key, p.record) for p in store.papers()]
-        upgrade(store.engine)
-        assert current_revision(store.engine) == head_revision()
-        assert [(p.key, p.record) for p in store.papers()] == before
-        assert schema_drift(store.engine) == []
-        assert store.outbox_counts() == (0, 0)
+        upgrade(storage.engine, "0001")
+        assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
+        before = [(p.key, p.record) for p in storage.papers.all()]
+        upgrade(storage.engine)
+        assert current_revision(storage.engine) == head_revision()
+        assert [(p.key, p.record) for p in storage.papers.all()] == before
+        assert schema_drift(storage.engine) == []
+        assert storage.outbox.counts() == (0, 0)
     finally:
-        store.close()
+        storage.close()
 
 
 def test_db_commands(syncd: Syncd) -> None:

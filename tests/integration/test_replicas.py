@@ -10,7 +10,7 @@ import sys
 import pytest
 import sqlalchemy as sa
 
-from syncd.store import events_table, papers_table, revisions_table, sync_runs_table
+from syncd.storage.schema import events_table, papers_table, revisions_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd

@@ -30,7 +30,7 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.cli import main
-from syncd.store import deliveries_table, endpoints_table, metadata, sync_runs_table
+from syncd.storage.schema import deliveries_table, endpoints_table, metadata, sync_runs_table
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Outcome, Syncd

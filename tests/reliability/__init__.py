@@ -27,7 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from syncd.store import (
+from syncd.storage.schema import (
     deliveries_table,
     endpoints_table,
     events_table,

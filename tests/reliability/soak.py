@@ -1,6 +1,6 @@
 """Upstream chaos soak: hundreds of cycles against a misbehaving fake arXiv, compared.
 
-In-process, with one ``Store`` and one ``ArxivClient`` as the daemon has.  A
+In-process, with one ``App`` and one ``ArxivClient`` as the daemon has.  A
 seeded coin faults each request with probability ``rate`` (a fifth), taking
 the next fault of a seeded list built in shuffled rounds of every kind in
 ``FAULTS`` (timeouts, resets, 429/500/503 with and without Retry-After,
@@ -46,12 +46,13 @@ import httpx
 import sqlalchemy as sa
 import structlog
 
+from syncd.app import App
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings, load_settings
-from syncd.dispatch import Dispatcher, endpoint_specs
 from syncd.logs import configure_logging
 from syncd.migrate import upgrade
-from syncd.store import Store, papers_table
+from syncd.storage import Storage
+from syncd.storage.schema import papers_table
 from syncd.sync import sync_all
 from tests import fakearxiv as fa
 from tests.receiver import Receiver
@@ -195,7 +196,7 @@ class _Pass:
     def __init__(
         self,
         fake: fa.FakeArxiv,
-        store: Store,
+        store: Storage,
         client: ArxivClient,
         settings: Settings,
         *,
@@ -284,19 +285,19 @@ def _soak_once(
         build = random.Random(seed * 31 + 13)
         # Every queued fault asks the same coin, so a request takes at most one, in order.
         fake.inject(*(replace(FAULTS[kind](build), when=coin) for kind in plan))
-        store = Store(url)
+        app = App.open(settings)
+        store = app.storage
         try:
             upgrade(store.engine)
-            store.register_endpoints(endpoint_specs(settings))
+            app.register_endpoints()
             clock = _SendClock()
             with ArxivClient(settings.arxiv, transport=clock, rng=random.Random(seed)) as client:
                 soak = _Pass(fake, store, client, settings, url=url, seed=seed)
                 soak.play(cycles, every, coin)
-            hooks = {h.display_name: h for h in settings.webhooks}
-            with Dispatcher(store, hooks, settings.delivery) as dispatcher:
+            with app.dispatcher() as dispatcher:
                 dispatcher.drain(30)
         finally:
-            store.close()
+            app.close()
         run = soak.run
         run.sends = clock.times
         run.state = snapshot(url)

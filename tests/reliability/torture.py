@@ -44,7 +44,7 @@ import structlog
 
 from syncd.cli import main as syncd_main
 from syncd.faults import POINTS
-from syncd.store import deliveries_table, sync_runs_table
+from syncd.storage.schema import deliveries_table, sync_runs_table
 from tests.fakearxiv import FakeArxiv
 from tests.receiver import Receiver
 from tests.reliability import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncd.linking import earlier_version_ids, identify, link_seed_papers, name_matches
+from syncd.linking import earlier_version_ids, identify, link_seeds_to_arxiv, name_matches
 from syncd.record import Record
 from tests import scenario
 
@@ -25,25 +25,25 @@ class TestLinkSeedPapers:
     def test_matches_any_revision(self) -> None:
         """The calibration paper links through its second seed revision's abstract."""
         seeds = {"calibration": [CALIBRATION_SEED, CALIBRATION_LIST]}
-        assert link_seed_papers(seeds, _versions()).pairs == {"calibration": "2606.03328"}
+        assert link_seeds_to_arxiv(seeds, _versions()).pairs == {"calibration": "2606.03328"}
 
     def test_title_alone_does_not_match_a_retitled_first_version(self) -> None:
         """With only the seed page's revision, the calibration paper stays unlinked."""
         seeds = {"calibration": [CALIBRATION_SEED]}
-        assert link_seed_papers(seeds, _versions()).pairs == {}
+        assert link_seeds_to_arxiv(seeds, _versions()).pairs == {}
 
     def test_retitled_version_links_through_an_earlier_version(self) -> None:
         """A seed that only an earlier version resembles links once that version is known."""
         v1 = Record(arxiv_id="2602.09578", version=1, title=scenario.FLEXMARL_V1_TITLE)
         v2 = Record(arxiv_id="2602.09578", version=2, title="FlexMARL", abstract="new words")
         seeds = {"flex": [Record(title=scenario.FLEXMARL_V1_TITLE, abstract="old words")]}
-        assert link_seed_papers(seeds, {"2602.09578": [v2]}).pairs == {}
-        assert link_seed_papers(seeds, {"2602.09578": [v2, v1]}).pairs == {"flex": "2602.09578"}
+        assert link_seeds_to_arxiv(seeds, {"2602.09578": [v2]}).pairs == {}
+        assert link_seeds_to_arxiv(seeds, {"2602.09578": [v2, v1]}).pairs == {"flex": "2602.09578"}
 
     def test_no_match_stays_unlinked(self) -> None:
         """A seed paper that is not upstream matches nothing."""
         seed = Record(title=scenario.seed_title("LRMoE"), abstract=scenario.seed_abstract("LRMoE"))
-        assert link_seed_papers({"lrmoe": [seed]}, _versions()).pairs == {}
+        assert link_seeds_to_arxiv({"lrmoe": [seed]}, _versions()).pairs == {}
 
     def test_earlier_version_ids(self) -> None:
         """Every earlier version of each entry is listed, versioned."""

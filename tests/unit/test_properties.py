@@ -31,7 +31,7 @@ from syncd.config import Settings, load_settings
 from syncd.errors import ApiError, ConfigError, FeedError, SeedError
 from syncd.record import Record, normalize_text, split_arxiv_id
 from syncd.seeds import SeedPaper, load_seeds, parse_seed_file
-from syncd.store import papers_table, revisions_table
+from syncd.storage.schema import papers_table, revisions_table
 from tests import scenario
 from tests.integration.conftest import Syncd
 

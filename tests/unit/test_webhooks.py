@@ -19,10 +19,10 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from structlog.testing import capture_logs
 
 from syncd import webhooks as wh
+from syncd.delivery.routing import accepts
 from syncd.errors import ConfigError
-from syncd.outbox import accepts
 from syncd.record import Record
-from syncd.store import Event
+from syncd.storage import Event
 from syncd.views import event_json
 from tests.receiver import Receiver
 

@@ -22,20 +22,15 @@ from typing import Any, Self
 import structlog
 
 from syncd import metrics
-from syncd.config import DeliverySettings, Settings, WebhookSettings
+from syncd.config import DeliverySettings
+from syncd.delivery.routing import Endpoint
 from syncd.faults import fault_point
-from syncd.outbox import EndpointSpec
-from syncd.store import Attempt, Claim, Store
+from syncd.storage import Attempt, Claim, Outbox
 from syncd.webhooks import DeliveryResult, WebhookSender, event_body, next_retry_delay
 
-__all__ = ["Dispatcher", "endpoint_specs", "worker_name"]
+__all__ = ["Dispatcher", "worker_name"]
 
 _log = structlog.get_logger(__name__)
-
-
-def endpoint_specs(settings: Settings) -> list[EndpointSpec]:
-    """The configured webhooks as the outbox routes them."""
-    return [EndpointSpec(h.display_name, h.url, h.events, h.kinds) for h in settings.webhooks]
 
 
 def worker_name() -> str:
@@ -48,22 +43,22 @@ class Dispatcher:
 
     def __init__(
         self,
-        store: Store,
-        hooks: Mapping[str, WebhookSettings],
+        outbox: Outbox,
+        endpoints: Mapping[str, Endpoint],
         settings: DeliverySettings,
         *,
         owner: str | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self._store = store
-        self._hooks = hooks
+        self._outbox = outbox
+        self._endpoints = endpoints
         self._settings = settings
         # One client per endpoint: each has its own timeout and connection pool.
         self._senders = {
             name: WebhookSender(
-                timeout=hook.timeout, allow_destinations=settings.allow_destinations
+                timeout=endpoint.timeout, allow_destinations=settings.allow_destinations
             )
-            for name, hook in hooks.items()
+            for name, endpoint in endpoints.items()
         }
         self.owner = owner or worker_name()
         self._rng = rng or random.Random()
@@ -80,7 +75,7 @@ class Dispatcher:
     def close(self, *, wait: bool = True) -> None:
         """Wait for sends in flight (unless not ``wait``), give back unfinished leases."""
         self._pool.shutdown(wait=wait, cancel_futures=True)
-        self._store.release_leases(self.owner)
+        self._outbox.release_leases(self.owner)
         for sender in self._senders.values():
             sender.close()
 
@@ -90,7 +85,7 @@ class Dispatcher:
         Results are recorded together, in one transaction: writers queueing
         for the database one delivery at a time would cost more than the sends.
         """
-        claims = self._store.claim_deliveries(
+        claims = self._outbox.claim(
             self.owner, self._settings.lease, limit=self._settings.workers * 16
         )
         # Claims hold at most one delivery per paper and endpoint, so sending
@@ -103,7 +98,7 @@ class Dispatcher:
         attempts = [self._judge(claim, result, now) for claim, result in sent]
         if any(a.delivered for a in attempts):
             fault_point("dispatch.sent")
-        self._store.record_attempts(self.owner, attempts)
+        self._outbox.record_attempts(self.owner, attempts)
         if any(a.delivered for a in attempts):
             fault_point("dispatch.acknowledged")
         for (claim, result), attempt in zip(sent, attempts, strict=True):
@@ -123,7 +118,7 @@ class Dispatcher:
         while pending:
             _, pending = wait(pending, timeout=self._settings.lease / 3)
             if pending:
-                self._store.renew_leases(self.owner, ids, self._settings.lease)
+                self._outbox.renew_leases(self.owner, ids, self._settings.lease)
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
         """Work the outbox until ``stop``; sleep between polls unless woken."""
@@ -149,7 +144,7 @@ class Dispatcher:
             attempted += worked
             if worked:
                 continue
-            due = self._store.next_delivery_due()
+            due = self._outbox.next_due()
             if due is None:
                 break
             # Never spin: a due delivery another worker holds takes a poll to free.
@@ -163,14 +158,14 @@ class Dispatcher:
         with structlog.contextvars.bound_contextvars(
             endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
         ):
-            hook = self._hooks.get(claim.endpoint)
-            if hook is None:
+            endpoint = self._endpoints.get(claim.endpoint)
+            if endpoint is None:
                 # Only configured endpoints are active, so this needs another
                 # process with another config; its lease will lapse for it.
                 _log.warning("endpoint_not_configured")
                 return None
             return self._senders[claim.endpoint].send(
-                claim.url, hook.secret_values(), claim.event.id, event_body(claim.event)
+                claim.url, endpoint.secrets, claim.event.id, event_body(claim.event)
             )
 
     def _judge(self, claim: Claim, result: DeliveryResult, now: datetime) -> Attempt:

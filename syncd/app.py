@@ -1,0 +1,68 @@
+"""The composition root: what every ``syncd`` command is built from, built once.
+
+The CLI loads the configuration, opens an ``App`` and hands it to a command;
+the daemon takes the same ``App``.  Nothing else constructs the storage, the
+arXiv client or the delivery worker, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from syncd import metrics
+from syncd.arxiv import ArxivClient
+from syncd.config import Settings
+from syncd.delivery.routing import Endpoint, EndpointSpec
+from syncd.delivery.worker import Dispatcher
+from syncd.storage import Storage
+
+__all__ = ["App", "endpoints_from"]
+
+
+def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
+    """The configured webhooks by name, secrets resolved now (once per process)."""
+    return {
+        hook.display_name: Endpoint(
+            spec=EndpointSpec(hook.display_name, hook.url, hook.events, hook.kinds),
+            secrets=tuple(hook.secret_values()),
+            timeout=hook.timeout,
+        )
+        for hook in settings.webhooks
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class App:
+    """The settings, the storage and the configured endpoints of one process."""
+
+    settings: Settings
+    storage: Storage
+    endpoints: Mapping[str, Endpoint]
+
+    @classmethod
+    def open(cls, settings: Settings) -> App:
+        """Open the database and resolve the endpoints; nothing is written yet."""
+        return cls(settings, Storage(settings.database.url), endpoints_from(settings))
+
+    def close(self) -> None:
+        """Release the database's connections."""
+        self.storage.close()
+
+    def register_endpoints(self) -> None:
+        """Make the outbox's endpoint table match the configuration (commands that deliver)."""
+        self.storage.outbox.register_endpoints([e.spec for e in self.endpoints.values()])
+
+    def arxiv_client(self, sleep: Callable[[float], None] = time.sleep) -> ArxivClient:
+        """A client of the configured arXiv API; ``sleep`` lets shutdown cut its waits short."""
+        return ArxivClient(self.settings.arxiv, sleep=sleep)
+
+    def dispatcher(self) -> Dispatcher:
+        """A worker for the configured endpoints' deliveries."""
+        return Dispatcher(self.storage.outbox, self.endpoints, self.settings.delivery)
+
+    def store_snapshot(self) -> metrics.StoreSnapshot:
+        """What the database-backed gauges show, read now."""
+        pending, dead = self.storage.outbox.counts()
+        return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead)

@@ -1,0 +1,57 @@
+"""Which endpoints take which events: endpoints as the outbox routes them, and its filters.
+
+Pure data and decisions: storage writes a delivery row per accepting
+endpoint in the event's own transaction; the worker works the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Endpoint", "EndpointSpec", "accepts"]
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSpec:
+    """A configured endpoint as the outbox needs it: no secrets, just routing."""
+
+    name: str
+    url: str
+    events: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A configured endpoint as the worker sends to it: its routing, secrets and timeout.
+
+    Built once, when the configuration is loaded, so a secret read from the
+    environment is read once and not on every send.
+    """
+
+    spec: EndpointSpec
+    secrets: tuple[str, ...]
+    timeout: float
+
+    @property
+    def name(self) -> str:
+        """The endpoint's name in logs, CLI output and the outbox."""
+        return self.spec.name
+
+    def __repr__(self) -> str:
+        # Never the URL (tokens live in its path) nor the secrets.
+        return f"Endpoint(name={self.name!r}, timeout={self.timeout!r})"
+
+
+def accepts(
+    events: Sequence[str], kinds: Sequence[str], event_type: str, event_kinds: Sequence[str]
+) -> bool:
+    """Whether an endpoint filtering on ``events`` and ``kinds`` takes this event.
+
+    An empty filter takes everything.  A kinds filter only narrows events
+    that carry kinds; paper.added and paper.removed pass it.
+    """
+    if events and event_type not in events:
+        return False
+    return not (kinds and event_kinds and not set(kinds) & set(event_kinds))

@@ -1,0 +1,257 @@
+"""What a sync cycle writes, decided from plain values: no I/O, no clock, no logging.
+
+The orchestrator (``syncd.sync``) streams arXiv's answer into an ``Observed``,
+loads a ``Snapshot`` of what the record knows, links seed papers, and asks
+``plan_cycle`` for the writes; it then applies them in one transaction and
+logs the plan's notes.  Every rule of "what does this answer mean for the
+record" lives here, where it can be tested with plain records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncd.diff import Change, diff_records
+from syncd.errors import FeedError
+from syncd.linking import identify
+from syncd.record import Record, content_hash
+from syncd.seeds import SeedPaper
+from syncd.storage.models import NewRevision, Paper, PaperState, PaperWrite
+from syncd.vocabulary import EventType, Origin, PaperStatus
+
+__all__ = [
+    "ARXIV_SOURCE",
+    "Note",
+    "Observed",
+    "Plan",
+    "Snapshot",
+    "check_trust",
+    "needs_identity_basis",
+    "plan_cycle",
+    "seed_writes",
+]
+
+ARXIV_SOURCE = "arxiv"
+
+
+@dataclass
+class Observed:
+    """What one author's cycle has learned from arXiv, before anything is stored.
+
+    Only entries that need a decision are kept: those of unknown papers, and
+    those whose content hash differs from the stored one (or whose status
+    wants a look).  A quiet cycle keeps nothing but the ids it saw.
+    """
+
+    seen: set[str] = field(default_factory=set)
+    changed: dict[str, Record] = field(default_factory=dict)
+    new: dict[str, Record] = field(default_factory=dict)
+
+    def take(self, records: Iterable[Record], states: Mapping[str, PaperState]) -> None:
+        """Note entries of one page against the stored states of their papers (by arXiv id)."""
+        for record in records:
+            arxiv_id = record.arxiv_id or ""
+            self.seen.add(arxiv_id)
+            state = states.get(arxiv_id)
+            if state is None:
+                self.new[arxiv_id] = record
+            elif (
+                state.record_hash != content_hash(record)
+                or state.status != PaperStatus.TRACKED
+                or state.absent_syncs
+            ):
+                self.changed[arxiv_id] = record
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What the record knows that a cycle's decisions depend on.
+
+    ``changed`` are the known papers whose entries ``Observed.changed`` holds;
+    ``identity_names`` and ``identity_categories`` are empty unless
+    ``needs_identity_basis`` asked for them.
+    """
+
+    author: str
+    include_ids: Collection[str]
+    removal_after: int
+    unlinked: Sequence[Paper] = ()
+    changed: Sequence[Paper] = ()
+    absent: Sequence[PaperState] = ()
+    identity_names: Collection[str] = ()
+    identity_categories: Collection[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A decision worth a log line: its stable event name and fields."""
+
+    event: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Every write of a complete, trusted cycle of one author, and what to log about it."""
+
+    writes: tuple[PaperWrite, ...]
+    notes: tuple[Note, ...]
+
+
+def check_trust(observed: Observed, tracked: int, known: Sequence[Paper]) -> None:
+    """Raise ``FeedError`` when arXiv's answer cannot be what arXiv holds.
+
+    An empty answer for an author with tracked papers is a glitch arXiv has
+    been seen to make, not every paper gone.  A version lower than the one
+    stored cannot happen either: arXiv versions never go down.
+    """
+    if not observed.seen and tracked:
+        raise FeedError(
+            f"arXiv answered no papers for an author who had {tracked}; "
+            "treating the answer as a glitch, not as removals"
+        )
+    for paper in known:
+        entry = observed.changed.get(paper.arxiv_id or "")
+        stored = paper.record.version
+        if entry is not None and stored is not None and (entry.version or 0) < stored:
+            raise FeedError(
+                f"arXiv answered {paper.arxiv_id}v{entry.version} for a paper stored at"
+                f" v{stored}; versions never go down, so the answer is not trusted"
+            )
+
+
+def needs_identity_basis(
+    observed: Observed, linked_ids: Collection[str], changed: Sequence[Paper]
+) -> bool:
+    """Whether any decision will ask ``identify``: a discovered entry or a held candidate."""
+    discovered = any(arxiv_id not in linked_ids for arxiv_id in observed.new)
+    return discovered or any(p.status == PaperStatus.CANDIDATE for p in changed)
+
+
+def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str]) -> Plan:
+    """The writes of a trusted cycle, given the seed links (paper id → arXiv id)."""
+    notes: list[Note] = []
+    unlinked = {p.id: p for p in snapshot.unlinked}
+    writes = [_linked(unlinked[paper_id], observed.new[aid]) for paper_id, aid in links.items()]
+    linked_ids = set(links.values())
+    names, categories = set(snapshot.identity_names), set(snapshot.identity_categories)
+    for arxiv_id in linked_ids:
+        names.update(observed.new[arxiv_id].authors)
+        categories.update(observed.new[arxiv_id].categories)
+
+    def plausible(record: Record) -> bool:
+        if record.arxiv_id in snapshot.include_ids:
+            return True
+        identity = identify(record, names, categories, snapshot.author)
+        if not identity.plausible:
+            reason = "shares no co-author or category with the known papers"
+            notes.append(Note("candidate_held", {"arxiv_id": record.arxiv_id, "reason": reason}))
+        return identity.plausible
+
+    for paper in snapshot.changed:
+        entry = observed.changed[paper.arxiv_id or ""]
+        # a held candidate is promoted once it shares something with the known papers
+        promoted = paper.status == PaperStatus.CANDIDATE and plausible(entry)
+        write = _observed(paper, entry, promoted)
+        if write is not None:
+            writes.append(write)
+    for arxiv_id, record in observed.new.items():
+        if arxiv_id not in linked_ids:
+            writes.append(_discovered(record, plausible(record)))
+    writes += [_absent(state, snapshot.removal_after) for state in snapshot.absent]
+    return Plan(tuple(writes), tuple(notes))
+
+
+def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
+    """The writes for a seed snapshot: one unlinked paper per seed paper, no events."""
+    writes = []
+    for paper in papers:
+        revisions = []
+        previous: Record | None = None
+        for revision in paper.revisions:
+            change = diff_records(previous, revision.record) if previous else None
+            revisions.append(_revision(revision.record, revision.source, change))
+            previous = revision.record
+        writes.append(
+            PaperWrite(
+                key=paper.key,
+                arxiv_id=None,
+                status=PaperStatus.UNLINKED,
+                origin=Origin.SEED,
+                revisions=tuple(revisions),
+            )
+        )
+    return writes
+
+
+def _revision(record: Record, source: str, change: Change | None) -> NewRevision:
+    if change is None:
+        return NewRevision(record, source)
+    return NewRevision(record, source, change.kinds, change.changes)
+
+
+def _linked(paper: Paper, entry: Record) -> PaperWrite:
+    change = diff_records(paper.record, entry)
+    return PaperWrite(
+        paper_id=paper.id,
+        key=paper.key,
+        arxiv_id=entry.arxiv_id,
+        status=PaperStatus.TRACKED,
+        origin=paper.origin,
+        revisions=(_revision(entry, ARXIV_SOURCE, change),),
+        event_type=EventType.LINKED,
+        event_kinds=change.kinds,
+        event_changes=change.changes,
+    )
+
+
+def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
+    """A known paper seen again: a revision if it changed, an event if it is (again) tracked."""
+    announce = paper.status == PaperStatus.REMOVED or promoted
+    change = None if content_hash(entry) == paper.record_hash else diff_records(paper.record, entry)
+    if not change and not announce and paper.absent_syncs == 0:
+        return None  # the steady state: nothing to write
+    status = PaperStatus.TRACKED if announce else paper.status
+    event_type = None
+    if announce:
+        event_type = EventType.ADDED
+    elif change and status == PaperStatus.TRACKED:
+        event_type = EventType.REVISED
+    return PaperWrite(
+        paper_id=paper.id,
+        key=paper.key,
+        arxiv_id=paper.arxiv_id,
+        status=status,
+        origin=paper.origin,
+        revisions=(_revision(entry, ARXIV_SOURCE, change),) if change else (),
+        event_type=event_type,
+        event_kinds=change.kinds if change else (),
+        event_changes=change.changes if change else {},
+    )
+
+
+def _absent(paper: PaperState, removal_after: int) -> PaperWrite:
+    absent = paper.absent_syncs + 1
+    removed = absent >= removal_after
+    return PaperWrite(
+        paper_id=paper.id,
+        key=paper.key,
+        arxiv_id=paper.arxiv_id,
+        status=PaperStatus.REMOVED if removed else paper.status,
+        origin=paper.origin,
+        absent_syncs=absent,
+        event_type=EventType.REMOVED if removed else None,
+    )
+
+
+def _discovered(record: Record, plausible: bool) -> PaperWrite:
+    return PaperWrite(
+        key=record.arxiv_id or "",
+        arxiv_id=record.arxiv_id,
+        status=PaperStatus.TRACKED if plausible else PaperStatus.CANDIDATE,
+        origin=Origin.ARXIV,
+        revisions=(NewRevision(record, ARXIV_SOURCE),),
+        event_type=EventType.ADDED if plausible else None,
+    )

@@ -1,0 +1,105 @@
+"""The record's storage: the only package that speaks SQL.
+
+``Storage`` opens one ``Database`` and hands out a repository per aggregate:
+``papers`` (papers and their revisions), ``runs`` (sync cycles), ``events``
+(the event log) and ``outbox`` (webhook endpoints and deliveries).  Callers
+hand in frozen write commands and get frozen domain objects back, never rows.
+Everything one sync cycle learns is written by ``apply_cycle`` in a single
+transaction: papers, revisions, events and their deliveries appear together
+or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.engine import Engine
+
+from syncd.faults import fault_point
+from syncd.storage.database import Database, now
+from syncd.storage.events import Events, publish
+from syncd.storage.models import (
+    Attempt,
+    Claim,
+    EndpointSummary,
+    Event,
+    NewRevision,
+    Paper,
+    PaperState,
+    PaperWrite,
+    Revision,
+    SyncRun,
+    SyncStats,
+)
+from syncd.storage.outbox import Outbox
+from syncd.storage.papers import Papers, author_id, known_keys, write_papers
+from syncd.storage.runs import SyncRuns, finish_run
+from syncd.storage.schema import metadata
+
+__all__ = [
+    "Attempt",
+    "Claim",
+    "Database",
+    "EndpointSummary",
+    "Event",
+    "Events",
+    "NewRevision",
+    "Outbox",
+    "Paper",
+    "PaperState",
+    "PaperWrite",
+    "Papers",
+    "Revision",
+    "Storage",
+    "SyncRun",
+    "SyncRuns",
+    "SyncStats",
+    "metadata",
+]
+
+
+class Storage:
+    """The database and its repositories; the writes that span aggregates."""
+
+    def __init__(self, url: str) -> None:
+        self.db = Database(url)
+        self.papers = Papers(self.db)
+        self.runs = SyncRuns(self.db)
+        self.events = Events(self.db)
+        self.outbox = Outbox(self.db)
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, for schema migrations."""
+        return self.db.engine
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.db.close()
+
+    def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
+        """Store seed papers whose key the author does not have yet; return how many were new.
+
+        All or nothing: one transaction.  Seeding publishes no events.
+        """
+        with self.db.transaction() as conn:
+            # Locked: replicas seeding at the same moment take turns.
+            owner = author_id(self.db, conn, author, lock=True)
+            known = known_keys(conn, owner)
+            fresh = [p for p in papers if p.key not in known]
+            write_papers(conn, owner, fresh, run_id=None, when=now())
+            return len(fresh)
+
+    def apply_cycle(
+        self, run_id: int, author: str, writes: Sequence[PaperWrite], stats: SyncStats
+    ) -> list[Event]:
+        """Write a good cycle's papers, revisions and events and close its run, atomically."""
+        when = now()
+        with self.db.transaction() as conn:
+            owner = author_id(self.db, conn, author)
+            written = write_papers(conn, owner, writes, run_id=run_id, when=when)
+            events = publish(conn, author, owner, written, run_id=run_id, when=when)
+            fault_point("store.cycle_written")
+            finish_run(conn, run_id, stats, len(events))
+        fault_point("store.cycle_committed")
+        return events

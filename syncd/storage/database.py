@@ -1,0 +1,128 @@
+"""The database handle: engine, transactions, and what every repository shares.
+
+SQLite (the embedded default, in WAL mode) and PostgreSQL (production) share
+one schema.  Every statement runs inside ``Database.transaction``, which turns
+driver errors into ``StoreError`` with the driver's own message.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection, Engine
+
+from syncd.errors import ConfigError, StoreError
+
+__all__ = ["Database", "chunks", "now", "utc"]
+
+T = TypeVar("T")
+
+
+class Database:
+    """One engine and its transactions."""
+
+    def __init__(self, url: str) -> None:
+        # The schema is Alembic's business (syncd.migrate); the database only uses it.
+        self._url = url
+        self._engine = _create_engine(url)
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, for schema migrations."""
+        return self._engine
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A connection in a transaction: committed on success, rolled back on any error."""
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"database error: {_brief(exc)}") from exc
+
+    def insert_ignoring_conflicts(self, table: sa.Table, key: str) -> Any:
+        """An INSERT of ``table`` that does nothing when ``key`` already has the value."""
+        insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
+        return insert(table).on_conflict_do_nothing(index_elements=[key])
+
+    @contextmanager
+    def only_replica(self) -> Iterator[None]:
+        """Refuse a second daemon on one SQLite file: SQLite has no cross-process claims."""
+        url = sa.engine.make_url(self._url)
+        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+            yield
+            return
+        path = Path(f"{url.database}.run.lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ConfigError(
+                    f"another `syncd run` already uses {url.database}: SQLite supports one "
+                    "replica; use PostgreSQL to run several"
+                ) from None
+            yield
+
+
+def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
+    """``items`` in slices of ``size``, for IN lists.
+
+    SQLite caps bound parameters, and huge lists plan badly.
+    """
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def now() -> datetime:
+    """The current time in UTC, as every timestamp is stored."""
+    return datetime.now(UTC)
+
+
+def utc(value: datetime) -> datetime:
+    """``value`` as an aware UTC time: SQLite hands back naive ones, all written in UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _create_engine(url: str) -> Engine:
+    if not url.startswith("sqlite"):
+        return sa.create_engine(url, pool_pre_ping=True)
+    database = sa.engine.make_url(url).database
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"timeout": 30})
+    sa.event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers (the CLI, the HTTP API) work while a cycle writes.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _brief(exc: sa.exc.SQLAlchemyError) -> str:
+    # The driver's own message, without SQLAlchemy's statement and parameter dump.
+    original = getattr(exc, "orig", None)
+    text = str(original if original is not None else exc)
+    return " ".join(text.split())[:500]

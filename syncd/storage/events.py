@@ -1,0 +1,162 @@
+"""Events: published changes, each with its outbox rows, written in one transaction."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from syncd.delivery.routing import accepts
+from syncd.errors import NotFoundError
+from syncd.storage import rows
+from syncd.storage.database import Database, chunks
+from syncd.storage.models import Event
+from syncd.storage.papers import WrittenPaper
+from syncd.storage.schema import (
+    authors_table,
+    deliveries_table,
+    endpoints_table,
+    events_table,
+    papers_table,
+    revisions_table,
+)
+from syncd.vocabulary import DeliveryStatus
+
+__all__ = ["Events", "events_where", "publish"]
+
+
+class Events:
+    """Reads of the event log."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def since(self, event_id: str | None = None) -> list[Event]:
+        """Events in publication order, all or only those after event ``event_id``.
+
+        Raises ``NotFoundError`` when ``event_id`` names no event.
+        """
+        with self._db.transaction() as conn:
+            condition: sa.ColumnElement[bool] = sa.true()
+            if event_id is not None:
+                condition = events_table.c.seq > event_seq(conn, event_id)
+            return events_where(conn, condition)
+
+
+def event_seq(conn: Connection, event_id: str) -> int:
+    """The seq of event ``event_id``; ``NotFoundError`` when there is none."""
+    seq = conn.scalar(sa.select(events_table.c.seq).where(events_table.c.id == event_id))
+    if seq is None:
+        raise NotFoundError(f"no event with id {event_id!r}")
+    return int(seq)
+
+
+def events_where(conn: Connection, condition: sa.ColumnElement[bool]) -> list[Event]:
+    """The events matching ``condition``, in publication order."""
+    query = (
+        sa.select(
+            events_table,
+            authors_table.c.name.label("author"),
+            papers_table.c.key.label("paper_key"),
+            papers_table.c.arxiv_id,
+            revisions_table.c.record,
+        )
+        .join(authors_table, events_table.c.author_id == authors_table.c.id)
+        .join(papers_table, events_table.c.paper_id == papers_table.c.id)
+        .outerjoin(revisions_table, events_table.c.revision_id == revisions_table.c.id)
+        .where(condition)
+        .order_by(events_table.c.seq)
+    )
+    return [rows.event(row) for row in conn.execute(query)]
+
+
+def publish(
+    conn: Connection,
+    author: str,
+    author_id: int,
+    written: Sequence[WrittenPaper],
+    *,
+    run_id: int | None,
+    when: datetime,
+) -> list[Event]:
+    """Insert the events of the announced writes and one outbox row per accepting endpoint.
+
+    Inside the caller's transaction: an event is never without its deliveries.
+    """
+    announced = [w for w in written if w.write.event_type is not None]
+    # One random part per batch and a counter: uuid4 per event costs a
+    # system call each, and 96 random bits already make ids unique.
+    prefix = uuid.uuid4().hex[:24]
+    event_rows: list[dict[str, Any]] = [
+        {
+            "id": f"evt_{prefix}{number:08x}",
+            "type": w.write.event_type,
+            "created_at": when,
+            "author_id": author_id,
+            "paper_id": w.paper_id,
+            "revision_id": w.last_revision_id,
+            "sync_run_id": run_id,
+            "kinds": list(w.write.event_kinds),
+            "changes": dict(w.write.event_changes),
+        }
+        for number, w in enumerate(announced)
+    ]
+    if not event_rows:
+        return []
+    conn.execute(events_table.insert(), event_rows)
+    seqs = _event_seqs(conn, [row["id"] for row in event_rows])
+    _queue_deliveries(conn, list(zip(announced, seqs, strict=True)), when)
+    return [
+        Event(
+            seq=seq,
+            id=row["id"],
+            type=row["type"],
+            created_at=when,
+            author=author,
+            paper_key=w.write.key,
+            arxiv_id=w.write.arxiv_id,
+            kinds=tuple(w.write.event_kinds),
+            changes=row["changes"],
+            record=w.write.revisions[-1].record if w.write.revisions else None,
+        )
+        for w, row, seq in zip(announced, event_rows, seqs, strict=True)
+    ]
+
+
+def _queue_deliveries(
+    conn: Connection, announced: Sequence[tuple[WrittenPaper, int]], when: datetime
+) -> None:
+    endpoints = conn.execute(
+        sa.select(endpoints_table).where(
+            endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None)
+        )
+    ).all()
+    delivery_rows = [
+        {
+            "event_seq": seq,
+            "endpoint_id": endpoint.id,
+            "paper_id": w.paper_id,
+            "status": DeliveryStatus.PENDING,
+            "attempts": 0,
+            "next_attempt_at": when,
+            "created_at": when,
+        }
+        for w, seq in announced
+        for endpoint in endpoints
+        if accepts(endpoint.events, endpoint.kinds, w.write.event_type or "", w.write.event_kinds)
+    ]
+    if delivery_rows:
+        conn.execute(deliveries_table.insert(), delivery_rows)
+
+
+def _event_seqs(conn: Connection, event_ids: Sequence[str]) -> list[int]:
+    """The seqs of events just inserted, in the order of ``event_ids``."""
+    seqs: dict[str, int] = {}
+    for chunk in chunks(event_ids):
+        query = sa.select(events_table.c.id, events_table.c.seq).where(events_table.c.id.in_(chunk))
+        seqs |= {row.id: row.seq for row in conn.execute(query)}
+    return [seqs[event_id] for event_id in event_ids]

@@ -1,0 +1,180 @@
+"""What storage hands out (frozen domain objects, never rows) and what callers hand in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from syncd.record import Record
+from syncd.vocabulary import EventType, Origin, PaperStatus, RunStatus
+
+__all__ = [
+    "Attempt",
+    "Claim",
+    "EndpointSummary",
+    "Event",
+    "NewRevision",
+    "Paper",
+    "PaperState",
+    "PaperWrite",
+    "Revision",
+    "SyncRun",
+    "SyncStats",
+]
+
+# -- what storage hands out --------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaperState:
+    """A paper's bookkeeping without its record: cheap to load for a whole page."""
+
+    id: int
+    key: str
+    arxiv_id: str | None
+    status: PaperStatus
+    origin: Origin
+    record_hash: str
+    absent_syncs: int
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """A tracked paper as it stands now."""
+
+    id: int
+    author: str
+    key: str
+    arxiv_id: str | None
+    status: PaperStatus
+    origin: Origin
+    record: Record
+    record_hash: str
+    absent_syncs: int
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One entry of a paper's append-only history."""
+
+    seq: int
+    observed_at: datetime
+    source: str
+    version: int | None
+    kinds: tuple[str, ...]
+    changes: dict[str, Any]
+    record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A published change: what webhooks deliver and ``syncd events`` lists."""
+
+    seq: int
+    id: str
+    type: str
+    created_at: datetime
+    author: str
+    paper_key: str
+    arxiv_id: str | None
+    kinds: tuple[str, ...]
+    changes: dict[str, Any]
+    record: Record | None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRun:
+    """One sync cycle of one author, successful or not."""
+
+    id: int
+    author: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: RunStatus
+    error: str | None
+    requests: int
+    entries: int
+    events: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A delivery this process has leased: send it, then report how it went."""
+
+    delivery_id: int
+    endpoint: str
+    url: str
+    attempts: int
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """How one delivery attempt went, as the dispatcher reports it.
+
+    Not delivered and no ``retry_at``: dead-lettered, unless the endpoint is
+    being disabled (a 410), when the delivery waits for it.
+    """
+
+    delivery_id: int
+    status: int | None
+    error: str | None = None
+    delivered: bool = False
+    retry_at: datetime | None = None
+    disable_endpoint: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSummary:
+    """An endpoint and the state of its deliveries, for ``syncd webhooks list``."""
+
+    name: str
+    url: str
+    active: bool
+    disabled_at: datetime | None
+    disabled_reason: str | None
+    pending: int
+    delivered: int
+    dead: int
+
+
+# -- what callers hand in -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NewRevision:
+    """A revision to append: the record observed and how it differs from the last one."""
+
+    record: Record
+    source: str
+    kinds: tuple[str, ...] = ()
+    changes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperWrite:
+    """Insert (``paper_id is None``) or update one paper, append revisions, publish an event.
+
+    The event, if any, is attached to the last appended revision.
+    """
+
+    key: str
+    arxiv_id: str | None
+    status: PaperStatus
+    origin: Origin
+    paper_id: int | None = None
+    absent_syncs: int = 0
+    revisions: tuple[NewRevision, ...] = ()
+    event_type: EventType | None = None
+    event_kinds: tuple[str, ...] = ()
+    event_changes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStats:
+    """Counters a cycle reports about itself."""
+
+    requests: int = 0
+    entries: int = 0

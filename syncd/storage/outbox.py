@@ -1,0 +1,309 @@
+"""The webhook outbox: endpoints, and deliveries claimed under leases.
+
+Delivery rows are written with their event (``syncd.storage.events.publish``);
+the worker (``syncd.delivery.worker``) claims due ones here, sends them, and
+records how each attempt went.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from syncd.delivery.routing import EndpointSpec
+from syncd.faults import fault_point
+from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.events import event_seq, events_where
+from syncd.storage.models import Attempt, Claim, EndpointSummary
+from syncd.storage.schema import deliveries_table, endpoints_table, events_table
+from syncd.vocabulary import DeliveryStatus
+
+__all__ = ["Outbox"]
+
+
+class Outbox:
+    """Endpoints and their deliveries."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def register_endpoints(self, specs: Sequence[EndpointSpec]) -> None:
+        """Make the endpoint table match the configuration.
+
+        New names are added, a changed URL re-enables a disabled endpoint
+        (the operator fixed it), and names no longer configured go inactive:
+        their deliveries wait, they are never sent without a secret.
+        """
+        with self._db.transaction() as conn:
+            rows = {r.name: r for r in conn.execute(sa.select(endpoints_table))}
+            for spec in specs:
+                values: dict[str, Any] = {
+                    "url": spec.url,
+                    "events": list(spec.events),
+                    "kinds": list(spec.kinds),
+                }
+                row = rows.get(spec.name)
+                if row is None:
+                    conn.execute(
+                        endpoints_table.insert().values(
+                            name=spec.name, active=True, created_at=now(), **values
+                        )
+                    )
+                    continue
+                if row.url != spec.url:
+                    values |= {"disabled_at": None, "disabled_reason": None}
+                conn.execute(
+                    endpoints_table.update()
+                    .where(endpoints_table.c.id == row.id)
+                    .values(active=True, **values)
+                )
+            gone = set(rows) - {spec.name for spec in specs}
+            if gone:
+                conn.execute(
+                    endpoints_table.update()
+                    .where(endpoints_table.c.name.in_(gone))
+                    .values(active=False)
+                )
+
+    def claim(self, owner: str, lease_seconds: float, limit: int) -> list[Claim]:
+        """Lease up to ``limit`` due deliveries for ``owner``.
+
+        A delivery waits while an earlier event of the same paper is still
+        pending for the same endpoint, so each receiver sees a paper's events
+        in order.  Rows are locked with SKIP LOCKED on PostgreSQL, and every
+        lease is taken by a conditional update, so two workers never hold one.
+        """
+        at = now()
+        until = at + timedelta(seconds=lease_seconds)
+        d, earlier = deliveries_table, deliveries_table.alias("earlier")
+        blocked = (
+            sa.exists()
+            .where(earlier.c.endpoint_id == d.c.endpoint_id)
+            .where(earlier.c.paper_id == d.c.paper_id)
+            .where(earlier.c.status == DeliveryStatus.PENDING)
+            .where(earlier.c.event_seq < d.c.event_seq)
+        )
+        due = (
+            sa.select(d.c.id)
+            .join(endpoints_table, endpoints_table.c.id == d.c.endpoint_id)
+            .where(d.c.status == DeliveryStatus.PENDING, d.c.next_attempt_at <= at)
+            .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < at))
+            .where(endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None))
+            .where(~blocked)
+            .order_by(d.c.next_attempt_at, d.c.event_seq)
+            .limit(limit)
+        )
+        if self._db.dialect == "postgresql":
+            due = due.with_for_update(skip_locked=True, of=d)
+        with self._db.transaction() as conn:
+            candidates = conn.scalars(due).all()
+            claimed = []
+            if candidates:
+                claimed = list(
+                    conn.scalars(
+                        d.update()
+                        .where(d.c.id.in_(candidates), d.c.status == DeliveryStatus.PENDING)
+                        .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < at))
+                        .values(lease_owner=owner, lease_until=until)
+                        .returning(d.c.id)
+                    )
+                )
+            claims = self._claims(conn, claimed) if claimed else []
+        if claims:
+            fault_point("store.deliveries_claimed")
+        return claims
+
+    def record_attempts(self, owner: str, attempts: Sequence[Attempt]) -> None:
+        """Record how a batch of attempts went, in one transaction.
+
+        A success counts even if our lease ran out meanwhile; a failure is
+        recorded only while ``owner`` still holds the lease.  A 410
+        (``disable_endpoint``) switches the endpoint off and leaves the
+        delivery waiting, not dead, until the endpoint is fixed.
+        """
+        d = deliveries_table
+        at = now()
+        # One statement per status code, not per delivery: on PostgreSQL each
+        # row of an executemany is a statement the server runs (30 µs each).
+        delivered: dict[int | None, list[int]] = {}
+        for attempt in attempts:
+            if attempt.delivered:
+                delivered.setdefault(attempt.status, []).append(attempt.delivery_id)
+        with self._db.transaction() as conn:
+            for status, ids in delivered.items():
+                for chunk in chunks(ids):
+                    conn.execute(
+                        d.update()
+                        .where(d.c.id.in_(chunk), d.c.status == DeliveryStatus.PENDING)
+                        .values(
+                            status=DeliveryStatus.DELIVERED,
+                            delivered_at=at,
+                            attempts=d.c.attempts + 1,
+                            last_status=status,
+                            last_error=None,
+                            lease_owner=None,
+                            lease_until=None,
+                        )
+                    )
+            for attempt in (a for a in attempts if not a.delivered):
+                values: dict[str, Any] = {
+                    "attempts": d.c.attempts + 1,
+                    "last_status": attempt.status,
+                    "last_error": attempt.error,
+                    "lease_owner": None,
+                    "lease_until": None,
+                }
+                condition = sa.and_(
+                    d.c.id == attempt.delivery_id,
+                    d.c.status == DeliveryStatus.PENDING,
+                    d.c.lease_owner == owner,
+                )
+                if attempt.retry_at is not None:
+                    values["next_attempt_at"] = attempt.retry_at
+                elif not attempt.disable_endpoint:
+                    values["status"] = DeliveryStatus.DEAD
+                changed = conn.execute(
+                    d.update().where(condition).values(values).returning(d.c.endpoint_id)
+                ).first()
+                if changed is not None and attempt.disable_endpoint:
+                    conn.execute(
+                        endpoints_table.update()
+                        .where(endpoints_table.c.id == changed.endpoint_id)
+                        .values(
+                            disabled_at=at,
+                            disabled_reason=f"HTTP {attempt.status} from receiver",
+                        )
+                    )
+
+    def renew_leases(self, owner: str, delivery_ids: Sequence[int], lease_seconds: float) -> None:
+        """Extend ``owner``'s leases on ``delivery_ids`` to ``lease_seconds`` from now."""
+        d = deliveries_table
+        until = now() + timedelta(seconds=lease_seconds)
+        with self._db.transaction() as conn:
+            for chunk in chunks(delivery_ids):
+                conn.execute(
+                    d.update()
+                    .where(
+                        d.c.id.in_(chunk),
+                        d.c.lease_owner == owner,
+                        d.c.status == DeliveryStatus.PENDING,
+                    )
+                    .values(lease_until=until)
+                )
+
+    def release_leases(self, owner: str) -> int:
+        """Give back every lease ``owner`` holds (clean shutdown); return how many."""
+        d = deliveries_table
+        with self._db.transaction() as conn:
+            return conn.execute(
+                d.update()
+                .where(d.c.lease_owner == owner, d.c.status == DeliveryStatus.PENDING)
+                .values(lease_owner=None, lease_until=None)
+            ).rowcount
+
+    def redeliver(self, event_id: str | None = None, *, dead: bool = False) -> int:
+        """Queue an event's deliveries (or every dead letter) again, now; return how many."""
+        d = deliveries_table
+        query = d.update().values(
+            status=DeliveryStatus.PENDING,
+            attempts=0,
+            next_attempt_at=now(),
+            lease_owner=None,
+            lease_until=None,
+        )
+        with self._db.transaction() as conn:
+            if event_id is not None:
+                query = query.where(d.c.event_seq == event_seq(conn, event_id))
+            if dead:
+                query = query.where(d.c.status == DeliveryStatus.DEAD)
+            return conn.execute(query).rowcount
+
+    def summaries(self) -> list[EndpointSummary]:
+        """Every endpoint ever configured, with its delivery counts."""
+        d, e = deliveries_table, endpoints_table
+
+        def count(status: str) -> sa.ColumnElement[int]:
+            return sa.func.count(d.c.id).filter(d.c.status == status)
+
+        query = (
+            sa.select(
+                e,
+                count(DeliveryStatus.PENDING),
+                count(DeliveryStatus.DELIVERED),
+                count(DeliveryStatus.DEAD),
+            )
+            .outerjoin(d, d.c.endpoint_id == e.c.id)
+            .group_by(e.c.id)
+            .order_by(e.c.name)
+        )
+        with self._db.transaction() as conn:
+            return [
+                EndpointSummary(
+                    name=row.name,
+                    url=row.url,
+                    active=row.active,
+                    disabled_at=utc(row.disabled_at) if row.disabled_at else None,
+                    disabled_reason=row.disabled_reason,
+                    pending=row[-3],
+                    delivered=row[-2],
+                    dead=row[-1],
+                )
+                for row in conn.execute(query)
+            ]
+
+    def next_due(self) -> datetime | None:
+        """When the earliest pending delivery to a live endpoint is due; None if there is none."""
+        d, e = deliveries_table, endpoints_table
+        # A delivery leased by a process that died is due when its lease ends.
+        due = sa.case(
+            (d.c.lease_until > d.c.next_attempt_at, d.c.lease_until), else_=d.c.next_attempt_at
+        )
+        query = (
+            sa.select(sa.func.min(due))
+            .join(e, e.c.id == d.c.endpoint_id)
+            .where(
+                d.c.status == DeliveryStatus.PENDING,
+                e.c.active.is_(True),
+                e.c.disabled_at.is_(None),
+            )
+        )
+        with self._db.transaction() as conn:
+            found = conn.scalar(query)
+        return utc(found) if found is not None else None
+
+    def counts(self) -> tuple[int, int]:
+        """How many deliveries are pending and how many are dead-lettered."""
+        d = deliveries_table
+        query = sa.select(d.c.status, sa.func.count()).group_by(d.c.status)
+        with self._db.transaction() as conn:
+            counts = {row[0]: row[1] for row in conn.execute(query)}
+        return counts.get(DeliveryStatus.PENDING, 0), counts.get(DeliveryStatus.DEAD, 0)
+
+    def _claims(self, conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
+        d, e = deliveries_table, endpoints_table
+        rows = conn.execute(
+            sa.select(d.c.id, d.c.event_seq, d.c.attempts, e.c.name, e.c.url)
+            .join(e, e.c.id == d.c.endpoint_id)
+            .where(d.c.id.in_(delivery_ids))
+            .order_by(d.c.event_seq)
+        ).all()
+        events = {
+            ev.seq: ev
+            for ev in events_where(conn, events_table.c.seq.in_([r.event_seq for r in rows]))
+        }
+        return [
+            Claim(
+                delivery_id=row.id,
+                endpoint=row.name,
+                url=row.url,
+                attempts=row.attempts,
+                event=events[row.event_seq],
+            )
+            for row in rows
+        ]
+
+    # -- reads ------------------------------------------------------------

@@ -1,0 +1,352 @@
+"""Papers and their revisions: the record itself.
+
+Reads open their own transaction.  ``PaperWriter`` works inside the caller's
+transaction, so a cycle's papers, revisions and events commit together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from syncd.record import content_hash, split_arxiv_id
+from syncd.storage import rows
+from syncd.storage.database import Database, chunks, now
+from syncd.storage.models import Paper, PaperState, PaperWrite, Revision
+from syncd.storage.schema import authors_table, papers_table, revisions_table
+from syncd.vocabulary import PaperStatus
+
+__all__ = ["Papers", "WrittenPaper", "author_id", "write_papers"]
+
+
+class Papers:
+    """Reads of the papers and revisions tables."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def all(self, author: str | None = None) -> list[Paper]:
+        """Every paper, or one author's, ordered by author and key."""
+        query = _paper_select().order_by(authors_table.c.name, papers_table.c.key)
+        if author is not None:
+            query = query.where(authors_table.c.name == author)
+        with self._db.transaction() as conn:
+            return [rows.paper(row) for row in conn.execute(query)]
+
+    def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
+        """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""
+        found: dict[str, PaperState] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(arxiv_ids)):
+                query = _state_select(author).where(papers_table.c.arxiv_id.in_(chunk))
+                found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
+        return found
+
+    def with_ids(self, author: str, arxiv_ids: Collection[str]) -> list[Paper]:
+        """The author's papers among ``arxiv_ids``, records included."""
+        papers: list[Paper] = []
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(arxiv_ids)):
+                query = (
+                    _paper_select()
+                    .where(authors_table.c.name == author)
+                    .where(papers_table.c.arxiv_id.in_(chunk))
+                )
+                papers += [rows.paper(row) for row in conn.execute(query)]
+        return papers
+
+    def with_status(self, author: str, status: PaperStatus) -> list[Paper]:
+        """The author's papers of one status (e.g. the few ``unlinked`` seed papers)."""
+        query = (
+            _paper_select()
+            .where(authors_table.c.name == author, papers_table.c.status == status)
+            .order_by(papers_table.c.id)
+        )
+        with self._db.transaction() as conn:
+            return [rows.paper(row) for row in conn.execute(query)]
+
+    def tracked_count(self, author: str) -> int:
+        """How many of the author's papers are tracked."""
+        query = (
+            sa.select(sa.func.count())
+            .select_from(papers_table.join(authors_table))
+            .where(authors_table.c.name == author, papers_table.c.status == PaperStatus.TRACKED)
+        )
+        with self._db.transaction() as conn:
+            return int(conn.scalar(query) or 0)
+
+    def tracked_missing_from(self, author: str, seen: Collection[str]) -> list[PaperState]:
+        """The author's tracked papers whose arXiv id is not in ``seen``.
+
+        Streams the tracked ids so a large record is never loaded whole.
+        """
+        query = _state_select(author).where(papers_table.c.status == PaperStatus.TRACKED)
+        with self._db.transaction() as conn:
+            found = conn.execution_options(yield_per=5000).execute(query)
+            return [rows.paper_state(row) for row in found if row.arxiv_id not in seen]
+
+    def identity_basis(self, author: str) -> tuple[set[str], set[str]]:
+        """Author names and categories of the author's tracked and seed papers.
+
+        What a new entry must share something with to be taken as the
+        author's own (see ``syncd.linking.identify``).
+        """
+        query = (
+            sa.select(papers_table.c.record)
+            .join(authors_table)
+            .where(authors_table.c.name == author)
+            .where(papers_table.c.status.in_((PaperStatus.TRACKED, PaperStatus.UNLINKED)))
+        )
+        names: set[str] = set()
+        categories: set[str] = set()
+        with self._db.transaction() as conn:
+            for (record,) in conn.execution_options(yield_per=2000).execute(query):
+                names.update(record.get("authors") or ())
+                categories.update(record.get("categories") or ())
+                if record.get("primary_category"):
+                    categories.add(record["primary_category"])
+        return names, categories
+
+    def find(self, ref: str) -> Paper | None:
+        """The paper whose key or arXiv id (version ignored) is ``ref``; None when there is none."""
+        try:
+            arxiv_id: str | None = split_arxiv_id(ref)[0]
+        except ValueError:
+            arxiv_id = None
+        condition = papers_table.c.key == ref
+        if arxiv_id is not None:
+            condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)
+        query = _paper_select().where(condition).order_by(papers_table.c.id)
+        with self._db.transaction() as conn:
+            row = conn.execute(query).first()
+        return rows.paper(row) if row is not None else None
+
+    def history(self, paper_id: int) -> list[Revision]:
+        """A paper's revisions, oldest first."""
+        query = (
+            sa.select(revisions_table)
+            .where(revisions_table.c.paper_id == paper_id)
+            .order_by(revisions_table.c.seq)
+        )
+        with self._db.transaction() as conn:
+            return [rows.revision(row) for row in conn.execute(query)]
+
+    def histories(self, paper_ids: Sequence[int]) -> dict[int, list[Revision]]:
+        """The revisions of several papers, oldest first, by paper id."""
+        found: dict[int, list[Revision]] = {paper_id: [] for paper_id in paper_ids}
+        with self._db.transaction() as conn:
+            for chunk in chunks(paper_ids):
+                query = (
+                    sa.select(revisions_table)
+                    .where(revisions_table.c.paper_id.in_(chunk))
+                    .order_by(revisions_table.c.paper_id, revisions_table.c.seq)
+                )
+                for row in conn.execute(query):
+                    found[row.paper_id].append(rows.revision(row))
+        return found
+
+    def counts(self) -> dict[str, int]:
+        """How many papers have each status."""
+        query = sa.select(papers_table.c.status, sa.func.count()).group_by(papers_table.c.status)
+        with self._db.transaction() as conn:
+            return {row[0]: row[1] for row in conn.execute(query)}
+
+
+def author_id(db: Database, conn: Connection, name: str, *, lock: bool = False) -> int:
+    """The author's id, created if new; ``lock`` holds the row until the transaction ends."""
+    conn.execute(
+        db.insert_ignoring_conflicts(authors_table, "name").values(name=name, created_at=now())
+    )
+    query = sa.select(authors_table.c.id).where(authors_table.c.name == name)
+    if lock:
+        query = query.with_for_update()
+    return int(conn.execute(query).scalar_one())
+
+
+def known_keys(conn: Connection, author_id: int) -> set[str]:
+    """The keys of the author's papers."""
+    query = sa.select(papers_table.c.key).where(papers_table.c.author_id == author_id)
+    return set(conn.scalars(query))
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenPaper:
+    """A write as applied: the paper's id and, if it appended any, its last revision's id."""
+
+    write: PaperWrite
+    paper_id: int
+    last_revision_id: int | None
+
+
+def write_papers(
+    conn: Connection,
+    author_id: int,
+    writes: Sequence[PaperWrite],
+    *,
+    run_id: int | None,
+    when: datetime,
+) -> list[WrittenPaper]:
+    """Apply ``writes`` with a few executemany statements, inside the caller's transaction.
+
+    Ids are read back by unique keys rather than RETURNING, which would make
+    SQLite insert row by row.
+    """
+    # Each record is hashed once, for its revision and, if latest, its paper.
+    hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
+    paper_ids = _insert_papers(conn, author_id, writes, when, hashes)
+    pairs = list(zip(writes, paper_ids, strict=True))
+    last_seq = _per_paper(
+        conn,
+        sa.func.max(revisions_table.c.seq),
+        [paper_id for write, paper_id in pairs if write.paper_id and write.revisions],
+    )
+    revision_rows: list[dict[str, Any]] = [
+        {
+            "paper_id": paper_id,
+            "seq": last_seq.get(paper_id, 0) + offset,
+            "observed_at": when,
+            "source": revision.source,
+            "version": revision.record.version,
+            "kinds": list(revision.kinds),
+            "changes": dict(revision.changes),
+            "record": revision.record.to_dict(),
+            "record_hash": hashes[id(revision.record)],
+            "sync_run_id": run_id,
+        }
+        for write, paper_id in pairs
+        for offset, revision in enumerate(write.revisions, start=1)
+    ]
+    if revision_rows:
+        conn.execute(revisions_table.insert(), revision_rows)
+    _update_papers(conn, writes, when, hashes, last_seq)
+    # Only announced writes need their last revision: their event points at it.
+    last_revision = _per_paper(
+        conn,
+        sa.func.max(revisions_table.c.id),
+        [paper_id for write, paper_id in pairs if write.event_type and write.revisions],
+    )
+    return [
+        WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.revisions else None)
+        for write, paper_id in pairs
+    ]
+
+
+def _insert_papers(
+    conn: Connection,
+    author_id: int,
+    writes: Sequence[PaperWrite],
+    when: datetime,
+    hashes: Mapping[int, str],
+) -> list[int]:
+    """Insert the new papers; return every write's paper id, in order."""
+    inserts: list[dict[str, Any]] = [
+        {
+            "author_id": author_id,
+            "key": write.key,
+            "arxiv_id": write.arxiv_id,
+            "status": write.status,
+            "origin": write.origin,
+            "absent_syncs": write.absent_syncs,
+            "record": write.revisions[-1].record.to_dict(),
+            "record_hash": hashes[id(write.revisions[-1].record)],
+            "created_at": when,
+            "updated_at": when,
+        }
+        for write in writes
+        if write.paper_id is None
+    ]
+    if inserts:
+        conn.execute(papers_table.insert(), inserts)
+    new_ids = _paper_ids(conn, author_id, [row["key"] for row in inserts])
+    return [w.paper_id if w.paper_id is not None else new_ids[w.key] for w in writes]
+
+
+def _update_papers(
+    conn: Connection,
+    writes: Sequence[PaperWrite],
+    when: datetime,
+    hashes: Mapping[int, str],
+    last_seq: Mapping[int, int],
+) -> None:
+    """Update the known papers, after their new revisions are written.
+
+    A paper's record is its latest revision's, copied in SQL rather than
+    encoded a second time: a busy cycle rewrites thousands of records.
+    """
+    p, r = papers_table, revisions_table
+    latest_record = (
+        sa.select(r.c.record)
+        .where(r.c.paper_id == p.c.id, r.c.seq == sa.bindparam("b_seq"))
+        .scalar_subquery()
+    )
+    by_shape: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    for write in writes:
+        if write.paper_id is None:
+            continue
+        row: dict[str, Any] = {
+            "b_id": write.paper_id,
+            "arxiv_id": write.arxiv_id,  # set when a seed paper is linked
+            "status": write.status,
+            "absent_syncs": write.absent_syncs,
+            "updated_at": when,
+        }
+        if write.revisions:
+            row["record_hash"] = hashes[id(write.revisions[-1].record)]
+            row["b_seq"] = last_seq.get(write.paper_id, 0) + len(write.revisions)
+        by_shape[bool(write.revisions)].append(row)
+    # executemany needs one shape per statement: with or without a new record
+    for with_record, same_shape in by_shape.items():
+        if not same_shape:
+            continue
+        values: dict[str, Any] = {
+            c: sa.bindparam(c) for c in ("arxiv_id", "status", "absent_syncs", "updated_at")
+        }
+        if with_record:
+            values |= {"record_hash": sa.bindparam("record_hash"), "record": latest_record}
+        statement = p.update().where(p.c.id == sa.bindparam("b_id")).values(values)
+        conn.execute(statement, same_shape)
+
+
+def _paper_ids(conn: Connection, author_id: int, keys: Sequence[str]) -> dict[str, int]:
+    ids: dict[str, int] = {}
+    for chunk in chunks(keys):
+        query = sa.select(papers_table.c.key, papers_table.c.id).where(
+            papers_table.c.author_id == author_id, papers_table.c.key.in_(chunk)
+        )
+        ids |= {row.key: row.id for row in conn.execute(query)}
+    return ids
+
+
+def _per_paper(
+    conn: Connection, aggregate: sa.ColumnElement[Any], paper_ids: Sequence[int]
+) -> dict[int, int]:
+    """``aggregate`` over each paper's revisions, by paper id."""
+    found: dict[int, int] = {}
+    for chunk in chunks(paper_ids):
+        query = (
+            sa.select(revisions_table.c.paper_id, aggregate)
+            .where(revisions_table.c.paper_id.in_(chunk))
+            .group_by(revisions_table.c.paper_id)
+        )
+        found |= {row[0]: row[1] for row in conn.execute(query)}
+    return found
+
+
+def _state_select(author: str) -> sa.Select[Any]:
+    p = papers_table
+    return (
+        sa.select(
+            p.c.id, p.c.key, p.c.arxiv_id, p.c.status, p.c.origin, p.c.record_hash, p.c.absent_syncs
+        )
+        .join(authors_table)
+        .where(authors_table.c.name == author)
+    )
+
+
+def _paper_select() -> sa.Select[Any]:
+    return sa.select(papers_table, authors_table.c.name.label("author")).join(authors_table)

@@ -1,0 +1,86 @@
+"""Row mappers: database rows in, frozen domain objects out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from syncd.record import Record
+from syncd.storage.database import utc
+from syncd.storage.models import Event, Paper, PaperState, Revision, SyncRun
+from syncd.vocabulary import Origin, PaperStatus, RunStatus
+
+__all__ = ["event", "paper", "paper_state", "revision", "sync_run"]
+
+
+def paper_state(row: sa.Row[Any]) -> PaperState:
+    """A ``PaperState`` from a row with the papers table's bookkeeping columns."""
+    return PaperState(
+        id=row.id,
+        key=row.key,
+        arxiv_id=row.arxiv_id,
+        status=PaperStatus(row.status),
+        origin=Origin(row.origin),
+        record_hash=row.record_hash,
+        absent_syncs=row.absent_syncs,
+    )
+
+
+def paper(row: sa.Row[Any]) -> Paper:
+    """A ``Paper`` from a papers row joined with its author's name."""
+    return Paper(
+        id=row.id,
+        author=row.author,
+        key=row.key,
+        arxiv_id=row.arxiv_id,
+        status=PaperStatus(row.status),
+        origin=Origin(row.origin),
+        record=Record.from_dict(row.record),
+        record_hash=row.record_hash,
+        absent_syncs=row.absent_syncs,
+    )
+
+
+def revision(row: sa.Row[Any]) -> Revision:
+    """A ``Revision`` from a revisions row."""
+    return Revision(
+        seq=row.seq,
+        observed_at=utc(row.observed_at),
+        source=row.source,
+        version=row.version,
+        kinds=tuple(row.kinds),
+        changes=row.changes,
+        record=Record.from_dict(row.record),
+    )
+
+
+def event(row: sa.Row[Any]) -> Event:
+    """An ``Event`` from an events row joined with its author, paper and revision record."""
+    return Event(
+        seq=row.seq,
+        id=row.id,
+        type=row.type,
+        created_at=utc(row.created_at),
+        author=row.author,
+        paper_key=row.paper_key,
+        arxiv_id=row.arxiv_id,
+        kinds=tuple(row.kinds),
+        changes=row.changes,
+        record=Record.from_dict(row.record) if row.record is not None else None,
+    )
+
+
+def sync_run(row: sa.Row[Any]) -> SyncRun:
+    """A ``SyncRun`` from a sync_runs row joined with its author's name."""
+    return SyncRun(
+        id=row.id,
+        author=row.author,
+        started_at=utc(row.started_at),
+        finished_at=utc(row.finished_at) if row.finished_at is not None else None,
+        status=RunStatus(row.status),
+        error=row.error,
+        requests=row.requests,
+        entries=row.entries,
+        events=row.events,
+    )

@@ -1,0 +1,120 @@
+"""Sync runs: one row per cycle of one author, and the replicas' claims on cycles."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from syncd.storage import rows
+from syncd.storage.database import Database, now, utc
+from syncd.storage.models import SyncRun, SyncStats
+from syncd.storage.papers import author_id
+from syncd.storage.schema import authors_table, sync_runs_table
+from syncd.vocabulary import RunStatus
+
+__all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run"]
+
+# A cycle still "running" after this long belongs to a process that died.
+STALE_RUN_SECONDS = 3600.0
+
+
+class SyncRuns:
+    """Starting, failing and listing sync cycles."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def start(self, author: str, *, unless_started_within: float | None = None) -> int | None:
+        """Record that a cycle of ``author`` has begun; return its id.
+
+        With ``unless_started_within``, this is the replicas' claim: the
+        author's row is locked, and if any process started a cycle of the
+        author that many seconds ago or less, nothing is recorded and None
+        is returned.  A replica killed mid-cycle holds its claim no longer.
+        """
+        started = now()
+        runs = sync_runs_table
+        with self._db.transaction() as conn:
+            owner = author_id(self._db, conn, author, lock=unless_started_within is not None)
+            # A process killed mid-cycle leaves its run "running"; close those
+            # that no live cycle can still own.
+            stale = started - timedelta(
+                seconds=max(unless_started_within or 0.0, STALE_RUN_SECONDS)
+            )
+            conn.execute(
+                runs.update()
+                .where(runs.c.author_id == owner)
+                .where(runs.c.status == RunStatus.RUNNING)
+                .where(runs.c.started_at < stale)
+                .values(status=RunStatus.ABANDONED, error="the process running this cycle stopped")
+            )
+            if unless_started_within is not None:
+                last = conn.scalar(
+                    sa.select(sa.func.max(runs.c.started_at)).where(runs.c.author_id == owner)
+                )
+                window = timedelta(seconds=unless_started_within)
+                if last is not None and utc(last) > started - window:
+                    return None
+            return int(
+                conn.execute(
+                    runs.insert()
+                    .values(author_id=owner, started_at=started, status=RunStatus.RUNNING)
+                    .returning(runs.c.id)
+                ).scalar_one()
+            )
+
+    def fail(self, run_id: int, error: str, stats: SyncStats) -> None:
+        """Mark a cycle failed; nothing it learned is stored."""
+        with self._db.transaction() as conn:
+            _close(conn, run_id, RunStatus.FAILED, stats, error=error)
+
+    def last_success(self) -> datetime | None:
+        """When the most recent successful cycle finished; None if none ever did."""
+        query = sa.select(sa.func.max(sync_runs_table.c.finished_at)).where(
+            sync_runs_table.c.status == RunStatus.OK
+        )
+        with self._db.transaction() as conn:
+            found = conn.scalar(query)
+        return utc(found) if found is not None else None
+
+    def recent(self, author: str | None = None, limit: int = 20) -> list[SyncRun]:
+        """The most recent sync cycles, newest first."""
+        query = (
+            sa.select(sync_runs_table, authors_table.c.name.label("author"))
+            .join(authors_table)
+            .order_by(sync_runs_table.c.id.desc())
+            .limit(limit)
+        )
+        if author is not None:
+            query = query.where(authors_table.c.name == author)
+        with self._db.transaction() as conn:
+            return [rows.sync_run(row) for row in conn.execute(query)]
+
+
+def finish_run(conn: Connection, run_id: int, stats: SyncStats, events: int) -> None:
+    """Close a good cycle's run, inside the transaction that stores what it learned."""
+    _close(conn, run_id, RunStatus.OK, stats, events=events)
+
+
+def _close(
+    conn: Connection,
+    run_id: int,
+    status: RunStatus,
+    stats: SyncStats,
+    *,
+    error: str | None = None,
+    events: int = 0,
+) -> None:
+    values: dict[str, object] = {
+        "status": status,
+        "finished_at": now(),
+        "requests": stats.requests,
+        "entries": stats.entries,
+    }
+    if status is RunStatus.OK:
+        values["events"] = events
+    else:
+        values["error"] = error
+    conn.execute(sync_runs_table.update().where(sync_runs_table.c.id == run_id).values(values))

@@ -1,0 +1,143 @@
+"""The database schema: every table syncd keeps, as SQLAlchemy Core metadata.
+
+Alembic's migrations (``syncd/migrations``) create and change these tables;
+``syncd db check`` compares the migrated schema with this module.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+__all__ = [
+    "authors_table",
+    "deliveries_table",
+    "endpoints_table",
+    "events_table",
+    "metadata",
+    "papers_table",
+    "revisions_table",
+    "sync_runs_table",
+]
+
+_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+_TIME = sa.DateTime(timezone=True)
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+authors_table = sa.Table(
+    "authors",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("created_at", _TIME, nullable=False),
+)
+
+papers_table = sa.Table(
+    "papers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("key", sa.String(120), nullable=False),
+    sa.Column("arxiv_id", sa.String(40)),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("origin", sa.String(8), nullable=False),
+    sa.Column("record", _JSON, nullable=False),
+    sa.Column("record_hash", sa.String(32), nullable=False),
+    sa.Column("absent_syncs", sa.Integer, nullable=False, default=0),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("updated_at", _TIME, nullable=False),
+    sa.UniqueConstraint("author_id", "key"),
+    sa.UniqueConstraint("author_id", "arxiv_id"),
+)
+
+sync_runs_table = sa.Table(
+    "sync_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("started_at", _TIME, nullable=False),
+    sa.Column("finished_at", _TIME),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("requests", sa.Integer, nullable=False, default=0),
+    sa.Column("entries", sa.Integer, nullable=False, default=0),
+    sa.Column("events", sa.Integer, nullable=False, default=0),
+)
+
+revisions_table = sa.Table(
+    "revisions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("observed_at", _TIME, nullable=False),
+    sa.Column("source", sa.String(200), nullable=False),
+    sa.Column("version", sa.Integer),
+    sa.Column("kinds", _JSON, nullable=False),
+    sa.Column("changes", _JSON, nullable=False),
+    sa.Column("record", _JSON, nullable=False),
+    sa.Column("record_hash", sa.String(32), nullable=False),
+    sa.Column("sync_run_id", sa.ForeignKey("sync_runs.id")),
+    sa.UniqueConstraint("paper_id", "seq"),
+)
+
+events_table = sa.Table(
+    "events",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", sa.String(40), nullable=False, unique=True),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("revision_id", sa.ForeignKey("revisions.id")),
+    sa.Column("sync_run_id", sa.ForeignKey("sync_runs.id")),
+    sa.Column("kinds", _JSON, nullable=False),
+    sa.Column("changes", _JSON, nullable=False),
+)
+
+
+endpoints_table = sa.Table(
+    "endpoints",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("url", sa.Text, nullable=False),
+    sa.Column("events", _JSON, nullable=False),
+    sa.Column("kinds", _JSON, nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    sa.Column("disabled_at", _TIME),
+    sa.Column("disabled_reason", sa.Text),
+    sa.Column("created_at", _TIME, nullable=False),
+)
+
+deliveries_table = sa.Table(
+    "deliveries",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("event_seq", sa.ForeignKey("events.seq"), nullable=False),
+    sa.Column("endpoint_id", sa.ForeignKey("endpoints.id"), nullable=False),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("next_attempt_at", _TIME, nullable=False),
+    sa.Column("lease_owner", sa.String(80)),
+    sa.Column("lease_until", _TIME),
+    sa.Column("last_status", sa.Integer),
+    sa.Column("last_error", sa.Text),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("delivered_at", _TIME),
+    sa.UniqueConstraint("event_seq", "endpoint_id"),
+    # In the claim's order, so a claim reads only as far as its batch.
+    sa.Index("ix_deliveries_due", "status", "next_attempt_at", "event_seq"),
+    # The claim's "no earlier pending event of this paper" test looks here.
+    sa.Index("ix_deliveries_order", "endpoint_id", "paper_id", "status", "event_seq"),
+)

@@ -1,0 +1,133 @@
+"""The words syncd's record, events and metrics are made of, defined once.
+
+A leaf: it imports nothing from the package, so configuration, storage, the
+differ, the views and the metrics can all take their vocabularies from here
+without importing each other.
+
+``RECORD_FIELDS`` is the one table of a paper record's fields.  It drives
+``Record.to_dict``, ``content_hash`` and the differ, so a new field is one
+line here (plus the dataclass attribute and, if it needs one, its rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+__all__ = [
+    "EVENT_TYPES",
+    "KINDS",
+    "RECORD_FIELDS",
+    "DeliveryStatus",
+    "EventType",
+    "FieldShape",
+    "Origin",
+    "PaperStatus",
+    "RecordField",
+    "RunStatus",
+    "SeedKnowledge",
+]
+
+
+class EventType(StrEnum):
+    """What an event says happened to a paper."""
+
+    LINKED = "paper.linked"
+    ADDED = "paper.added"
+    REVISED = "paper.revised"
+    REMOVED = "paper.removed"
+
+
+EVENT_TYPES: tuple[str, ...] = tuple(EventType)
+
+# Change kinds, in the order events report them.
+KINDS: tuple[str, ...] = (
+    "version",
+    "title",
+    "authors",
+    "abstract",
+    "categories",
+    "comment",
+    "journal_ref",
+    "doi",
+    "withdrawn",
+)
+
+
+class PaperStatus(StrEnum):
+    """Where a paper stands in the record."""
+
+    UNLINKED = "unlinked"  # a seed paper not yet matched to an arXiv id
+    TRACKED = "tracked"
+    CANDIDATE = "candidate"  # found by the author query, not yet shown to be theirs
+    REMOVED = "removed"  # missing from arXiv's answers for `removal_after` cycles
+
+
+class Origin(StrEnum):
+    """Where a paper first came from."""
+
+    SEED = "seed"
+    ARXIV = "arxiv"
+
+
+class DeliveryStatus(StrEnum):
+    """A webhook delivery's state in the outbox."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    DEAD = "dead"
+
+
+class RunStatus(StrEnum):
+    """How a sync cycle ended, or that it has not."""
+
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+    ABANDONED = "abandoned"  # its process died mid-cycle
+
+
+# How a field's value is held, compared and hashed:
+# text and number are scalars (None when unknown); names is an ordered tuple;
+# set is a tuple whose order means nothing; flag is a bool.
+FieldShape = Literal["text", "number", "names", "set", "flag"]
+# What a seed page can say about a field: "shown" fields are on every seed
+# record, "if_present" ones only on some, "never" ones on none (so a seed
+# record's value is "unknown" rather than empty, and is not compared).
+SeedKnowledge = Literal["shown", "if_present", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordField:
+    """One field of the canonical record.
+
+    ``kind`` is the change kind a difference in it reports; ``None`` means it
+    is not compared.  ``hashed`` fields make up ``content_hash``.
+    """
+
+    name: str
+    shape: FieldShape
+    kind: str | None = None
+    hashed: bool = True
+    seed: SeedKnowledge = "never"
+
+
+# In the record's (and its JSON's) order.
+RECORD_FIELDS: tuple[RecordField, ...] = (
+    RecordField("arxiv_id", "text"),
+    RecordField("version", "number", kind="version"),
+    RecordField("title", "text", kind="title", seed="if_present"),
+    RecordField("abstract", "text", kind="abstract", seed="if_present"),
+    RecordField("authors", "names", kind="authors", seed="shown"),
+    RecordField("authors_complete", "flag"),
+    RecordField("primary_category", "text", kind="categories", seed="if_present"),
+    RecordField("categories", "set", kind="categories"),
+    RecordField("comment", "text", kind="comment"),
+    RecordField("journal_ref", "text", kind="journal_ref"),
+    RecordField("doi", "text", kind="doi"),
+    # published and updated follow the version; they are not the paper's content.
+    RecordField("published", "text", hashed=False),
+    RecordField("updated", "text", hashed=False),
+    RecordField("withdrawn", "flag", kind="withdrawn"),
+)
