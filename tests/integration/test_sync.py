@@ -330,3 +330,43 @@ class TestBatchedAuthors:
         outcome = syncd("sync")
         assert outcome.code == 1
         assert "no author's name matches" in outcome.err
+
+
+class TestVersionsNeverGoDown:
+    def _first_page(self, arxiv: FakeArxiv) -> bytes:
+        """The body arXiv gives syncd's first search request, as the fake renders it now."""
+        params = {
+            "search_query": f'au:"{scenario.AUTHOR}"',
+            "sortBy": "submittedDate",
+            "sortOrder": "descending",
+            "start": "0",
+            "max_results": "5",
+        }
+        status, body = arxiv.respond(params)
+        assert status == 200
+        return body
+
+    def test_a_lower_version_is_refused(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """After v3 is stored, an answer carrying v2 stores and emits nothing and names both."""
+        _synced(syncd)
+        current = arxiv.current(NESTPIPE)
+        for _ in range(2):
+            version = (current.version or 0) + 1
+            current = arxiv.publish(replace(current, version=version, updated=None))
+        _synced(syncd)
+        stored = current.version or 0
+        before = syncd.counts()
+        page = self._first_page(arxiv)
+        newest = f"{NESTPIPE}v{stored}</id>".encode()
+        assert newest in page
+        arxiv.inject(fa.body(page.replace(newest, f"{NESTPIPE}v{stored - 1}</id>".encode())))
+        outcome = syncd("sync")
+        assert outcome.code == 1
+        assert f"{NESTPIPE}v{stored - 1} for a paper stored at v{stored}" in outcome.err
+        assert syncd.counts() == {**before, "runs": before["runs"] + 1}
+        assert syncd.last_run_status() == "failed"
+        (paper,) = [p for p in syncd.papers().values() if p["arxiv_id"] == NESTPIPE]
+        assert paper["version"] == stored
+        # The same version again, and the next one, are trusted as always.
+        _synced(syncd)
+        assert syncd.counts()["events"] == before["events"]

@@ -1,0 +1,179 @@
+"""The cycle planner: what a trusted answer means for the record, decided from plain values."""
+
+from __future__ import annotations
+
+import pytest
+
+from syncd.errors import FeedError
+from syncd.planner import Observed, Snapshot, check_trust, needs_identity_basis, plan_cycle
+from syncd.record import Record, content_hash
+from syncd.storage.models import Paper, PaperState
+from syncd.vocabulary import EventType, Origin, PaperStatus
+
+AUTHOR = "Zhida Jiang"
+ENTRY = Record(
+    arxiv_id="2401.00001",
+    version=1,
+    title="A paper",
+    abstract="Words about scheduling.",
+    authors=(AUTHOR, "Yang Xu"),
+    authors_complete=True,
+    primary_category="cs.DC",
+    categories=("cs.DC",),
+)
+
+
+def _paper(record: Record, status: PaperStatus = PaperStatus.TRACKED, **fields: object) -> Paper:
+    values: dict[str, object] = {
+        "id": 7,
+        "author": AUTHOR,
+        "key": record.arxiv_id or "seed-key",
+        "arxiv_id": record.arxiv_id,
+        "status": status,
+        "origin": Origin.ARXIV,
+        "record": record,
+        "record_hash": content_hash(record),
+        "absent_syncs": 0,
+    } | fields
+    return Paper(**values)  # type: ignore[arg-type]
+
+
+def _state(paper: Paper) -> PaperState:
+    return PaperState(
+        paper.id,
+        paper.key,
+        paper.arxiv_id,
+        paper.status,
+        paper.origin,
+        paper.record_hash,
+        paper.absent_syncs,
+    )
+
+
+def _snapshot(**fields: object) -> Snapshot:
+    values: dict[str, object] = {"author": AUTHOR, "include_ids": (), "removal_after": 3} | fields
+    return Snapshot(**values)  # type: ignore[arg-type]
+
+
+class TestObserved:
+    def test_unchanged_tracked_entries_are_only_seen(self) -> None:
+        """An entry whose hash matches a tracked paper is noted as seen and nothing more."""
+        observed = Observed()
+        observed.take([ENTRY], {"2401.00001": _state(_paper(ENTRY))})
+        assert (observed.seen, observed.changed, observed.new) == ({"2401.00001"}, {}, {})
+
+    def test_changed_and_new_entries_are_kept(self) -> None:
+        """A changed entry and an unknown one are kept for the plan."""
+        v2 = Record(**{**ENTRY.to_dict(), "version": 2, "authors": ENTRY.authors})
+        other = Record(arxiv_id="2401.00002", version=1, title="Other")
+        observed = Observed()
+        observed.take([v2, other], {"2401.00001": _state(_paper(ENTRY))})
+        assert observed.changed == {"2401.00001": v2}
+        assert observed.new == {"2401.00002": other}
+
+    def test_a_candidate_wants_a_look_even_unchanged(self) -> None:
+        """An unchanged entry of a held candidate is kept: it may be promoted."""
+        observed = Observed()
+        state = _state(_paper(ENTRY, PaperStatus.CANDIDATE))
+        observed.take([ENTRY], {"2401.00001": state})
+        assert observed.changed == {"2401.00001": ENTRY}
+
+
+class TestCheckTrust:
+    def test_an_empty_answer_for_an_author_with_papers_is_refused(self) -> None:
+        """No entries at all while papers are tracked is a glitch, not removals."""
+        with pytest.raises(FeedError, match="no papers for an author who had 3"):
+            check_trust(Observed(), tracked=3, known=[])
+
+    def test_a_lower_version_is_refused(self) -> None:
+        """An entry older than the stored version makes the answer untrusted, naming both."""
+        stored = _paper(Record(**{**ENTRY.to_dict(), "version": 3, "authors": ENTRY.authors}))
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": ENTRY})
+        with pytest.raises(FeedError, match=r"2401\.00001v1 for a paper stored at v3"):
+            check_trust(observed, tracked=1, known=[stored])
+
+    def test_a_higher_version_is_trusted(self) -> None:
+        """A newer version is what arXiv does every day."""
+        v2 = Record(**{**ENTRY.to_dict(), "version": 2, "authors": ENTRY.authors})
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": v2})
+        check_trust(observed, tracked=1, known=[_paper(ENTRY)])
+
+
+class TestPlan:
+    def test_a_quiet_cycle_writes_nothing(self) -> None:
+        """Nothing changed, nothing new, nothing absent: no writes, no notes."""
+        plan = plan_cycle(_snapshot(), Observed(seen={"2401.00001"}), {})
+        assert (plan.writes, plan.notes) == ((), ())
+
+    def test_a_new_version_is_a_revision_and_an_event(self) -> None:
+        """A tracked paper's new version appends a revision and publishes paper.revised."""
+        v2 = Record(**{**ENTRY.to_dict(), "version": 2, "title": "B", "authors": ENTRY.authors})
+        paper = _paper(ENTRY)
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": v2})
+        (write,) = plan_cycle(_snapshot(changed=[paper]), observed, {}).writes
+        assert write.event_type == EventType.REVISED
+        assert write.event_kinds == ("version", "title")
+        assert [r.record for r in write.revisions] == [v2]
+
+    def test_a_plausible_new_entry_is_added(self) -> None:
+        """A new entry sharing a co-author with the known papers is announced as added."""
+        snapshot = _snapshot(identity_names={"Yang Xu"})
+        plan = plan_cycle(snapshot, Observed(seen={"2401.00001"}, new={"2401.00001": ENTRY}), {})
+        (write,) = plan.writes
+        assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
+
+    def test_an_implausible_new_entry_is_held_with_a_note(self) -> None:
+        """A new entry sharing nothing becomes a silent candidate, and the plan says why."""
+        plan = plan_cycle(_snapshot(), Observed(seen={"2401.00001"}, new={"2401.00001": ENTRY}), {})
+        (write,) = plan.writes
+        assert (write.status, write.event_type) == (PaperStatus.CANDIDATE, None)
+        assert [n.event for n in plan.notes] == ["candidate_held"]
+
+    def test_an_included_id_is_always_the_authors(self) -> None:
+        """``include_ids`` skips the identity check."""
+        snapshot = _snapshot(include_ids={"2401.00001"})
+        plan = plan_cycle(snapshot, Observed(seen={"2401.00001"}, new={"2401.00001": ENTRY}), {})
+        assert plan.writes[0].event_type == EventType.ADDED
+
+    def test_a_candidate_is_promoted_once_plausible(self) -> None:
+        """A held candidate that now shares a category with the known papers is added."""
+        paper = _paper(ENTRY, PaperStatus.CANDIDATE)
+        snapshot = _snapshot(changed=[paper], identity_categories={"cs.DC"})
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": ENTRY})
+        (write,) = plan_cycle(snapshot, observed, {}).writes
+        assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
+
+    def test_a_removed_paper_seen_again_is_added_again(self) -> None:
+        """A paper reported removed that reappears is announced as added."""
+        paper = _paper(ENTRY, PaperStatus.REMOVED)
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": ENTRY})
+        (write,) = plan_cycle(_snapshot(changed=[paper]), observed, {}).writes
+        assert (write.status, write.event_type, write.revisions) == (
+            PaperStatus.TRACKED,
+            EventType.ADDED,
+            (),
+        )
+
+    @pytest.mark.parametrize(("before", "removed"), [(0, False), (1, False), (2, True)])
+    def test_absence_counts_up_to_removal(self, before: int, removed: bool) -> None:
+        """A tracked paper missing from the answer is removed on its third absence."""
+        state = _state(_paper(ENTRY, absent_syncs=before))
+        (write,) = plan_cycle(_snapshot(absent=[state]), Observed(seen={"x"}), {}).writes
+        assert write.absent_syncs == before + 1
+        assert (write.event_type == EventType.REMOVED) is removed
+
+    def test_a_linked_seed_paper_is_announced_with_its_diff(self) -> None:
+        """A seed paper linked to an entry becomes tracked and publishes paper.linked."""
+        seed = _paper(Record(title="A paper", abstract="Old words."), PaperStatus.UNLINKED)
+        observed = Observed(seen={"2401.00001"}, new={"2401.00001": ENTRY})
+        (write,) = plan_cycle(_snapshot(unlinked=[seed]), observed, {seed.id: "2401.00001"}).writes
+        assert (write.paper_id, write.arxiv_id) == (seed.id, "2401.00001")
+        assert (write.event_type, write.event_kinds) == (EventType.LINKED, ("abstract",))
+
+    def test_the_identity_basis_is_wanted_only_for_identity_questions(self) -> None:
+        """Only a discovered entry or a held candidate needs the names and categories."""
+        new = Observed(new={"2401.00001": ENTRY})
+        assert needs_identity_basis(new, set(), [])
+        assert not needs_identity_basis(new, {"2401.00001"}, [])
+        assert needs_identity_basis(Observed(), set(), [_paper(ENTRY, PaperStatus.CANDIDATE)])
+        assert not needs_identity_basis(Observed(), set(), [_paper(ENTRY)])
