@@ -20,7 +20,7 @@ import structlog
 from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import AuthorSettings, SyncSettings
-from syncd.errors import FeedError, Interrupted, UpstreamError
+from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
 from syncd.faults import fault_point
 from syncd.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
 from syncd.planner import (
@@ -48,6 +48,10 @@ __all__ = [
 
 _log = structlog.get_logger(__name__)
 
+# What fails one cycle without stopping the process: arXiv's answer, a
+# shutdown, or the database.  Each takes the same path (``_failed``).
+_CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError)
+
 # arXiv documents no URL limit; long OR queries have been seen to fail, so
 # a batch stays well under a kilobyte of search_query.
 MAX_QUERY_CHARS = 1000
@@ -56,9 +60,9 @@ MAX_BATCH_AUTHORS = 25
 
 @dataclass(frozen=True, slots=True)
 class CycleResult:
-    """How one author's cycle ended."""
+    """How one author's cycle ended; ``run_id`` is None when the database could not start one."""
 
-    run_id: int
+    run_id: int | None
     author: str
     ok: bool
     events: list[Event] = field(default_factory=list)
@@ -89,10 +93,16 @@ def sync_all(
     ``claim_window``, an author whose cycle another replica started within
     that many seconds is skipped (see ``SyncRuns.start``).
     """
-    for author in authors:
-        seed_author(storage, author)
     results: list[CycleResult] = []
-    for batch in author_batches(authors):
+    seeded = []
+    for author in authors:
+        try:
+            seed_author(storage, author)
+        except StoreError as exc:
+            results.append(_failed(storage, _Cycle(author, None, time.monotonic()), exc))
+        else:
+            seeded.append(author)
+    for batch in author_batches(seeded):
         results += _sync_batch(storage, client, batch, settings, claim_window)
     return results
 
@@ -144,7 +154,7 @@ class _Cycle:
     """One author's cycle in progress: its run, its clock and what arXiv said so far."""
 
     author: AuthorSettings
-    run_id: int
+    run_id: int | None
     started: float
     observed: Observed = field(default_factory=Observed)
     requests: int = 0
@@ -162,14 +172,20 @@ def _sync_batch(
     claim_window: float | None,
 ) -> list[CycleResult]:
     cycles: list[_Cycle] = []
+    failed: list[CycleResult] = []
     for author in batch:
-        run_id = storage.runs.start(author.name, unless_started_within=claim_window)
+        started = time.monotonic()
+        try:
+            run_id = storage.runs.start(author.name, unless_started_within=claim_window)
+        except StoreError as exc:
+            failed.append(_failed(storage, _Cycle(author, None, started), exc))
+            continue
         if run_id is None:
             _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
             continue
-        cycles.append(_Cycle(author, run_id, time.monotonic()))
+        cycles.append(_Cycle(author, run_id, started))
     if not cycles:
-        return []
+        return failed
     requests_before = client.requests
     # The client's per-request lines carry the cycle (or the batch's cycles).
     context = (
@@ -180,14 +196,14 @@ def _sync_batch(
     try:
         with structlog.contextvars.bound_contextvars(**context):
             _gather(storage, client, cycles)
-    except (UpstreamError, Interrupted) as exc:
+    except _CYCLE_FAILURES as exc:
         for cycle in cycles:
             cycle.requests = client.requests - requests_before
-        return [_failed(storage, c, exc) for c in cycles]
+        return [*failed, *(_failed(storage, c, exc) for c in cycles)]
     # The batch's requests are shared; each author's run reports them all.
     for cycle in cycles:
         cycle.requests = client.requests - requests_before
-    return [_finish(storage, client, c, settings) for c in cycles]
+    return [*failed, *(_finish(storage, client, c, settings) for c in cycles)]
 
 
 def _gather(storage: Storage, client: ArxivClient, cycles: Sequence[_Cycle]) -> None:
@@ -240,9 +256,10 @@ def _finish(
                 _take(storage, cycle, client.fetch_ids(missing))
             plan = _plan(storage, client, cycle, settings)
             cycle.requests += client.requests - requests_before
-        except (UpstreamError, Interrupted) as exc:
+            assert cycle.run_id is not None  # only cycles with a run get here
+            events = storage.apply_cycle(cycle.run_id, author.name, plan.writes, cycle.stats)
+        except _CYCLE_FAILURES as exc:
             return _failed(storage, cycle, exc)
-        events = storage.apply_cycle(cycle.run_id, author.name, plan.writes, cycle.stats)
         _report(cycle, plan, events)
         return CycleResult(cycle.run_id, author.name, ok=True, events=events, stats=cycle.stats)
 
@@ -318,8 +335,13 @@ def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:
 
 
 def _failed(storage: Storage, cycle: _Cycle, exc: Exception) -> CycleResult:
+    """The one way a cycle fails: one ``cycle_failed`` line, the failed counter, its run failed.
+
+    The run is closed now, or once the database answers again if it is what failed.
+    """
     stats = cycle.stats
-    storage.runs.fail(cycle.run_id, str(exc), stats)
+    if cycle.run_id is not None:
+        storage.runs.fail(cycle.run_id, str(exc), stats)
     metrics.observe_cycle(False, time.monotonic() - cycle.started, time.time())
     with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=cycle.author.name):
         _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)

@@ -24,6 +24,7 @@ import structlog
 from syncd import metrics
 from syncd.config import DeliverySettings
 from syncd.delivery.routing import Endpoint
+from syncd.errors import StoreError
 from syncd.faults import fault_point
 from syncd.storage import Attempt, Claim, Outbox
 from syncd.webhooks import DeliveryResult, WebhookSender, event_body, next_retry_delay
@@ -75,7 +76,11 @@ class Dispatcher:
     def close(self, *, wait: bool = True) -> None:
         """Wait for sends in flight (unless not ``wait``), give back unfinished leases."""
         self._pool.shutdown(wait=wait, cancel_futures=True)
-        self._outbox.release_leases(self.owner)
+        try:
+            self._outbox.release_leases(self.owner)
+        except StoreError as exc:
+            # The leases lapse on their own; shutting down must not fail for them.
+            _log.warning("leases_not_released", error=str(exc))
         for sender in self._senders.values():
             sender.close()
 
@@ -122,12 +127,23 @@ class Dispatcher:
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
         """Work the outbox until ``stop``; sleep between polls unless woken."""
+        outage = False
         while not stop.is_set():
             try:
                 worked = self.run_once()
+            except StoreError as exc:
+                # One line when the database stops answering, one when it is back:
+                # not a traceback every poll of an outage.
+                if not outage:
+                    _log.error("dispatch_failed", error=str(exc), error_type="StoreError")
+                outage, worked = True, 0
             except Exception:
                 _log.exception("dispatch_failed")
                 worked = 0
+            else:
+                if outage:
+                    _log.info("dispatch_recovered")
+                outage = False
             if not worked:
                 wake.wait(self._settings.poll_interval)
                 wake.clear()

@@ -8,6 +8,7 @@ driver errors into ``StoreError`` with the driver's own message.
 from __future__ import annotations
 
 import fcntl
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -33,6 +34,9 @@ class Database:
         # The schema is Alembic's business (syncd.migrate); the database only uses it.
         self._url = url
         self._engine = _create_engine(url)
+        self._sqlite_file = _sqlite_file(url)
+        # (device, inode) of the SQLite file when first opened; see _check_file.
+        self._identity: tuple[int, int] | None = None
 
     @property
     def engine(self) -> Engine:
@@ -51,11 +55,38 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A connection in a transaction: committed on success, rolled back on any error."""
+        # Before connecting: a new connection to a deleted path creates an empty file.
+        self._check_file()
         try:
             with self._engine.begin() as conn:
+                if self._identity is None:
+                    self._identity = self._file_identity()
                 yield conn
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"database error: {_brief(exc)}") from exc
+
+    def _check_file(self) -> None:
+        """Refuse to go on when the SQLite path no longer names the file we have open.
+
+        A deleted (or replaced) database file stays writable through open
+        connections: cycles would report "ok" into a file nobody can read,
+        and a restart would find an empty one and announce every paper again.
+        """
+        if self._identity is not None and self._file_identity() != self._identity:
+            raise StoreError(
+                f"the SQLite database {self._sqlite_file} was deleted or replaced while syncd"
+                " had it open; refusing to write to a file nobody can read. Restore it from a"
+                " backup (or move it back) and restart syncd"
+            )
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        if self._sqlite_file is None:
+            return None
+        try:
+            stat = os.stat(self._sqlite_file)
+        except FileNotFoundError:
+            return None
+        return stat.st_dev, stat.st_ino
 
     def insert_ignoring_conflicts(self, table: sa.Table, key: str) -> Any:
         """An INSERT of ``table`` that does nothing when ``key`` already has the value."""
@@ -99,6 +130,14 @@ def now() -> datetime:
 def utc(value: datetime) -> datetime:
     """``value`` as an aware UTC time: SQLite hands back naive ones, all written in UTC."""
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL; None for PostgreSQL or an in-memory database."""
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).resolve()
 
 
 def _create_engine(url: str) -> Engine:

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.errors import StoreError
 from syncd.storage import rows
 from syncd.storage.database import Database, now, utc
 from syncd.storage.models import SyncRun, SyncStats
@@ -21,10 +22,16 @@ STALE_RUN_SECONDS = 3600.0
 
 
 class SyncRuns:
-    """Starting, failing and listing sync cycles."""
+    """Starting, failing and listing sync cycles.
+
+    A failure that cannot be recorded because the database is what failed is
+    kept in memory and recorded by the next ``start`` that reaches the
+    database, so no run of this process stays "running" after an outage.
+    """
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._unrecorded: dict[int, tuple[str, SyncStats]] = {}
 
     def start(self, author: str, *, unless_started_within: float | None = None) -> int | None:
         """Record that a cycle of ``author`` has begun; return its id.
@@ -34,41 +41,69 @@ class SyncRuns:
         author that many seconds ago or less, nothing is recorded and None
         is returned.  A replica killed mid-cycle holds its claim no longer.
         """
+        with self._db.transaction() as conn:
+            recorded = self._record_failures(conn)
+            run_id = self._claim(conn, author, unless_started_within)
+        self._forget(recorded)
+        return run_id
+
+    def _claim(
+        self, conn: Connection, author: str, unless_started_within: float | None
+    ) -> int | None:
+        """Insert the run unless another one claims the author (see ``start``)."""
         started = now()
         runs = sync_runs_table
-        with self._db.transaction() as conn:
-            owner = author_id(self._db, conn, author, lock=unless_started_within is not None)
-            # A process killed mid-cycle leaves its run "running"; close those
-            # that no live cycle can still own.
-            stale = started - timedelta(
-                seconds=max(unless_started_within or 0.0, STALE_RUN_SECONDS)
+        owner = author_id(self._db, conn, author, lock=unless_started_within is not None)
+        # A process killed mid-cycle leaves its run "running"; close those
+        # that no live cycle can still own.
+        stale = started - timedelta(seconds=max(unless_started_within or 0.0, STALE_RUN_SECONDS))
+        conn.execute(
+            runs.update()
+            .where(runs.c.author_id == owner)
+            .where(runs.c.status == RunStatus.RUNNING)
+            .where(runs.c.started_at < stale)
+            .values(status=RunStatus.ABANDONED, error="the process running this cycle stopped")
+        )
+        if unless_started_within is not None:
+            last = conn.scalar(
+                sa.select(sa.func.max(runs.c.started_at)).where(runs.c.author_id == owner)
             )
+            window = timedelta(seconds=unless_started_within)
+            if last is not None and utc(last) > started - window:
+                return None
+        return int(
             conn.execute(
-                runs.update()
-                .where(runs.c.author_id == owner)
-                .where(runs.c.status == RunStatus.RUNNING)
-                .where(runs.c.started_at < stale)
-                .values(status=RunStatus.ABANDONED, error="the process running this cycle stopped")
-            )
-            if unless_started_within is not None:
-                last = conn.scalar(
-                    sa.select(sa.func.max(runs.c.started_at)).where(runs.c.author_id == owner)
-                )
-                window = timedelta(seconds=unless_started_within)
-                if last is not None and utc(last) > started - window:
-                    return None
-            return int(
-                conn.execute(
-                    runs.insert()
-                    .values(author_id=owner, started_at=started, status=RunStatus.RUNNING)
-                    .returning(runs.c.id)
-                ).scalar_one()
-            )
+                runs.insert()
+                .values(author_id=owner, started_at=started, status=RunStatus.RUNNING)
+                .returning(runs.c.id)
+            ).scalar_one()
+        )
 
-    def fail(self, run_id: int, error: str, stats: SyncStats) -> None:
-        """Mark a cycle failed; nothing it learned is stored."""
-        with self._db.transaction() as conn:
+    def fail(self, run_id: int, error: str, stats: SyncStats) -> bool:
+        """Mark a cycle failed; nothing it learned is stored.
+
+        Returns whether that was recorded now; if the database does not
+        answer, it is recorded by the next ``start`` that reaches it.
+        """
+        self._unrecorded[run_id] = (error, stats)
+        try:
+            with self._db.transaction() as conn:
+                recorded = self._record_failures(conn)
+        except StoreError:
+            return False
+        self._forget(recorded)
+        return True
+
+    def _record_failures(self, conn: Connection) -> list[int]:
+        """Close the runs whose failure is still unrecorded; return their ids."""
+        for run_id, (error, stats) in self._unrecorded.items():
             _close(conn, run_id, RunStatus.FAILED, stats, error=error)
+        return list(self._unrecorded)
+
+    def _forget(self, recorded: list[int]) -> None:
+        # Only once their transaction has committed: a rollback keeps them.
+        for run_id in recorded:
+            self._unrecorded.pop(run_id, None)
 
     def last_success(self) -> datetime | None:
         """When the most recent successful cycle finished; None if none ever did."""
