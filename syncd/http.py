@@ -6,10 +6,17 @@ only proves the process answers and touches nothing else; ``/readyz`` asks the
 daemon's ``ready`` callback, whose verdict ``readiness`` computes.  Responses
 carry counts, states and check names only: no configuration, URLs or secrets.
 Requests are logged at debug level, since Prometheus scrapes every few seconds.
+
+The port is open to whatever can reach it, so what a client can hold is
+bounded: at most ``max_connections`` at once (more are closed at once), a
+request head of at most 16 KiB (else 431), arriving within ``head_timeout``
+seconds however slowly it drips, and one request per connection.
 """
 
 from __future__ import annotations
 
+import http.client
+import io
 import json
 import socket
 import threading
@@ -32,6 +39,9 @@ __all__ = ["HttpServer", "Readiness", "readiness"]
 _log = structlog.get_logger(__name__)
 
 _JSON = "application/json"
+MAX_CONNECTIONS = 32
+MAX_HEAD_BYTES = 16 * 1024
+HEAD_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +94,20 @@ class HttpServer:
     as a context manager or call ``start()`` and ``stop()``.
     """
 
-    def __init__(self, host: str, port: int, *, ready: Callable[[], Readiness]) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        ready: Callable[[], Readiness],
+        max_connections: int = MAX_CONNECTIONS,
+        head_timeout: float = HEAD_TIMEOUT,
+    ) -> None:
         self._host = host
         self._requested_port = port
         self._ready = ready
+        self._max_connections = max_connections
+        self._head_timeout = head_timeout
         self._lock = threading.Lock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -108,6 +128,8 @@ class HttpServer:
             server_class = _Server6 if ":" in self._host else _Server
             server = server_class((self._host, self._requested_port), _Handler)
             server.ready = self._ready
+            server.slots = threading.BoundedSemaphore(self._max_connections)
+            server.head_timeout = self._head_timeout
             self._port = int(server.server_address[1])
             thread = threading.Thread(
                 target=server.serve_forever,
@@ -150,6 +172,23 @@ class _Server(ThreadingHTTPServer):
 
     daemon_threads = True
     ready: Callable[[], Readiness]
+    slots: threading.BoundedSemaphore
+    head_timeout: float
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # A thread per connection, but only while a slot is free: a flood of
+        # idle connections is closed at once instead of growing threads.
+        if not self.slots.acquire(blocking=False):
+            _log.debug("http_connection_refused", reason="too many connections")
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # The stdlib prints a traceback to stderr; a client hanging up mid-answer
@@ -172,6 +211,13 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     # A client that goes silent frees its thread after this many seconds.
     timeout = 10.0
+
+    def setup(self) -> None:
+        super().setup()
+        # The head is all we ever read (no route takes a body): bound its
+        # size and the time it may take to arrive, not just each read.
+        head = _HeadReader(self.connection, MAX_HEAD_BYTES, self.server.head_timeout)
+        self.rfile = io.BufferedReader(head)
 
     def do_GET(self) -> None:
         self._route()
@@ -277,6 +323,36 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         # Timeouts and malformed requests: routine noise on an open port.
         _log.debug("http_message", message=format % args)
+
+
+class _HeadReader(io.RawIOBase):
+    """The connection's bytes, at most ``limit`` of them, all within ``timeout`` seconds.
+
+    Past the limit it raises ``LineTooLong``, which ``BaseHTTPRequestHandler``
+    answers with 431; past the deadline, ``TimeoutError``, which drops the
+    connection.
+    """
+
+    def __init__(self, connection: socket.socket, limit: int, timeout: float) -> None:
+        super().__init__()
+        self._connection = connection
+        self._left = limit
+        self._deadline = time.monotonic() + timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._left <= 0:
+            raise http.client.LineTooLong("request head")
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request head took too long")
+        self._connection.settimeout(remaining)
+        view = memoryview(buffer)[: self._left]
+        count = self._connection.recv_into(view)
+        self._left -= count
+        return count
 
 
 def _json(status: HTTPStatus, payload: dict[str, Any]) -> tuple[HTTPStatus, bytes, str]:

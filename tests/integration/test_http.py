@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -170,3 +172,48 @@ def _read_all(sock: socket.socket) -> bytes:
     while chunk := sock.recv(4096):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+class TestBounds:
+    """What one client, or a crowd of them, can hold of the ops port."""
+
+    def test_idle_connections_beyond_the_limit_are_closed(self, switch: Switch) -> None:
+        """With every slot held by a silent client, another is closed at once, not threaded."""
+        with HttpServer("127.0.0.1", 0, ready=switch, max_connections=4, head_timeout=5) as srv:
+            before = threading.active_count()
+            idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(40)]
+            try:
+                extra = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+                extra.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                assert extra.recv(100) == b""  # closed without an answer
+                extra.close()
+                assert threading.active_count() - before <= 4
+            finally:
+                for conn in idle:
+                    conn.close()
+
+    def test_an_oversized_head_gets_431(self, server: HttpServer) -> None:
+        """A 60 KB header line is refused with 431 after 16 KiB, not buffered whole."""
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nX-Pad: " + b"a" * 60_000 + b"\r\n\r\n")
+            answer = conn.recv(200)
+        assert answer.startswith(b"HTTP/1.0 431")
+
+    def test_a_dripped_head_is_cut_at_the_deadline(self, switch: Switch) -> None:
+        """A head dripped a byte at a time is dropped at head_timeout, whatever each read takes."""
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=1.0)
+        with server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            started = time.monotonic()
+            conn.sendall(b"GET /healthz HTTP/1.1\r\n")
+            conn.settimeout(0.1)
+            closed = False
+            while not closed and time.monotonic() - started < 5:
+                try:
+                    conn.sendall(b"X")
+                    closed = conn.recv(100) == b""
+                except TimeoutError:
+                    continue  # still open, nothing to read: drip on
+                except OSError:
+                    closed = True  # reset by the server
+            assert closed
+            assert time.monotonic() - started < 2.5
