@@ -44,7 +44,7 @@ def _hook_settings(url: str) -> Any:
     from syncd.config import DeliverySettings  # noqa: PLC0415
     from syncd.delivery.routing import Endpoint, EndpointSpec  # noqa: PLC0415
 
-    hook = Endpoint(EndpointSpec("bench", f"{url}/hook"), (SECRET,), timeout=15.0)
+    hook = Endpoint(EndpointSpec("bench", f"{url}/hook", "-"), (SECRET,), timeout=15.0)
     return hook, DeliverySettings(workers=WORKERS)
 
 

@@ -14,23 +14,23 @@ from dataclasses import dataclass
 from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings
-from syncd.delivery.routing import Endpoint, EndpointSpec
+from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
 from syncd.delivery.worker import Dispatcher
 from syncd.storage import Storage
+from syncd.webhooks import signing_key
 
 __all__ = ["App", "endpoints_from"]
 
 
 def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
     """The configured webhooks by name, secrets resolved now (once per process)."""
-    return {
-        hook.display_name: Endpoint(
-            spec=EndpointSpec(hook.display_name, hook.url, hook.events, hook.kinds),
-            secrets=tuple(hook.secret_values()),
-            timeout=hook.timeout,
-        )
-        for hook in settings.webhooks
-    }
+    endpoints = {}
+    for hook in settings.webhooks:
+        secrets = tuple(hook.secret_values())
+        fingerprint = url_hash(hook.url, signing_key(secrets[0]))
+        spec = EndpointSpec(hook.display_name, hook.url, fingerprint, hook.events, hook.kinds)
+        endpoints[spec.name] = Endpoint(spec, secrets, hook.timeout)
+    return endpoints
 
 
 @dataclass(frozen=True, slots=True)

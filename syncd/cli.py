@@ -26,7 +26,7 @@ from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
-from syncd.webhooks import WebhookSender, redact_url, test_body
+from syncd.webhooks import WebhookSender, test_body, url_origin
 
 __all__ = ["configure_gc", "main"]
 
@@ -207,7 +207,7 @@ def _webhooks_list(args: argparse.Namespace, app: App) -> int:
             [
                 {
                     "name": e.name,
-                    "url": redact_url(e.url),
+                    "url": _endpoint_url(app, e.name),
                     "active": e.active,
                     "disabled_at": e.disabled_at.isoformat() if e.disabled_at else None,
                     "disabled_reason": e.disabled_reason,
@@ -221,7 +221,7 @@ def _webhooks_list(args: argparse.Namespace, app: App) -> int:
     rows = [
         (
             e.name,
-            redact_url(e.url),
+            _endpoint_url(app, e.name),
             _endpoint_state(e),
             str(e.pending),
             str(e.delivered),
@@ -322,11 +322,17 @@ def _endpoint_summaries(app: App) -> list[EndpointSummary]:
     known = app.storage.outbox.summaries()
     names = {e.name for e in known}
     fresh = [
-        EndpointSummary(e.name, e.spec.url, True, None, None, 0, 0, 0)
+        EndpointSummary(e.name, True, None, None, 0, 0, 0)
         for e in app.endpoints.values()
         if e.name not in names
     ]
     return sorted([*known, *fresh], key=lambda e: e.name)
+
+
+def _endpoint_url(app: App, name: str) -> str:
+    """Where a configured endpoint points, down to its host: chat services put tokens in paths."""
+    endpoint = app.endpoints.get(name)
+    return url_origin(endpoint.spec.url) if endpoint is not None else "-"
 
 
 def _endpoint_state(summary: EndpointSummary) -> str:

@@ -68,6 +68,7 @@ __all__ = [
     "sign",
     "signing_key",
     "test_body",
+    "url_origin",
     "webhook_body",
 ]
 
@@ -217,6 +218,20 @@ def redact_url(url: str) -> str:
         host = f"[{host}]"
     netloc = host if port is None else f"{host}:{port}"
     return f"{parts.scheme.lower()}://{netloc}{parts.path}"
+
+
+def url_origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, and ``/…`` for any path: what lists may show.
+
+    Slack-, Discord- and Mattermost-style endpoints carry their token in the
+    path, so a listing shows where an endpoint points and nothing more.
+    """
+    redacted = redact_url(url)
+    scheme, sep, rest = redacted.partition("://")
+    if not sep:
+        return redacted
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{host}/…" if slash and path else f"{scheme}://{host}"
 
 
 def _sensitive_strings(url: str, secrets: Sequence[str]) -> list[str]:

@@ -6,20 +6,38 @@ endpoint in the event's own transaction; the worker works the rows.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Endpoint", "EndpointSpec", "accepts"]
+__all__ = ["Endpoint", "EndpointSpec", "accepts", "url_hash"]
 
 
 @dataclass(frozen=True, slots=True)
 class EndpointSpec:
-    """A configured endpoint as the outbox needs it: no secrets, just routing."""
+    """A configured endpoint as the outbox needs it: no secrets, just routing.
+
+    The outbox stores ``url_hash``, never ``url``: see ``url_hash``.
+    """
 
     name: str
     url: str
+    url_hash: str
     events: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"EndpointSpec(name={self.name!r}, events={self.events!r}, kinds={self.kinds!r})"
+
+
+def url_hash(url: str, key: bytes) -> str:
+    """HMAC-SHA256 of ``url`` under ``key`` (the endpoint's signing key), in hex.
+
+    What the database keeps to notice a changed URL.  Keyed, so that a backup
+    of the database alone cannot confirm a guessed URL and its token.
+    """
+    return hmac.new(key, url.encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

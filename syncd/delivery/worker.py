@@ -181,7 +181,7 @@ class Dispatcher:
                 _log.warning("endpoint_not_configured")
                 return None
             return self._senders[claim.endpoint].send(
-                claim.url, endpoint.secrets, claim.event.id, event_body(claim.event)
+                endpoint.spec.url, endpoint.secrets, claim.event.id, event_body(claim.event)
             )
 
     def _judge(self, claim: Claim, result: DeliveryResult, now: datetime) -> Attempt:

@@ -105,7 +105,6 @@ class Claim:
 
     delivery_id: int
     endpoint: str
-    url: str
     attempts: int
     event: Event
 
@@ -131,7 +130,6 @@ class EndpointSummary:
     """An endpoint and the state of its deliveries, for ``syncd webhooks list``."""
 
     name: str
-    url: str
     active: bool
     disabled_at: datetime | None
     disabled_reason: str | None

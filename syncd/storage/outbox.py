@@ -42,7 +42,7 @@ class Outbox:
             rows = {r.name: r for r in conn.execute(sa.select(endpoints_table))}
             for spec in specs:
                 values: dict[str, Any] = {
-                    "url": spec.url,
+                    "url_hash": spec.url_hash,
                     "events": list(spec.events),
                     "kinds": list(spec.kinds),
                 }
@@ -54,7 +54,9 @@ class Outbox:
                         )
                     )
                     continue
-                if row.url != spec.url:
+                # A row from before URLs were hashed has none: it gets one, and
+                # no URL change can be told from it.
+                if row.url_hash is not None and row.url_hash != spec.url_hash:
                     values |= {"disabled_at": None, "disabled_reason": None}
                 conn.execute(
                     endpoints_table.update()
@@ -244,7 +246,6 @@ class Outbox:
             return [
                 EndpointSummary(
                     name=row.name,
-                    url=row.url,
                     active=row.active,
                     disabled_at=utc(row.disabled_at) if row.disabled_at else None,
                     disabled_reason=row.disabled_reason,
@@ -286,7 +287,7 @@ class Outbox:
     def _claims(self, conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
         d, e = deliveries_table, endpoints_table
         rows = conn.execute(
-            sa.select(d.c.id, d.c.event_seq, d.c.attempts, e.c.name, e.c.url)
+            sa.select(d.c.id, d.c.event_seq, d.c.attempts, e.c.name)
             .join(e, e.c.id == d.c.endpoint_id)
             .where(d.c.id.in_(delivery_ids))
             .order_by(d.c.event_seq)
@@ -299,7 +300,6 @@ class Outbox:
             Claim(
                 delivery_id=row.id,
                 endpoint=row.name,
-                url=row.url,
                 attempts=row.attempts,
                 event=events[row.event_seq],
             )

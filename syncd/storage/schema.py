@@ -110,7 +110,8 @@ endpoints_table = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("name", sa.String(200), nullable=False, unique=True),
-    sa.Column("url", sa.Text, nullable=False),
+    # Never the URL itself: it carries credentials (see syncd.delivery.routing).
+    sa.Column("url_hash", sa.String(64)),
     sa.Column("events", _JSON, nullable=False),
     sa.Column("kinds", _JSON, nullable=False),
     sa.Column("active", sa.Boolean, nullable=False),

@@ -17,7 +17,7 @@ from syncd.config import DeliverySettings
 from syncd.delivery.routing import Endpoint, EndpointSpec
 from syncd.delivery.worker import Dispatcher
 from syncd.storage import Storage
-from syncd.storage.schema import deliveries_table
+from syncd.storage.schema import deliveries_table, endpoints_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
@@ -39,6 +39,7 @@ def _hook(
     schedule: str = "[0.05, 0.05, 0.05, 0.05, 0.05, 0.05]",
     sync_wait: float = 10,
     filters: str = "",
+    url: str | None = None,
 ) -> None:
     syncd.sections = f"""
 [delivery]
@@ -48,7 +49,7 @@ poll_interval = 0.05
 
 [[webhooks]]
 name = "lab-chat"
-url = "{receiver.url}"
+url = "{url or receiver.url}"
 secret = "{SECRET}"
 timeout = 2
 {filters}
@@ -203,7 +204,7 @@ def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None
     assert syncd("sync", "--no-deliver").code == 0
     receiver.respond_with(204, times=7, delay=0.4)
     storage = Storage(syncd.database_url)
-    endpoint = Endpoint(EndpointSpec("lab-chat", receiver.url), (SECRET,), timeout=0.5)
+    endpoint = Endpoint(EndpointSpec("lab-chat", receiver.url, "-"), (SECRET,), timeout=0.5)
     settings = DeliverySettings(workers=1, lease=1)
     try:
         with Dispatcher(storage.outbox, {"lab-chat": endpoint}, settings) as dispatcher:
@@ -217,3 +218,23 @@ def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None
         assert storage.outbox.counts() == (0, 0)
     finally:
         storage.close()
+
+
+def test_the_database_keeps_no_webhook_url(syncd: Syncd, receiver: Receiver) -> None:
+    """Neither the URL, its token nor its path is in the database; `list` shows the host only."""
+    token = "T0KEN-in-the-path-9f8e7d"
+    _hook(syncd, receiver, url=f"{receiver.url}/services/{token}?key=q5ecret-value")
+    assert syncd("sync").code == 0
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.connect() as conn:
+            rows = [dict(row._mapping) for row in conn.execute(sa.select(endpoints_table))]
+    finally:
+        engine.dispose()
+    dump = json.dumps(rows, default=str)
+    assert token not in dump and "q5ecret" not in dump and "/services" not in dump
+    assert len(rows[0]["url_hash"]) == 64
+    listed = syncd("webhooks", "list")
+    (item,) = syncd.json("webhooks", "list")
+    assert item["url"] == f"http://127.0.0.1:{receiver.port}/…"
+    assert token not in listed.out and token not in json.dumps(item)
