@@ -99,6 +99,29 @@ class TestCommands:
         assert events[0].split()[:3] == ["ID", "CREATED", "(UTC)"]
         assert len(events) == 8
 
+    def test_papers_shows_keys_whole(self, syncd: Syncd) -> None:
+        """Every key in the papers table is whole: copied from it, history takes it."""
+        assert syncd("sync").code == 0
+        keys = {p["key"] for p in syncd.json("papers")}
+        shown = {line.split()[0] for line in syncd("papers").out.splitlines()[1:]}
+        assert shown == keys
+        longest = max(keys, key=len)
+        assert len(longest) > 40
+        assert syncd("history", longest).code == 0
+
+    def test_titles_shrink_to_fit_a_terminal(
+        self, syncd: Syncd, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """On a narrow terminal the title column shrinks; keys and ids stay whole."""
+        assert syncd("sync").code == 0
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+        monkeypatch.setenv("COLUMNS", "130")
+        lines = syncd("papers").out.splitlines()
+        keys = {p["key"] for p in syncd.json("papers")}
+        assert {line.split()[0] for line in lines[1:]} == keys
+        assert max(len(line) for line in lines) <= 130
+        assert any(line.endswith("…") for line in lines)
+
     def test_json_logs_bind_the_cycle(self, syncd: Syncd) -> None:
         """Every request and change log line is JSON bound to the cycle and author."""
         outcome = syncd("sync")
