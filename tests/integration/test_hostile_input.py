@@ -568,6 +568,56 @@ def test_invalid_utf8_inside_a_valid_feed_fails_the_cycle(syncd: Syncd, arxiv: F
     _assert_recovers(syncd, before)
 
 
+def _in_first_entry(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    """A transform replacing the first ``old`` inside the feed's first entry with ``new``."""
+
+    def transform(body: bytes) -> bytes:
+        at = body.index(old, body.index(b"<entry>"))
+        return body[:at] + new + body[at + len(old) :]
+
+    return transform
+
+
+# name -> (what changes in the first entry of every page, what the FAILED line must say)
+MALFORMED_ENTRIES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "markup-in-a-title": (
+        _in_first_entry(b"<title>", b"<title>Paper <b>bold</b> 2401.00002 "),
+        "is malformed: it has child elements inside <title>",
+    ),
+    "summary-holding-only-an-element": (
+        _in_first_entry(b"<summary>", b"<summary><p/>"),
+        "is malformed: it has child elements inside <summary>",
+    ),
+    "a-second-title": (
+        _in_first_entry(b"<title>", b"<title>Another title</title><title>"),
+        "is malformed: it has more than one <title>",
+    ),
+    "a-second-updated": (
+        _in_first_entry(b"<updated>", b"<updated>2031-01-01T00:00:00Z</updated><updated>"),
+        "is malformed: it has more than one <updated>",
+    ),
+    "a-second-arxiv-comment": (
+        _in_first_entry(
+            b"<title>", b"<arxiv:comment>a</arxiv:comment><arxiv:comment>b</arxiv:comment><title>"
+        ),
+        "is malformed: it has more than one <arxiv:comment>",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", MALFORMED_ENTRIES.keys())
+def test_malformed_entry_fails_the_cycle(syncd: Syncd, arxiv: FakeArxiv, name: str) -> None:
+    """Markup in a text field or a repeated single-valued element refuses the whole answer."""
+    transform, message = MALFORMED_ENTRIES[name]
+    before = _baseline(syncd, arxiv)
+    with _Loopback(_proxy(arxiv, fa.ATOM_CONTENT_TYPE, transform)) as server:
+        outcome = _repointed(syncd, server.url)("sync")
+    _assert_failed_cleanly(syncd, before, outcome, message)
+    assert "Traceback" not in outcome.err
+    assert server.requests == 1  # refused at once: a malformed answer is not retried
+    _assert_recovers(syncd, before)
+
+
 # --------------------------------------------------------------------------- config files
 
 
