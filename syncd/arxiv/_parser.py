@@ -26,7 +26,7 @@ from typing import cast
 from lxml import etree
 
 from syncd.errors import ApiError, FeedError
-from syncd.record import Record, is_withdrawal, normalize_text, split_arxiv_id
+from syncd.record import ArxivIdError, Record, is_withdrawal, normalize_text, split_arxiv_id
 
 __all__ = ["FeedPage", "parse_feed"]
 
@@ -319,8 +319,10 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         raise FeedError(f"entry {position} has no <id>")
     try:
         arxiv_id, version = split_arxiv_id(raw_id)
-    except ValueError:
-        raise FeedError(f"entry {position} has id {raw_id[:120]!r}, not an arXiv id") from None
+    except ArxivIdError as exc:
+        raise FeedError(
+            f"entry {position} has id {raw_id[:120]!r}, not an arXiv id: {exc.reason}"
+        ) from None
     if version is None:
         raise FeedError(f"entry {position} ({arxiv_id}) has no version in its id {raw_id[:120]!r}")
 

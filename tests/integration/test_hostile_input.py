@@ -618,6 +618,47 @@ def test_malformed_entry_fails_the_cycle(syncd: Syncd, arxiv: FakeArxiv, name: s
     _assert_recovers(syncd, before)
 
 
+def _first_entry_id(arxiv_id: str) -> Callable[[bytes], bytes]:
+    """A transform giving the feed's first entry the id ``arxiv_id``."""
+
+    def transform(body: bytes) -> bytes:
+        start = body.index(b"<id>", body.index(b"<entry>")) + len(b"<id>")
+        end = body.index(b"</id>", start)
+        return body[:start] + f"http://arxiv.org/abs/{arxiv_id}".encode() + body[end:]
+
+    return transform
+
+
+# name -> (the id the first entry gets, what the FAILED line must say)
+BAD_IDS: dict[str, tuple[str, str]] = {
+    # Once an OverflowError traceback on SQLite that left the run "running".
+    "version-beyond-64-bits": (
+        f"{NESTPIPE}v99999999999999999999",
+        "version 99999999999999999999 is not between 1 and 1000",
+    ),
+    # Once stored on SQLite and "integer out of range" on PostgreSQL.
+    "version-beyond-32-bits": (f"{NESTPIPE}v3000000000", "version 3000000000 is not between"),
+    "version-0": (f"{NESTPIPE}v0", "version 0 is not between 1 and 1000"),
+    # Once stored and announced as paper.added on SQLite, and refused by PostgreSQL.
+    "archive-of-300-letters": ("a" * 300 + "/0601001v1", f"{'a' * 40!r} is not an arXiv archive"),
+    "month-13": ("2613.00001v1", "2613 has no month 13"),
+    "4-digit-number-after-2014": ("2604.0695v1", "4-digit numbers are from 0704 to 1412"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_IDS.keys())
+def test_impossible_id_fails_the_cycle(syncd: Syncd, arxiv: FakeArxiv, name: str) -> None:
+    """An id outside arXiv's scheme or version range refuses the answer alike on both databases."""
+    arxiv_id, reason = BAD_IDS[name]
+    before = _baseline(syncd, arxiv)
+    with _Loopback(_proxy(arxiv, fa.ATOM_CONTENT_TYPE, _first_entry_id(arxiv_id))) as server:
+        outcome = _repointed(syncd, server.url)("sync")
+    _assert_failed_cleanly(syncd, before, outcome, f"not an arXiv id: {reason}")
+    assert "Traceback" not in outcome.err
+    assert server.requests == 1
+    _assert_recovers(syncd, before)
+
+
 # --------------------------------------------------------------------------- config files
 
 
@@ -780,6 +821,25 @@ def test_malformed_webhook_url_names_the_key(
     hook = f"[[webhooks]]\nurl = '{url}'\nsecret = 'whsec_c2VjcmV0'\n"
     path = _write_config(tmp_path, AUTHOR_TABLE + hook)
     _assert_config_refused(run_cli(path), str(path), "webhooks[0].url")
+
+
+@pytest.mark.parametrize("key", ["include_ids", "exclude_ids"])
+@pytest.mark.parametrize(
+    ("arxiv_id", "reason"),
+    [
+        ("2401.00002v99999999999999999999", "version 99999999999999999999 is not between"),
+        ("2401.00002v0", "version 0 is not between 1 and 1000"),
+        ("2413.00001", "2413 has no month 13"),
+        ("a" * 300 + "/0601001", "is not an arXiv archive"),
+    ],
+    ids=["huge-version", "version-0", "month-13", "long-archive"],
+)
+def test_impossible_id_in_config_exits_2(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, key: str, arxiv_id: str, reason: str
+) -> None:
+    """An include or exclude id outside arXiv's scheme exits 2 naming the key and the reason."""
+    path = _write_config(tmp_path, AUTHOR_TABLE + f'{key} = ["2401.00001", "{arxiv_id}"]\n')
+    _assert_config_refused(run_cli(path), str(path), f"authors[0].{key}: ", reason)
 
 
 def test_seed_path_with_a_nul_byte_exits_2(

@@ -354,6 +354,11 @@ class TestInvalidFeeds:
             (entry("2401.00001"), "no version"),
             (entry("not-an-id"), "not an arXiv id"),
             (entry("2401.00001v1junk"), "not an arXiv id"),
+            (entry("2401.00001v0"), "not an arXiv id: version 0 is not between 1 and 1000"),
+            (entry("2401.00001v3000000000"), "not an arXiv id: version 3000000000 is not"),
+            (entry("2401.00001v99999999999999999999"), "not an arXiv id: version 9999"),
+            (entry("a" * 300 + "/0601001v1"), "is not an arXiv archive of old-style ids"),
+            (entry("2413.00001v1"), "not an arXiv id: 2413 has no month 13"),
         ],
     )
     def test_bad_entries(self, bad_entry: str, message: str) -> None:
