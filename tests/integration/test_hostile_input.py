@@ -842,6 +842,34 @@ def test_impossible_id_in_config_exits_2(
     _assert_config_refused(run_cli(path), str(path), f"authors[0].{key}: ", reason)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[fe80::1%25eth0]/hook",
+        "http://[fe80::1%25no-such-interface]:8080/",
+        "HTTP://[fe80::1]/",
+    ],
+)
+def test_blocked_literal_with_a_zone_id_or_any_scheme_case_exits_2(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, url: str
+) -> None:
+    """A link-local literal exits 2 at start naming webhooks[0].url, with a zone id or HTTP://."""
+    hook = f"[[webhooks]]\nurl = '{url}'\nsecret = 'whsec_c2VjcmV0'\n"
+    path = _write_config(tmp_path, AUTHOR_TABLE + hook)
+    _assert_config_refused(
+        run_cli(path), str(path), "webhooks[0].url: destination fe80::1", "link-local/metadata"
+    )
+
+
+def test_uppercase_scheme_is_an_http_url(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path
+) -> None:
+    """HTTP:// is accepted: URL schemes are case-insensitive."""
+    hook = "[[webhooks]]\nurl = 'HTTP://127.0.0.1:9/hook'\nsecret = 'whsec_c2VjcmV0'\n"
+    outcome = run_cli(_write_config(tmp_path, AUTHOR_TABLE + hook))
+    assert outcome.code == 0, outcome.err
+
+
 def test_seed_path_with_a_nul_byte_exits_2(
     run_cli: Callable[[Path], Outcome], tmp_path: Path
 ) -> None:
