@@ -2,19 +2,22 @@
 
 Exit codes: 0 ok, 1 runtime failure (arXiv or the database let us down),
 2 usage or configuration error (bad flags, config, seed files, a paper or
-event id that does not exist).
+event id that does not exist), 141 the reader of stdout went away.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import gc
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ParamSpec
 
 from syncd import __version__
 from syncd.app import App
@@ -31,6 +34,11 @@ from syncd.webhooks import WebhookSender, test_body, url_origin
 __all__ = ["configure_gc", "main"]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+# 128 + SIGPIPE: what a shell reports for `yes | head` or `git log | head`,
+# whose writers die of the signal when their reader goes away.  Scripts under
+# `set -o pipefail` thus see syncd end as coreutils and git do (0 would claim
+# every line was written; 1 would claim a failure).
+EXIT_BROKEN_PIPE = 141
 
 # A cycle allocates hundreds of thousands of short-lived objects (records,
 # row dicts), almost none in reference cycles.  At CPython's default
@@ -52,6 +60,37 @@ def configure_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+_P = ParamSpec("_P")
+
+
+def _quiet_on_broken_pipe(run: Callable[_P, int]) -> Callable[_P, int]:
+    """``run``, ending with ``EXIT_BROKEN_PIPE`` and no traceback when stdout's reader leaves.
+
+    ``syncd papers --json | head`` closes the pipe after a few lines.  Python
+    ignores SIGPIPE (its sockets need it ignored, so restoring the default
+    would let a webhook receiver kill the daemon), and the next write raises
+    BrokenPipeError instead: caught here, as the Python docs' recipe does.
+    """
+
+    @functools.wraps(run)
+    def quiet(*args: _P.args, **kwargs: _P.kwargs) -> int:
+        try:
+            try:
+                return run(*args, **kwargs)
+            finally:
+                # Flushed here, where a closed pipe can still be caught: at the
+                # interpreter's exit it would print "Exception ignored ...".
+                sys.stdout.flush()
+        except BrokenPipeError:
+            # What is still buffered goes nowhere at exit rather than failing again.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_BROKEN_PIPE
+
+    return quiet
+
+
+@_quiet_on_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``syncd`` command and return its exit code."""
     args = _parser().parse_args(argv)

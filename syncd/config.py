@@ -158,7 +158,8 @@ class WebhookSettings(_Section):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
+        # Schemes are case-insensitive (RFC 3986 3.1): HTTP://host/ is an http URL.
+        if not value[:8].lower().startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         try:
             parts = urlsplit(value)

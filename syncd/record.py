@@ -19,6 +19,8 @@ from syncd.vocabulary import RECORD_FIELDS, FieldShape
 
 __all__ = [
     "COMPARED_FIELDS",
+    "MAX_VERSION",
+    "ArxivIdError",
     "Record",
     "content_hash",
     "is_withdrawal",
@@ -28,10 +30,40 @@ __all__ = [
 ]
 
 # arXiv ids: new style 2212.09483 (4.4 or 4.5 digits), old style astro-ph/0601001
-# or math.GT/0309136; each optionally followed by a version suffix vN.
+# or math.GT/0309136; each optionally followed by a version suffix vN.  The
+# pattern takes the shape; _id_problem then checks the dates, numbers and
+# archives arXiv's identifier scheme allows (arxiv.org/help/arxiv_identifier).
 _ID_RE = re.compile(
-    r"(?P<id>[0-9]{4}\.[0-9]{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/[0-9]{7})(?:v(?P<version>[0-9]+))?"
+    r"(?P<id>(?P<yymm>[0-9]{4})\.(?P<number>[0-9]{4,5})"
+    r"|(?P<archive>[a-z][a-z\-]*)(?:\.[A-Z]{2})?/(?P<old_yymm>[0-9]{4})[0-9]{3})"
+    r"(?:v(?P<version>[0-9]+))?"
 )
+# The ids arXiv issues today (YYMM.NNNNN since January 2015) with a version
+# up to MAX_VERSION, in full: one match settles nearly every id of a page, and
+# only other text takes _ID_RE and _id_problem's checks.
+_CURRENT_ID_RE = re.compile(
+    r"(?P<id>(?:1[5-9]|[2-9][0-9])(?:0[1-9]|1[0-2])\.[0-9]{5})"
+    r"(?:v(?P<version>[1-9][0-9]{0,2}|1000))?"
+)
+# The highest version accepted (_CURRENT_ID_RE spells it out too).  arXiv's
+# most revised papers have a few dozen versions; the cap keeps a hostile number
+# far inside the 32-bit INTEGER column PostgreSQL stores it in (and SQLite's).
+MAX_VERSION = 1000
+# New style: YYMM.NNNN from April 2007 to December 2014, YYMM.NNNNN from January 2015.
+_FIRST_NEW, _LAST_FOUR_DIGIT, _FIRST_FIVE_DIGIT = "0704", "1412", "1501"
+# Old style ran from August 1991 (hep-th/9108001) to March 2007, in these archives
+# only; the list is closed, since no archive has issued such numbers since.
+_FIRST_OLD, _LAST_OLD = "9108", "0703"
+_OLD_ARCHIVES = frozenset(
+    {
+        *("acc-phys", "adap-org", "alg-geom", "ao-sci", "astro-ph", "atom-ph", "bayes-an"),
+        *("chao-dyn", "chem-ph", "cmp-lg", "comp-gas", "cond-mat", "cs", "dg-ga", "funct-an"),
+        *("gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math", "math-ph", "mtrl-th"),
+        *("nlin", "nucl-ex", "nucl-th", "patt-sol", "physics", "plasm-ph", "q-alg", "q-bio"),
+        *("quant-ph", "solv-int", "supr-con"),
+    }
+)
+_SHAPE = "not YYMM.NNNNN or archive/YYMMNNN, with an optional version vN"
 
 # arXiv marks a withdrawal by a new version whose comment (and usually the
 # replaced abstract) says so; see docs/arxiv/official_help_withdraw.md.
@@ -56,19 +88,75 @@ def normalize_name(name: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", letters.casefold()).split())
 
 
+class ArxivIdError(ValueError):
+    """Text that is not an arXiv identifier; ``reason`` says what is wrong with it."""
+
+    def __init__(self, raw: str, reason: str) -> None:
+        shown = raw if len(raw) <= 80 else raw[:77] + "..."
+        super().__init__(f"not an arXiv identifier: {shown!r} ({reason})")
+        self.reason = reason
+
+
 def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     """Split ``http://arxiv.org/abs/2212.09483v2`` or ``2212.09483v2`` into id and version.
 
-    Raises ``ValueError`` when the text holds no arXiv identifier.
+    Raises ``ArxivIdError`` (a ``ValueError``) when the text holds no arXiv
+    identifier, or one that names no possible paper or version: every id that
+    reaches the database or a webhook has passed here.
     """
     tail = raw.strip()
     if "/abs/" in tail:
         tail = tail.split("/abs/", 1)[1]
-    match = _ID_RE.fullmatch(tail)
+    match = _CURRENT_ID_RE.fullmatch(tail)
     if match is None:
-        raise ValueError(f"not an arXiv identifier: {raw!r}")
+        match = _ID_RE.fullmatch(tail)
+        if match is None:
+            raise ArxivIdError(raw, _SHAPE)
+        problem = _id_problem(match)
+        if problem is not None:
+            raise ArxivIdError(raw, problem)
     version = match.group("version")
     return match.group("id"), int(version) if version else None
+
+
+def _id_problem(match: re.Match[str]) -> str | None:
+    """What makes a well-shaped id impossible: its month, date, archive or version; else None."""
+    yymm = match.group("yymm")
+    if yymm is not None:
+        problem = _new_style_problem(yymm, match.group("number"))
+    else:
+        problem = _old_style_problem(match.group("archive"), match.group("old_yymm"))
+    if problem is not None:
+        return problem
+    version = match.group("version")
+    # Measured as text first: a hostile version may have more digits than int() takes.
+    significant = (version or "").lstrip("0")
+    if version is not None and (
+        len(significant) > len(str(MAX_VERSION)) or not 1 <= int(significant or 0) <= MAX_VERSION
+    ):
+        return f"version {version[:24]} is not between 1 and {MAX_VERSION}"
+    return None
+
+
+def _new_style_problem(yymm: str, number: str) -> str | None:
+    if not "01" <= yymm[2:] <= "12":
+        return f"{yymm} has no month {yymm[2:]}"
+    # YYMM compares as text, and every new-style YYMM is at least 0704.
+    if len(number) == 4 and not _FIRST_NEW <= yymm <= _LAST_FOUR_DIGIT:
+        return f"4-digit numbers are from {_FIRST_NEW} to {_LAST_FOUR_DIGIT}, not {yymm}"
+    if len(number) == 5 and yymm < _FIRST_FIVE_DIGIT:
+        return f"5-digit numbers are from {_FIRST_FIVE_DIGIT} on, not {yymm}"
+    return None
+
+
+def _old_style_problem(archive: str, yymm: str) -> str | None:
+    if archive not in _OLD_ARCHIVES:
+        return f"{archive[:40]!r} is not an arXiv archive of old-style ids"
+    if not "01" <= yymm[2:] <= "12":
+        return f"{yymm} has no month {yymm[2:]}"
+    if _LAST_OLD < yymm < _FIRST_OLD:
+        return f"old-style ids are from {_FIRST_OLD} to {_LAST_OLD}, not {yymm}"
+    return None
 
 
 def is_withdrawal(comment: str | None, abstract: str | None) -> bool:

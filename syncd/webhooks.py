@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal, Self
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 import httpcore
 import httpx
@@ -420,8 +420,11 @@ def _numeric_addresses(host: str) -> list[str] | None:
 
     ``None`` for a host name.  No DNS: besides the usual forms, this catches
     ``2852039166``, ``0xa9fea9fe`` and ``0251.0376.0251.0376``, which the C
-    resolver reads as 169.254.169.254.
+    resolver reads as 169.254.169.254, and IPv6 literals with a zone id.
     """
+    zoned = _zoned_ipv6(host)
+    if zoned is not None:
+        return [zoned]
     try:
         infos = socket.getaddrinfo(
             _host_key(host), None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
@@ -429,6 +432,25 @@ def _numeric_addresses(host: str) -> list[str] | None:
     except (OSError, UnicodeError):
         return None
     return _unique_addresses(infos)
+
+
+def _zoned_ipv6(host: str) -> str | None:
+    """``address%zone`` when ``host`` is an IPv6 literal with a zone id; ``None`` otherwise.
+
+    A URL writes the zone's "%" as "%25" (RFC 6874: ``[fe80::1%25eth0]``).
+    getaddrinfo refuses a zone naming no interface, "25eth0" among them, so
+    such a literal passed for a host name and skipped the start-up check; the
+    address alone says whether it is blocked, whatever the zone.
+    """
+    address, percent, zone = host.strip().strip("[]").partition("%")
+    if not percent:
+        return None
+    try:
+        ipaddress.IPv6Address(address)
+    except ValueError:
+        return None
+    # Interface names are case-sensitive: only the address is lowered.
+    return f"{address.lower()}%{unquote('%' + zone)[1:]}"
 
 
 def resolve_host(host: str, port: int) -> list[str]:

@@ -559,16 +559,25 @@ def _integer(params: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
+# What arXiv's API accepts in id_list: an identifier's shape, not its date or
+# archive.  It answers 0000.0000 with the empty feed of
+# fixtures/arxiv-api/empty_total0.xml, where syncd's split_arxiv_id refuses month 00.
+_API_ID_RE = re.compile(
+    r"(?P<id>[0-9]{4}\.[0-9]{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/[0-9]{7})(?:v(?P<version>[0-9]+))?"
+)
+
+
 def _parse_ids(id_list: str) -> tuple[tuple[str, int | None], ...]:
     ids: list[tuple[str, int | None]] = []
     for raw in id_list.split(","):
         item = raw.strip()
         if not item:
             continue
-        try:
-            parsed = split_arxiv_id(item)
-        except ValueError:
-            raise _ApiError(f"incorrect id format for {item}") from None
+        match = _API_ID_RE.fullmatch(item)
+        if match is None:
+            raise _ApiError(f"incorrect id format for {item}")
+        version = match.group("version")
+        parsed = (match.group("id"), int(version) if version else None)
         if parsed not in ids:
             ids.append(parsed)
     return tuple(ids)

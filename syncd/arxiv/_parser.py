@@ -26,7 +26,7 @@ from typing import cast
 from lxml import etree
 
 from syncd.errors import ApiError, FeedError
-from syncd.record import Record, is_withdrawal, normalize_text, split_arxiv_id
+from syncd.record import ArxivIdError, Record, is_withdrawal, normalize_text, split_arxiv_id
 
 __all__ = ["FeedPage", "parse_feed"]
 
@@ -64,6 +64,9 @@ _TEXT_FIELDS: dict[str, str] = {
     _JOURNAL_REF: "journal_ref",
     _DOI: "doi",
 }
+
+# How a refused element is named in messages: the prefixes a feed binds.
+_PREFIXES = ((_ATOM, ""), (_ARXIV, "arxiv:"))
 
 # arXiv's error feed: one entry whose id points into the API's error pages.
 _ERROR_ID_MARK = "arxiv.org/api/errors"
@@ -150,17 +153,17 @@ def parse_feed(body: bytes) -> FeedPage:
     for child in root:
         tag = child.tag
         if tag == _ENTRY:
-            raw = _read_entry(child)
+            raw = _read_entry(child, len(records) + 1)
             if raw.id is not None and _ERROR_ID_MARK in raw.id:
                 message = normalize_text(raw.summary) or "arXiv sent its error feed"
                 raise ApiError(message)
             records.append(_build_record(raw, len(records) + 1))
         elif tag == _TOTAL_RESULTS:
-            total = _counter(child, "totalResults")
+            total = _counter(child, "totalResults", total)
         elif tag == _START_INDEX:
-            start = _counter(child, "startIndex")
+            start = _counter(child, "startIndex", start)
         elif tag == _ITEMS_PER_PAGE:
-            per_page = _counter(child, "itemsPerPage")
+            per_page = _counter(child, "itemsPerPage", per_page)
     if total is None:
         raise FeedError("the feed has no <opensearch:totalResults>; cannot tell if it is complete")
     if start is None or per_page is None:
@@ -223,7 +226,13 @@ def _parse_tree(body: bytes) -> etree._Element:
     return root
 
 
-def _counter(element: etree._Element, name: str) -> int:
+def _counter(element: etree._Element, name: str, previous: int | None) -> int:
+    # A second counter would silently replace the first, and markup would cut
+    # the text short (``1<b/>0`` reads as 1): either way the count is a guess.
+    if previous is not None:
+        raise FeedError(f"the feed has more than one <opensearch:{name}>")
+    if len(element):
+        raise FeedError(f"<opensearch:{name}> holds child elements")
     text = (element.text or "").strip()
     if not text.isdigit() or not text.isascii():
         raise FeedError(f"<opensearch:{name}> is {text[:40]!r}, not a non-negative integer")
@@ -233,34 +242,74 @@ def _counter(element: etree._Element, name: str) -> int:
     return int(text)
 
 
-def _read_entry(entry: etree._Element) -> _RawEntry:
+def _read_entry(entry: etree._Element, position: int) -> _RawEntry:
     """Copy an entry's fields as they are, walking its children once.
 
     The repeated children (authors, links, categories) are tested first, so
-    most children cost one or two tag comparisons.
+    most children cost one or two tag comparisons.  A single-valued element
+    given twice, or a text element holding child elements, makes the entry
+    malformed: lxml's ``.text`` stops at the first child (``Paper <b>bold</b>``
+    reads as "Paper") and a second element would replace the first, so either
+    would store a truncated or arbitrary value as if arXiv had sent it.
     """
     raw = _RawEntry()
+    seen: set[str] = set()
     for child in entry:
         tag = child.tag
         if tag == _AUTHOR:
-            # <name> comes first (arXiv puts <arxiv:affiliation> after it);
-            # indexing avoids an iterator per author.
-            name = child[0] if len(child) else None
-            if name is not None and name.tag != _NAME:
-                name = next((part for part in child if part.tag == _NAME), None)
+            # Almost every author is one <name> holding only text; indexing
+            # avoids an iterator per author.  Anything else is looked at whole.
+            name = child[0] if len(child) == 1 else None
+            if name is None or name.tag != _NAME or len(name):
+                name = _author_name(child, raw, position)
             raw.authors.append(None if name is None else name.text)
         elif tag == _LINK:
             if child.get("title") == "doi":
                 raw.doi_link = child.get("href")
         elif tag == _CATEGORY:
             raw.categories.append(child.get("term") or "")
-        elif tag == _PRIMARY_CATEGORY:
-            raw.primary_category = child.get("term")
         else:
             text_field = _TEXT_FIELDS.get(tag)
-            if text_field is not None:
+            if text_field is None and tag != _PRIMARY_CATEGORY:
+                continue
+            if tag in seen or len(child):
+                problem = "more than one" if tag in seen else "child elements inside"
+                raise _malformed(raw, position, f"{problem} <{_shown(tag)}>")
+            seen.add(tag)
+            if text_field is None:
+                raw.primary_category = child.get("term")
+            else:
                 setattr(raw, text_field, child.text)
     return raw
+
+
+def _author_name(author: etree._Element, raw: _RawEntry, position: int) -> etree._Element | None:
+    """An <author>'s one <name>, found among its other children (<arxiv:affiliation>).
+
+    ``None`` when it has none (the record builder refuses that); two names, or
+    a name holding child elements, make the entry malformed.
+    """
+    names = [part for part in author if part.tag == _NAME]
+    if len(names) > 1:
+        raise _malformed(raw, position, "an <author> with more than one <name>")
+    if names and len(names[0]):
+        raise _malformed(raw, position, "child elements inside an author's <name>")
+    return names[0] if names else None
+
+
+def _malformed(raw: _RawEntry, position: int, problem: str) -> FeedError:
+    """The error for an entry holding ``problem``, naming it by position and, if read yet, id."""
+    shown = (raw.id or "").strip().rsplit("/abs/", 1)[-1][:60]
+    where = f"entry {position} ({shown})" if shown and shown.isprintable() else f"entry {position}"
+    return FeedError(f"{where} is malformed: it has {problem}")
+
+
+def _shown(tag: str) -> str:
+    """An element's name as a feed spells it: ``title``, ``arxiv:comment``."""
+    for namespace, prefix in _PREFIXES:
+        if tag.startswith(namespace):
+            return prefix + tag[len(namespace) :]
+    return tag[:80]
 
 
 def _build_record(raw: _RawEntry, position: int) -> Record:
@@ -270,8 +319,10 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         raise FeedError(f"entry {position} has no <id>")
     try:
         arxiv_id, version = split_arxiv_id(raw_id)
-    except ValueError:
-        raise FeedError(f"entry {position} has id {raw_id[:120]!r}, not an arXiv id") from None
+    except ArxivIdError as exc:
+        raise FeedError(
+            f"entry {position} has id {raw_id[:120]!r}, not an arXiv id: {exc.reason}"
+        ) from None
     if version is None:
         raise FeedError(f"entry {position} ({arxiv_id}) has no version in its id {raw_id[:120]!r}")
 

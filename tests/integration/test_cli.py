@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,30 @@ class TestEntryPoints:
         assert result.returncode == 1
         assert "database error" in result.stderr
         assert "hunter2secret" not in result.stderr + result.stdout
+
+
+class TestPipes:
+    @pytest.mark.parametrize("args", [("papers", "--json"), ("papers",), ("events", "--json")])
+    def test_reader_gone_ends_quietly_with_141(self, syncd: Syncd, args: tuple[str, ...]) -> None:
+        """Output into a pipe nobody reads ends with status 141 and nothing on stderr."""
+        assert syncd("seed").code == 0
+        # The reader is gone before syncd starts, as `| head -c 10` is by the time
+        # its tenth byte arrives, but without the race: the first write fails.
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "syncd", "--config", str(syncd.config), *args],
+                stdout=writer,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+                timeout=60,
+                check=False,
+            )
+        finally:
+            os.close(writer)
+        assert (result.returncode, result.stderr) == (141, "")
 
 
 class TestCommands:

@@ -568,6 +568,97 @@ def test_invalid_utf8_inside_a_valid_feed_fails_the_cycle(syncd: Syncd, arxiv: F
     _assert_recovers(syncd, before)
 
 
+def _in_first_entry(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    """A transform replacing the first ``old`` inside the feed's first entry with ``new``."""
+
+    def transform(body: bytes) -> bytes:
+        at = body.index(old, body.index(b"<entry>"))
+        return body[:at] + new + body[at + len(old) :]
+
+    return transform
+
+
+# name -> (what changes in the first entry of every page, what the FAILED line must say)
+MALFORMED_ENTRIES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "markup-in-a-title": (
+        _in_first_entry(b"<title>", b"<title>Paper <b>bold</b> 2401.00002 "),
+        "is malformed: it has child elements inside <title>",
+    ),
+    "summary-holding-only-an-element": (
+        _in_first_entry(b"<summary>", b"<summary><p/>"),
+        "is malformed: it has child elements inside <summary>",
+    ),
+    "a-second-title": (
+        _in_first_entry(b"<title>", b"<title>Another title</title><title>"),
+        "is malformed: it has more than one <title>",
+    ),
+    "a-second-updated": (
+        _in_first_entry(b"<updated>", b"<updated>2031-01-01T00:00:00Z</updated><updated>"),
+        "is malformed: it has more than one <updated>",
+    ),
+    "a-second-arxiv-comment": (
+        _in_first_entry(
+            b"<title>", b"<arxiv:comment>a</arxiv:comment><arxiv:comment>b</arxiv:comment><title>"
+        ),
+        "is malformed: it has more than one <arxiv:comment>",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", MALFORMED_ENTRIES.keys())
+def test_malformed_entry_fails_the_cycle(syncd: Syncd, arxiv: FakeArxiv, name: str) -> None:
+    """Markup in a text field or a repeated single-valued element refuses the whole answer."""
+    transform, message = MALFORMED_ENTRIES[name]
+    before = _baseline(syncd, arxiv)
+    with _Loopback(_proxy(arxiv, fa.ATOM_CONTENT_TYPE, transform)) as server:
+        outcome = _repointed(syncd, server.url)("sync")
+    _assert_failed_cleanly(syncd, before, outcome, message)
+    assert "Traceback" not in outcome.err
+    assert server.requests == 1  # refused at once: a malformed answer is not retried
+    _assert_recovers(syncd, before)
+
+
+def _first_entry_id(arxiv_id: str) -> Callable[[bytes], bytes]:
+    """A transform giving the feed's first entry the id ``arxiv_id``."""
+
+    def transform(body: bytes) -> bytes:
+        start = body.index(b"<id>", body.index(b"<entry>")) + len(b"<id>")
+        end = body.index(b"</id>", start)
+        return body[:start] + f"http://arxiv.org/abs/{arxiv_id}".encode() + body[end:]
+
+    return transform
+
+
+# name -> (the id the first entry gets, what the FAILED line must say)
+BAD_IDS: dict[str, tuple[str, str]] = {
+    # Once an OverflowError traceback on SQLite that left the run "running".
+    "version-beyond-64-bits": (
+        f"{NESTPIPE}v99999999999999999999",
+        "version 99999999999999999999 is not between 1 and 1000",
+    ),
+    # Once stored on SQLite and "integer out of range" on PostgreSQL.
+    "version-beyond-32-bits": (f"{NESTPIPE}v3000000000", "version 3000000000 is not between"),
+    "version-0": (f"{NESTPIPE}v0", "version 0 is not between 1 and 1000"),
+    # Once stored and announced as paper.added on SQLite, and refused by PostgreSQL.
+    "archive-of-300-letters": ("a" * 300 + "/0601001v1", f"{'a' * 40!r} is not an arXiv archive"),
+    "month-13": ("2613.00001v1", "2613 has no month 13"),
+    "4-digit-number-after-2014": ("2604.0695v1", "4-digit numbers are from 0704 to 1412"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_IDS.keys())
+def test_impossible_id_fails_the_cycle(syncd: Syncd, arxiv: FakeArxiv, name: str) -> None:
+    """An id outside arXiv's scheme or version range refuses the answer alike on both databases."""
+    arxiv_id, reason = BAD_IDS[name]
+    before = _baseline(syncd, arxiv)
+    with _Loopback(_proxy(arxiv, fa.ATOM_CONTENT_TYPE, _first_entry_id(arxiv_id))) as server:
+        outcome = _repointed(syncd, server.url)("sync")
+    _assert_failed_cleanly(syncd, before, outcome, f"not an arXiv id: {reason}")
+    assert "Traceback" not in outcome.err
+    assert server.requests == 1
+    _assert_recovers(syncd, before)
+
+
 # --------------------------------------------------------------------------- config files
 
 
@@ -730,6 +821,53 @@ def test_malformed_webhook_url_names_the_key(
     hook = f"[[webhooks]]\nurl = '{url}'\nsecret = 'whsec_c2VjcmV0'\n"
     path = _write_config(tmp_path, AUTHOR_TABLE + hook)
     _assert_config_refused(run_cli(path), str(path), "webhooks[0].url")
+
+
+@pytest.mark.parametrize("key", ["include_ids", "exclude_ids"])
+@pytest.mark.parametrize(
+    ("arxiv_id", "reason"),
+    [
+        ("2401.00002v99999999999999999999", "version 99999999999999999999 is not between"),
+        ("2401.00002v0", "version 0 is not between 1 and 1000"),
+        ("2413.00001", "2413 has no month 13"),
+        ("a" * 300 + "/0601001", "is not an arXiv archive"),
+    ],
+    ids=["huge-version", "version-0", "month-13", "long-archive"],
+)
+def test_impossible_id_in_config_exits_2(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, key: str, arxiv_id: str, reason: str
+) -> None:
+    """An include or exclude id outside arXiv's scheme exits 2 naming the key and the reason."""
+    path = _write_config(tmp_path, AUTHOR_TABLE + f'{key} = ["2401.00001", "{arxiv_id}"]\n')
+    _assert_config_refused(run_cli(path), str(path), f"authors[0].{key}: ", reason)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[fe80::1%25eth0]/hook",
+        "http://[fe80::1%25no-such-interface]:8080/",
+        "HTTP://[fe80::1]/",
+    ],
+)
+def test_blocked_literal_with_a_zone_id_or_any_scheme_case_exits_2(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, url: str
+) -> None:
+    """A link-local literal exits 2 at start naming webhooks[0].url, with a zone id or HTTP://."""
+    hook = f"[[webhooks]]\nurl = '{url}'\nsecret = 'whsec_c2VjcmV0'\n"
+    path = _write_config(tmp_path, AUTHOR_TABLE + hook)
+    _assert_config_refused(
+        run_cli(path), str(path), "webhooks[0].url: destination fe80::1", "link-local/metadata"
+    )
+
+
+def test_uppercase_scheme_is_an_http_url(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path
+) -> None:
+    """HTTP:// is accepted: URL schemes are case-insensitive."""
+    hook = "[[webhooks]]\nurl = 'HTTP://127.0.0.1:9/hook'\nsecret = 'whsec_c2VjcmV0'\n"
+    outcome = run_cli(_write_config(tmp_path, AUTHOR_TABLE + hook))
+    assert outcome.code == 0, outcome.err
 
 
 def test_seed_path_with_a_nul_byte_exits_2(

@@ -614,7 +614,7 @@ class TestFetchIds:
         """An asked-for id that does not come back (an empty feed, say) fails the fetch."""
         server = Server(fake_time, ok((FIXTURES / "empty_total0.xml").read_bytes()))
         with make_client(server) as client, pytest.raises(FeedError, match="did not return"):
-            client.fetch_ids(["0000.0000"])
+            client.fetch_ids(["2401.99999"])
 
     def test_no_ids_no_request(self, fake_time: FakeTime) -> None:
         """An empty id list sends nothing."""

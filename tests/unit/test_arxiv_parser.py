@@ -354,6 +354,11 @@ class TestInvalidFeeds:
             (entry("2401.00001"), "no version"),
             (entry("not-an-id"), "not an arXiv id"),
             (entry("2401.00001v1junk"), "not an arXiv id"),
+            (entry("2401.00001v0"), "not an arXiv id: version 0 is not between 1 and 1000"),
+            (entry("2401.00001v3000000000"), "not an arXiv id: version 3000000000 is not"),
+            (entry("2401.00001v99999999999999999999"), "not an arXiv id: version 9999"),
+            (entry("a" * 300 + "/0601001v1"), "is not an arXiv archive of old-style ids"),
+            (entry("2413.00001v1"), "not an arXiv id: 2413 has no month 13"),
         ],
     )
     def test_bad_entries(self, bad_entry: str, message: str) -> None:
@@ -365,6 +370,132 @@ class TestInvalidFeeds:
         """The error names which entry was bad."""
         with pytest.raises(FeedError, match=r"entry 2 \(2401\.00002v1\)"):
             parse_feed(feed(entry("2401.00001v1"), entry("2401.00002v1", title=None)))
+
+
+SUMMARY = "<summary>An abstract.</summary>"
+# Entries whose text would be cut short or replaced: (entry, what the error names).
+MALFORMED_ENTRIES = {
+    "markup-in-title": (
+        entry(title="Paper <b>bold</b> 2401.00002"),
+        "child elements inside <title>",
+    ),
+    "markup-only-summary": (
+        entry().replace(SUMMARY, "<summary><p>An abstract.</p></summary>"),
+        "child elements inside <summary>",
+    ),
+    "markup-in-id": (
+        entry(None, extra="<id>http://arxiv.org/abs/<b>2401.00001v1</b></id>"),
+        "child elements inside <id>",
+    ),
+    "two-titles": (entry(extra="<title>Another title</title>"), "more than one <title>"),
+    "two-ids": (entry(extra="<id>http://arxiv.org/abs/2401.00009v1</id>"), "more than one <id>"),
+    "two-summaries": (entry(extra=SUMMARY), "more than one <summary>"),
+    "empty-title-then-title": (
+        entry(title="", extra="<title>The real title</title>"),
+        "more than one <title>",
+    ),
+    "two-published": (
+        entry(extra="<published>2024-01-01T00:00:00Z</published><published/>"),
+        "more than one <published>",
+    ),
+    "two-updated": (
+        entry(extra="<updated>2024-01-01T00:00:00Z</updated>" * 2),
+        "more than one <updated>",
+    ),
+    "markup-in-updated": (
+        entry(extra="<updated><em>2024-01-01T00:00:00Z</em></updated>"),
+        "child elements inside <updated>",
+    ),
+    "two-comments": (
+        entry(extra="<arxiv:comment>12 pages</arxiv:comment><arxiv:comment>x</arxiv:comment>"),
+        "more than one <arxiv:comment>",
+    ),
+    "markup-in-journal-ref": (
+        entry(extra="<arxiv:journal_ref>J. <i>Phys</i> 1</arxiv:journal_ref>"),
+        "child elements inside <arxiv:journal_ref>",
+    ),
+    "two-dois": (
+        entry(extra="<arxiv:doi>10.1/a</arxiv:doi><arxiv:doi>10.1/b</arxiv:doi>"),
+        "more than one <arxiv:doi>",
+    ),
+    "two-primary-categories": (
+        entry(extra='<arxiv:primary_category term="cs.LG"/>' * 2),
+        "more than one <arxiv:primary_category>",
+    ),
+    "markup-in-primary-category": (
+        entry(extra='<arxiv:primary_category term="cs.LG"><b/></arxiv:primary_category>'),
+        "child elements inside <arxiv:primary_category>",
+    ),
+    "markup-in-a-name": (
+        entry(authors=("Ada <b>Lovelace</b>",)),
+        "child elements inside an author's <name>",
+    ),
+    "markup-in-a-name-with-affiliation": (
+        entry(
+            authors=(),
+            extra="<author><name>Ada <b>Lovelace</b></name>"
+            "<arxiv:affiliation>Cambridge</arxiv:affiliation></author>",
+        ),
+        "child elements inside an author's <name>",
+    ),
+    "two-names": (
+        entry(authors=("Ada Lovelace</name><name>Charles Babbage",)),
+        "an <author> with more than one <name>",
+    ),
+}
+
+
+class TestMalformedEntries:
+    """Child elements in a text field, or a single-valued element twice, refuse the page."""
+
+    @pytest.mark.parametrize("case", MALFORMED_ENTRIES.keys())
+    def test_refused_naming_entry_and_element(self, case: str) -> None:
+        """The page is refused with the entry's position, its id and the element at fault."""
+        bad_entry, problem = MALFORMED_ENTRIES[case]
+        with pytest.raises(FeedError) as caught:
+            parse_feed(feed(entry("2401.00002v1"), bad_entry))
+        message = str(caught.value)
+        assert message.startswith("entry 2 ")
+        assert "is malformed: it has " in message
+        assert problem in message
+
+    def test_message_names_the_id_read_so_far(self) -> None:
+        """When the id came before the fault, the message names it."""
+        with pytest.raises(FeedError, match=r"^entry 1 \(2401\.00001v1\) is malformed"):
+            parse_feed(feed(entry(title="Paper <b>bold</b>")))
+
+    def test_comment_and_processing_instruction_are_not_markup(self) -> None:
+        """XML comments and processing instructions are removed, so they never count as children."""
+        record = only_record(feed(entry(title="A <!-- c --> ti<?pi x?>tle")))
+        assert record.title == "A title"
+
+    def test_affiliation_before_the_name_is_fine(self) -> None:
+        """An author's one <name> is found after an affiliation too."""
+        author = "<author><arxiv:affiliation>MIT</arxiv:affiliation><name>Ada</name></author>"
+        assert only_record(feed(entry(authors=(), extra=author))).authors == ("Ada",)
+
+    @pytest.mark.parametrize(
+        ("counter", "message"),
+        [
+            ("<opensearch:totalResults>1</opensearch:totalResults>", "more than one"),
+            ("<opensearch:startIndex>0</opensearch:startIndex>", "more than one"),
+            ("<opensearch:itemsPerPage>10</opensearch:itemsPerPage>", "more than one"),
+        ],
+        ids=["totalResults", "startIndex", "itemsPerPage"],
+    )
+    def test_repeated_counter_is_refused(self, counter: str, message: str) -> None:
+        """A second OpenSearch counter would replace the first; the page is refused."""
+        body = feed(entry()).replace(b"</feed>", counter.encode() + b"</feed>")
+        with pytest.raises(FeedError, match=message):
+            parse_feed(body)
+
+    def test_markup_in_a_counter_is_refused(self) -> None:
+        """A counter whose digits are split by an element is refused rather than read as 1."""
+        body = feed(entry()).replace(
+            b"<opensearch:totalResults>1<", b"<opensearch:totalResults>1<b/>0<"
+        )
+        with pytest.raises(FeedError, match="totalResults> holds child elements"):
+            parse_feed(body)
 
 
 PASSWD_MARKER = "root:"

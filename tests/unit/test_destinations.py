@@ -142,6 +142,12 @@ def test_one_blocked_address_blocks_the_name() -> None:
         "http://0xa9fea9fe/",
         "http://0251.0376.0251.0376/",
         "http://169.254.43518/",
+        "http://[fe80::1%25eth0]/",  # a zone id, as RFC 6874 writes it in a URL
+        "http://[fe80::1%25no-such-interface]:8080/hook",
+        "http://[FE80::1%25Eth0]/",
+        "http://[fe80::1%eth0]/",
+        "http://[::ffff:169.254.169.254%25eth0]/",
+        "HTTP://169.254.169.254/",
     ],
 )
 def test_blocked_literals_are_refused_without_dns(url: str) -> None:
@@ -157,6 +163,14 @@ def test_literal_message_is_the_documented_one() -> None:
         wh.check_destination(url)
     assert str(info.value) == BLOCKED_MESSAGE
     assert isinstance(info.value, ConfigError)
+
+
+def test_zone_id_is_decoded_for_the_socket() -> None:
+    """A literal's %25-escaped zone id is given to the socket as the interface name itself."""
+    assert wh._numeric_addresses("fe80::1%25eth0") == ["fe80::1%eth0"]
+    assert wh._numeric_addresses("[FE80::1%25Eth0]") == ["fe80::1%Eth0"]
+    assert wh._numeric_addresses("2001:db8::1%25x") == ["2001:db8::1%x"]
+    assert wh._numeric_addresses("hooks%25example") is None
 
 
 def test_host_names_pass_until_resolved() -> None:
@@ -210,6 +224,20 @@ def test_config_refuses_a_blocked_literal_naming_the_key(tmp_path: Path) -> None
     assert f"webhooks[1].url: {BLOCKED_MESSAGE}" in message
     assert TOKEN not in message and "pa55word" not in message
     assert "webhooks[0]" not in message
+
+
+@pytest.mark.parametrize("url", ["http://[fe80::1%25eth0]/h", "http://[fe80::1%25nowhere]:81/"])
+def test_config_refuses_a_literal_with_a_zone_id(tmp_path: Path, url: str) -> None:
+    """A link-local literal with a zone id stops the config load at webhooks[1].url."""
+    with pytest.raises(ConfigError, match=r"webhooks\[1\]\.url: destination fe80::1%"):
+        load_settings(_config(tmp_path, url))
+
+
+@pytest.mark.parametrize("url", ["HTTP://127.0.0.1:9000/h", "Https://hooks.example/h"])
+def test_config_takes_schemes_in_any_case(tmp_path: Path, url: str) -> None:
+    """Schemes are case-insensitive: HTTP:// and Https:// URLs are accepted as they are."""
+    settings = load_settings(_config(tmp_path, url))
+    assert settings.webhooks[1].url == url
 
 
 def test_config_allows_listed_destinations(tmp_path: Path) -> None:
@@ -271,6 +299,8 @@ def test_name_resolving_to_metadata_is_a_failed_attempt(receiver: Receiver) -> N
         "http://169.254.169.254:{port}/hook",
         "http://[::ffff:169.254.169.254]:{port}/hook",
         "http://2852039166:{port}/hook",
+        "http://[fe80::1%25eth0]:{port}/hook",
+        "http://[fe80::1%25no-such-interface]:{port}/hook",
     ],
 )
 def test_blocked_literal_is_refused_at_send_time_too(receiver: Receiver, url: str) -> None:
@@ -281,6 +311,14 @@ def test_blocked_literal_is_refused_at_send_time_too(receiver: Receiver, url: st
     assert result.outcome == "retry" and result.error is not None
     assert "is blocked (link-local/metadata)" in result.error
     assert dns.asked == []
+
+
+def test_uppercase_scheme_is_delivered(receiver: Receiver) -> None:
+    """A URL written HTTP:// is sent like its lower-case spelling."""
+    with wh.WebhookSender(timeout=2.0) as sender:
+        result = _send(sender, receiver.url.replace("http://", "HTTP://", 1))
+    assert result.outcome == "delivered", result.error
+    assert len(receiver.delivered) == 1
 
 
 def test_connection_goes_to_the_checked_address(receiver: Receiver) -> None:

@@ -7,7 +7,12 @@ from dataclasses import replace
 import pytest
 
 from syncd.record import (
+    _CURRENT_ID_RE,
+    _ID_RE,
+    MAX_VERSION,
+    ArxivIdError,
     Record,
+    _id_problem,
     content_hash,
     is_withdrawal,
     normalize_name,
@@ -55,6 +60,71 @@ class TestIds:
         """Text that holds no arXiv id raises ValueError."""
         with pytest.raises(ValueError, match="not an arXiv identifier"):
             split_arxiv_id(raw)
+
+    @pytest.mark.parametrize(
+        ("raw", "expected"),
+        [
+            ("2401.00002v1000", ("2401.00002", MAX_VERSION)),
+            ("1001.0001v1000", ("1001.0001", MAX_VERSION)),
+            ("2401.00002v007", ("2401.00002", 7)),
+            ("0704.0001v1", ("0704.0001", 1)),
+            ("1412.9999", ("1412.9999", None)),
+            ("1501.00001", ("1501.00001", None)),
+            ("9912.99999", ("9912.99999", None)),
+            ("hep-th/9108001v2", ("hep-th/9108001", 2)),
+            ("quant-ph/0703999", ("quant-ph/0703999", None)),
+            ("cs/9901001", ("cs/9901001", None)),
+        ],
+    )
+    def test_accepts_the_ends_of_each_range(
+        self, raw: str, expected: tuple[str, int | None]
+    ) -> None:
+        """The first and last dates, numbers and versions of the identifier scheme are accepted."""
+        assert split_arxiv_id(raw) == expected
+
+    def test_fast_path_accepts_only_what_the_full_check_accepts(self) -> None:
+        """Every id the pattern for today's ids takes passes the full check, with the same split."""
+        for yymm in range(10_000):
+            for suffix in ("", "v0", "v1", "v07", "v999", "v1000", "v1001", "v10000"):
+                tail = f"{yymm:04d}.00001{suffix}"
+                fast = _CURRENT_ID_RE.fullmatch(tail)
+                if fast is None:
+                    continue
+                full = _ID_RE.fullmatch(tail)
+                assert full is not None and _id_problem(full) is None, tail
+                assert fast.group("id", "version") == full.group("id", "version")
+
+    @pytest.mark.parametrize(
+        ("raw", "reason"),
+        [
+            ("2401.00002v0", "version 0 is not between 1 and 1000"),
+            ("2401.00002v1001", "version 1001 is not between 1 and 1000"),
+            ("2401.00002v3000000000", "version 3000000000 is not between 1 and 1000"),
+            ("2401.00002v99999999999999999999", "version 99999999999999999999 is not between"),
+            ("2401.00002v" + "9" * 5000, "version 999999999999999999999999 is not between"),
+            ("2401.00002v" + "0" * 5000, "version 000000000000000000000000 is not between"),
+            ("1001.0001v1001", "version 1001 is not between 1 and 1000"),
+            ("2413.00001v1", "2413 has no month 13"),
+            ("2400.00001", "2400 has no month 00"),
+            ("0000.0000", "0000 has no month 00"),
+            ("0703.0001", "4-digit numbers are from 0704 to 1412, not 0703"),
+            ("1501.0001", "4-digit numbers are from 0704 to 1412, not 1501"),
+            ("1412.00001", "5-digit numbers are from 1501 on, not 1412"),
+            ("a" * 300 + "/0601001v1", f"{'a' * 40!r} is not an arXiv archive"),
+            ("foo/0601001", "'foo' is not an arXiv archive of old-style ids"),
+            ("stat/0601001", "'stat' is not an arXiv archive of old-style ids"),
+            ("hep-th/9107001", "old-style ids are from 9108 to 0703, not 9107"),
+            ("astro-ph/0704001", "old-style ids are from 9108 to 0703, not 0704"),
+            ("astro-ph/0613001", "0613 has no month 13"),
+        ],
+    )
+    def test_refuses_what_no_paper_can_have(self, raw: str, reason: str) -> None:
+        """A month, width, archive or version outside arXiv's scheme is refused, saying why."""
+        with pytest.raises(ArxivIdError) as caught:
+            split_arxiv_id(f"http://arxiv.org/abs/{raw}")
+        assert reason in caught.value.reason
+        assert str(caught.value).startswith("not an arXiv identifier: ")
+        assert len(str(caught.value)) < 300
 
 
 class TestRecord:
