@@ -71,6 +71,7 @@ class _Repointed(Syncd):
 
     api_url: str | None = None
     max_response_bytes: int | None = None
+    timeout: float | None = None
 
     @property
     def config(self) -> Path:
@@ -81,13 +82,22 @@ class _Repointed(Syncd):
         if self.max_response_bytes is not None:
             cap = f"max_response_bytes = {self.max_response_bytes}"
             text = text.replace("[arxiv]\n", f"[arxiv]\n{cap}\n", 1)
+        if self.timeout is not None:
+            text = text.replace("timeout = 0.5\n", f"timeout = {self.timeout}\n", 1)
         path.write_text(text, encoding="utf-8")
         return path
 
 
-def _repointed(syncd: Syncd, api_url: str, max_response_bytes: int | None = None) -> _Repointed:
+def _repointed(
+    syncd: Syncd,
+    api_url: str,
+    max_response_bytes: int | None = None,
+    timeout: float | None = None,
+) -> _Repointed:
     state = {f.name: getattr(syncd, f.name) for f in fields(Syncd)}
-    return _Repointed(**state, api_url=api_url, max_response_bytes=max_response_bytes)
+    return _Repointed(
+        **state, api_url=api_url, max_response_bytes=max_response_bytes, timeout=timeout
+    )
 
 
 @dataclass(frozen=True)
@@ -500,7 +510,8 @@ def test_default_cap_stops_a_body_three_times_its_size(syncd: Syncd, arxiv: Fake
     """With the default cap, an undeclared body of three times the cap is read only to the cap."""
     before = _baseline(syncd, arxiv)
     with _Loopback(_streaming(200, lambda: _sized(3 * DEFAULT_CAP))) as server:
-        hostile = _repointed(syncd, server.url)
+        # 64 MiB must arrive before the timeout, on a machine busy with other tests too.
+        hostile = _repointed(syncd, server.url, timeout=30)
         outcome, elapsed, peak = _measured(lambda: hostile("sync"))
         server.wait_idle()
     message = f"exceeds arxiv.max_response_bytes ({DEFAULT_CAP} bytes)"
