@@ -787,6 +787,53 @@ def test_unreadable_config_exits_2_naming_the_file(
     _assert_config_refused(run_cli(path), str(path), needle)
 
 
+# --------------------------------------------------------------------------- numbers out of range
+
+
+# Values that validated and then broke a command: (document, the key the message names).
+OUT_OF_RANGE = {
+    "timeout-inf": ("[arxiv]\ntimeout = inf\n", "arxiv.timeout"),
+    "timeout-1e308": ("[arxiv]\ntimeout = 1e308\n", "arxiv.timeout"),
+    "timeout-nan": ("[arxiv]\ntimeout = nan\n", "arxiv.timeout"),
+    "request-interval": ("[arxiv]\nrequest_interval = 1e308\n", "arxiv.request_interval"),
+    "backoff-base": ("[arxiv]\nbackoff_base = 1e9\n", "arxiv.backoff_base"),
+    "backoff-max": ("[arxiv]\nbackoff_max = inf\n", "arxiv.backoff_max"),
+    "max-response-bytes": (
+        "[arxiv]\nmax_response_bytes = 1099511627776\n",
+        "arxiv.max_response_bytes",
+    ),
+    "removal-after": ("[sync]\nremoval_after = 9223372036854775807\n", "sync.removal_after"),
+    "interval-inf": ("[schedule]\ninterval = inf\n", "schedule.interval"),
+    "jitter": ("[schedule]\njitter = 1e300\n", "schedule.jitter"),
+    "ready-max-age": ("[http]\nready_max_age = 1e300\n", "http.ready_max_age"),
+    "lease": ("[delivery]\nlease = 1e300\n", "delivery.lease"),
+    "poll-interval": ("[delivery]\npoll_interval = inf\n", "delivery.poll_interval"),
+    "sync-wait": ("[delivery]\nsync_wait = 1e300\n", "delivery.sync_wait"),
+    "shutdown-grace": ("[delivery]\nshutdown_grace = 1e300\n", "delivery.shutdown_grace"),
+    "retry-negative": ("[delivery]\nretry_schedule = [5, -1]\n", "delivery.retry_schedule[1]"),
+    "retry-huge": ("[delivery]\nretry_schedule = [1e300]\n", "delivery.retry_schedule[0]"),
+    "webhook-timeout": (GOOD_HOOK + "timeout = 1e300\n", "webhooks[0].timeout"),
+}
+
+
+@pytest.mark.parametrize("case", OUT_OF_RANGE.keys())
+def test_number_out_of_range_exits_2_naming_the_key(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, case: str
+) -> None:
+    """An infinite, nan or absurdly large number exits 2 naming its key, not later as a crash."""
+    document, key = OUT_OF_RANGE[case]
+    path = _write_config(tmp_path, AUTHOR_TABLE + document)
+    _assert_config_refused(run_cli(path), str(path), f"  {key}: ")
+
+
+def test_number_out_of_range_in_the_environment_exits_2(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An environment override is held to the same range as the file."""
+    monkeypatch.setenv("SYNCD_SCHEDULE_JITTER", "1e300")
+    _assert_config_refused(run_cli(_write_config(tmp_path, AUTHOR_TABLE)), "  schedule.jitter: ")
+
+
 # --------------------------------------------------------------------------- seed files
 
 
