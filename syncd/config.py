@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, Self
 from urllib.parse import urlsplit
 
+from apscheduler.triggers.cron import CronTrigger
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -254,8 +256,19 @@ class ScheduleSettings(_Section):
     @field_validator("cron")
     @classmethod
     def _five_fields(cls, value: str | None) -> str | None:
-        if value is not None and len(value.split()) != 5:
+        if value is None:
+            return None
+        if len(value.split()) != 5:
             raise ValueError("must be a crontab line of five fields, e.g. '0 */6 * * *'")
+        # APScheduler's own parser, as the daemon will use it: a field out of
+        # range ('99 * * * *') would otherwise pass here and crash `syncd run`.
+        try:
+            trigger = CronTrigger.from_crontab(value, timezone=UTC)
+        except ValueError as exc:
+            raise ValueError(f"not a valid crontab line: {exc}") from None
+        # '0 0 31 2 *' parses but never fires; the daemon needs a next fire time.
+        if trigger.get_next_fire_time(None, datetime.now(UTC)) is None:
+            raise ValueError("the crontab line never fires")
         return value
 
     @model_validator(mode="after")

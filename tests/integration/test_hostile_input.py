@@ -834,6 +834,24 @@ def test_number_out_of_range_in_the_environment_exits_2(
     _assert_config_refused(run_cli(_write_config(tmp_path, AUTHOR_TABLE)), "  schedule.jitter: ")
 
 
+BAD_CRONS = {
+    "minute-99": ("99 * * * *", "higher than the maximum value (59)"),
+    "day-0": ("0 0 0 * *", "lower than the minimum value (1)"),
+    "weekday-name": ("0 0 * * funday", "Invalid weekday name"),
+    "february-31": ("0 0 31 2 *", "never fires"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CRONS.keys())
+def test_bad_cron_exits_2_naming_schedule_cron(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, case: str
+) -> None:
+    """A crontab line APScheduler refuses, or one that never fires, exits 2 naming schedule.cron."""
+    cron, reason = BAD_CRONS[case]
+    path = _write_config(tmp_path, AUTHOR_TABLE + f'[schedule]\ncron = "{cron}"\n')
+    _assert_config_refused(run_cli(path), str(path), "  schedule.cron: ", reason)
+
+
 # --------------------------------------------------------------------------- seed files
 
 
