@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Final, Literal, Self
 from urllib.parse import urlsplit
 
+import sqlalchemy as sa
 from apscheduler.triggers.cron import CronTrigger
 from pydantic import (
     BaseModel,
@@ -117,10 +118,41 @@ class DatabaseSettings(_Section):
         scheme = value.split(":", 1)[0].split("+", 1)[0]
         if scheme not in {"sqlite", "postgresql", "postgres"}:
             raise ValueError("must be a sqlite:/// or postgresql:// URL")
+        _check_database_url(value)
         # SQLAlchemy would pick psycopg2 for a bare postgresql:// URL; we ship psycopg 3.
         if value.startswith(("postgresql://", "postgres://")):
             return "postgresql+psycopg://" + value.split("://", 1)[1]
         return value
+
+
+def _check_database_url(value: str) -> None:
+    """Refuse, at load, a URL SQLAlchemy cannot parse and an in-memory SQLite database.
+
+    The messages never repeat the URL: it may hold a password.
+    """
+    try:
+        url = sa.engine.make_url(value)
+    except (sa.exc.ArgumentError, ValueError):
+        # e.g. a port that is not a number: make_url calls int() on it.
+        raise ValueError("not a URL SQLAlchemy can parse; check the host and port") from None
+    if url.port is not None and not 1 <= url.port <= 65535:
+        raise ValueError(f"port {url.port} is out of range (1-65535)")
+    if url.get_backend_name() == "sqlite" and _in_memory(url):
+        # Each connection would get its own empty database, and all of it is
+        # gone at exit: `syncd sync` would report events and keep none.
+        raise ValueError(
+            "an in-memory SQLite database keeps nothing; give a file, "
+            "e.g. sqlite:///data/syncd.sqlite3"
+        )
+
+
+def _in_memory(url: sa.engine.URL) -> bool:
+    database = url.database or ""
+    return (
+        database in ("", ":memory:")
+        or database.startswith("file::memory:")
+        or url.query.get("mode") == "memory"
+    )
 
 
 class AuthorSettings(_Section):

@@ -852,6 +852,50 @@ def test_bad_cron_exits_2_naming_schedule_cron(
     _assert_config_refused(run_cli(path), str(path), "  schedule.cron: ", reason)
 
 
+# URLs that validated and then failed (a traceback) or lost everything: (url, reason).
+BAD_DATABASE_URLS = {
+    "sqlite-memory-bare": ("sqlite://", "in-memory SQLite"),
+    "sqlite-memory-named": ("sqlite:///:memory:", "in-memory SQLite"),
+    "sqlite-memory-uri": ("sqlite:///file::memory:?uri=true", "in-memory SQLite"),
+    "sqlite-mode-memory": ("sqlite:///x.db?mode=memory&uri=true", "in-memory SQLite"),
+    "port-not-a-number": (
+        "postgresql://syncd:hunter2secret@127.0.0.1:notaport/x",
+        "not a URL SQLAlchemy can parse",
+    ),
+    "port-out-of-range": ("postgresql://syncd:hunter2secret@127.0.0.1:99999/x", "out of range"),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "where"),
+    [
+        (case, where)
+        for case in BAD_DATABASE_URLS
+        for where in ("file", "environment")
+        # In the file a relative SQLite path is resolved: file::memory: becomes a file.
+        if (case, where) != ("sqlite-memory-uri", "file")
+    ],
+)
+def test_unusable_database_url_exits_2_naming_database_url(
+    run_cli: Callable[[Path], Outcome],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    where: str,
+) -> None:
+    """An in-memory SQLite or unparseable URL exits 2 naming database.url, never the password."""
+    url, reason = BAD_DATABASE_URLS[case]
+    if where == "file":
+        monkeypatch.delenv("SYNCD_DATABASE_URL")
+        path = _write_config(tmp_path, f'[database]\nurl = "{url}"\n' + AUTHOR_TABLE)
+    else:
+        monkeypatch.setenv("SYNCD_DATABASE_URL", url)
+        path = _write_config(tmp_path, AUTHOR_TABLE)
+    outcome = run_cli(path)
+    _assert_config_refused(outcome, str(path), "  database.url: ", reason)
+    assert "hunter2secret" not in outcome.err
+
+
 # --------------------------------------------------------------------------- seed files
 
 
