@@ -30,7 +30,7 @@ from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import ScheduleSettings, Settings
 from syncd.dispatch import Dispatcher
-from syncd.errors import ConfigError, Interrupted, StoreError
+from syncd.errors import ConfigError, Interrupted, StoreError, SyncdError
 from syncd.http import HttpServer, Readiness, readiness
 from syncd.store import Store
 from syncd.sync import sync_all
@@ -105,6 +105,23 @@ def _serve(settings: Settings, store: Store) -> int:
     stop, wake = threading.Event(), threading.Event()
     started_at = datetime.now(UTC)
     cycle_lock = threading.Lock()
+
+    def ready() -> Readiness:
+        try:
+            last_success, database_ok = store.last_successful_sync(), True
+        except StoreError:
+            last_success, database_ok = None, False
+        return readiness(
+            database_ok=database_ok,
+            last_success=last_success,
+            started_at=started_at,
+            now=datetime.now(UTC),
+            max_age=settings.ready_max_age,
+        )
+
+    # Bound first: a port in use stops syncd before there is anything to undo.
+    server = HttpServer(settings.http.host, settings.http.port, ready=ready)
+    _listen(server, settings.http.host, settings.http.port)
     # Replicas share the schedule: the first to fire in a half period runs it.
     claim_window = schedule_period(settings.schedule, started_at) / 2
     client = ArxivClient(settings.arxiv, sleep=_interruptible_sleep(stop))
@@ -122,23 +139,9 @@ def _serve(settings: Settings, store: Store) -> int:
             if any(r.events for r in results):
                 wake.set()
 
-    def ready() -> Readiness:
-        try:
-            last_success, database_ok = store.last_successful_sync(), True
-        except StoreError:
-            last_success, database_ok = None, False
-        return readiness(
-            database_ok=database_ok,
-            last_success=last_success,
-            started_at=started_at,
-            now=datetime.now(UTC),
-            max_age=settings.ready_max_age,
-        )
-
     collector = metrics.register_store_collector(
         lambda: metrics.StoreSnapshot(store.paper_counts(), *store.outbox_counts())
     )
-    server = HttpServer(settings.http.host, settings.http.port, ready=ready)
     scheduler = BackgroundScheduler(timezone=UTC)
     scheduler.add_job(
         cycle,
@@ -159,7 +162,6 @@ def _serve(settings: Settings, store: Store) -> int:
         wake.set()
 
     previous = {s: signal.signal(s, request_stop) for s in (signal.SIGTERM, signal.SIGINT)}
-    server.start()
     _log.info(
         "daemon_started",
         http=f"{settings.http.host}:{server.port}",
@@ -188,6 +190,15 @@ def _serve(settings: Settings, store: Store) -> int:
         os._exit(0)
     _log.info("daemon_stopped")
     return 0
+
+
+def _listen(server: HttpServer, host: str, port: int) -> None:
+    """Start serving HTTP; an address in use or not ours is a one-line error (exit 1)."""
+    try:
+        server.start()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise SyncdError(f"cannot serve HTTP on {host}:{port}: {reason} (see [http])") from None
 
 
 def _shutdown(
