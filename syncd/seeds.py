@@ -22,7 +22,9 @@ than guessing.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -38,6 +40,7 @@ from syncd.record import COMPARED_FIELDS, Record, normalize_name, normalize_text
 __all__ = [
     "LINK_MARGIN",
     "LINK_MINIMUM",
+    "MAX_SEED_BYTES",
     "SeedDocument",
     "SeedFormat",
     "SeedItem",
@@ -58,6 +61,12 @@ LINK_MINIMUM: Final = 0.15
 LINK_MARGIN: Final = 0.10
 
 SeedFormat = Literal["author-page", "author-list"]
+
+# A seed is one captured page about one author: the bundled ones are 7 and
+# 14 KB, and a page of a thousand papers is about 1.5 MB.  The cap keeps a
+# wrong path (a disk image, a log) from being read whole into memory and
+# bounds what a parse and the linking after it can cost.
+MAX_SEED_BYTES: Final = 4 * 1024 * 1024
 
 # Keys are slugs of at most this many words and characters.
 _SLUG_WORDS: Final = 6
@@ -170,12 +179,7 @@ def parse_seed_file(path: Path) -> SeedDocument:
 
 def _read_text(path: Path) -> str:
     """The file as text; binary or non-UTF-8 content is an error at its line."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
-    except ValueError as exc:  # a NUL in the path: open() refuses it before any system call
-        raise SeedError(str(path), None, f"cannot read the file: {exc}") from exc
+    data = _read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -189,6 +193,53 @@ def _read_text(path: Path) -> str:
         reason = f"binary content ({char}); expected a UTF-8 text page"
         raise SeedError(str(path), line, reason)
     return text.removeprefix("\ufeff")
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file of at most ``MAX_SEED_BYTES``, else ``SeedError``."""
+    try:
+        # Non-blocking, so that opening a FIFO returns at once instead of
+        # waiting for a writer; fstat on the open file then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # a NUL in the path: open() refuses it before any system call
+        raise SeedError(str(path), None, f"cannot read the file: {exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            reason = f"not a regular file ({_file_kind(info.st_mode)}); a seed is a saved text page"
+            raise SeedError(str(path), None, reason)
+        _check_size(path, info.st_size)
+        # One byte over the cap tells a file that grew since fstat.
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_SEED_BYTES + 1)
+    except OSError as exc:
+        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    _check_size(path, len(data))
+    return data
+
+
+def _check_size(path: Path, size: int) -> None:
+    if size > MAX_SEED_BYTES:
+        reason = (
+            f"the file is larger than the {MAX_SEED_BYTES // (1024 * 1024)} MiB "
+            f"({MAX_SEED_BYTES} bytes) a seed file may have"
+        )
+        raise SeedError(str(path), None, reason)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((kind for test, kind in kinds.items() if test(mode)), "a special file")
 
 
 def _blocks(text: str) -> list[_Block]:

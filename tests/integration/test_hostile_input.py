@@ -38,6 +38,7 @@ import sqlalchemy as sa
 
 from syncd.cli import main
 from syncd.config import ArxivSettings
+from syncd.seeds import MAX_SEED_BYTES
 from syncd.store import metadata, papers_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests import scenario
@@ -944,6 +945,59 @@ def test_bad_seed_file_exits_2_and_writes_nothing(syncd: Syncd, tmp_path: Path, 
             assert conn.scalar(sa.select(sa.func.count()).select_from(papers_table)) == 0
     finally:
         engine.dispose()
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "000_fifo.txt"
+    os.mkfifo(path)  # nobody ever writes to it: opening it to read would wait forever
+    return path
+
+
+def _dev_zero_link(tmp_path: Path) -> Path:
+    path = tmp_path / "000_zero.txt"
+    path.symlink_to("/dev/zero")
+    return path
+
+
+def _seed_directory(tmp_path: Path) -> Path:
+    path = tmp_path / "000_folder.txt"
+    path.mkdir()
+    return path
+
+
+def _oversize(tmp_path: Path) -> Path:
+    path = tmp_path / "000_huge.txt"
+    path.write_bytes(b"x" * (MAX_SEED_BYTES + 1))
+    return path
+
+
+# name -> (makes the seed path, what the message says about it)
+UNREADABLE_SEEDS: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "fifo": (_fifo, "not a regular file (a FIFO)"),
+    "dev-zero": (lambda _: Path("/dev/zero"), "not a regular file (a character device)"),
+    "link-to-dev-zero": (_dev_zero_link, "not a regular file (a character device)"),
+    "directory": (_seed_directory, "not a regular file (a directory)"),
+    "over-the-size-limit": (_oversize, "the file is larger than the 4 MiB (4194304 bytes)"),
+}
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("case", UNREADABLE_SEEDS.keys())
+def test_seed_that_is_not_a_small_regular_file_exits_2_at_once(
+    syncd: Syncd, tmp_path: Path, case: str
+) -> None:
+    """A FIFO, device, folder or oversize seed exits 2 at once naming it, importing nothing."""
+    make, reason = UNREADABLE_SEEDS[case]
+    bad = make(tmp_path)
+    syncd.seeds = (SEEDS[0], bad)
+    for command in ("seed", "sync"):
+        started = time.monotonic()
+        outcome = syncd(command)
+        assert time.monotonic() - started < 5
+        assert outcome.code == 2, outcome.err
+        assert outcome.err.startswith(f"syncd: error: {bad}: {reason}")
+        assert outcome.err.count("\n") == 1  # one line, no traceback
+        assert syncd.counts() == {"revisions": 0, "events": 0, "runs": 0}
 
 
 def _crlf_bom(data: bytes) -> bytes:
