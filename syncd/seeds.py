@@ -47,6 +47,7 @@ __all__ = [
     "SeedPaper",
     "SeedRevision",
     "load_seeds",
+    "load_seeds_cached",
     "parse_seed_file",
 ]
 
@@ -453,12 +454,46 @@ def load_seeds(paths: Sequence[Path]) -> list[SeedPaper]:
     own source and line: a revision is named after where its text first
     appeared.  Papers are returned in the order they were first seen.
     """
-    ordered = sorted((Path(p) for p in paths), key=lambda p: (p.name, str(p)))
+    ordered = _ordered(paths)
     documents = [parse_seed_file(path) for path in ordered]
     papers: list[list[SeedRevision]] = []
     for document in documents:
         _apply_document(papers, document)
     return _with_keys(papers)
+
+
+def _ordered(paths: Sequence[Path]) -> list[Path]:
+    return sorted((Path(p) for p in paths), key=lambda p: (p.name, str(p)))
+
+
+# Seed sets loaded by this process: ordered paths -> (their contents' digests,
+# the papers).  Every cycle of `syncd run` seeds every author, and parsing and
+# linking a large page costs seconds, reading and hashing it (at most
+# MAX_SEED_BYTES) milliseconds; so a set is parsed again only when its bytes
+# change.  Digests rather than (size, mtime_ns): timestamps tick coarsely, so
+# a same-size rewrite within one tick would pass for unchanged.  The papers are
+# cached, not the import: importing is idempotent and costs one query, and a
+# process may seed more than one database (the tests do).  One entry per
+# configured set, replaced when it changes: as small as the config.  Cycles of
+# one process never overlap, and a lost race would only parse once more.
+_loaded: dict[tuple[str, ...], tuple[tuple[bytes, ...], list[SeedPaper]]] = {}
+
+
+def load_seeds_cached(paths: Sequence[Path]) -> list[SeedPaper]:
+    """``load_seeds``, parsing again only when a file's bytes changed since the last load.
+
+    Each call still reads every file (refusing what ``parse_seed_file`` would
+    refuse to read), so a seed set that turned bad fails as before.
+    """
+    ordered = _ordered(paths)
+    key = tuple(str(p) for p in ordered)
+    digests = tuple(hashlib.blake2b(_read_bytes(p)).digest() for p in ordered)
+    cached = _loaded.get(key)
+    if cached is not None and cached[0] == digests:
+        return list(cached[1])
+    papers = load_seeds(ordered)
+    _loaded[key] = (digests, papers)
+    return list(papers)
 
 
 def _apply_document(papers: list[list[SeedRevision]], document: SeedDocument) -> None:

@@ -24,7 +24,7 @@ from syncd.errors import FeedError, Interrupted, UpstreamError
 from syncd.faults import fault_point
 from syncd.linking import earlier_version_ids, identify, link_seed_papers, name_matches
 from syncd.record import Record, content_hash
-from syncd.seeds import SeedPaper, load_seeds
+from syncd.seeds import SeedPaper, load_seeds_cached
 from syncd.store import Event, NewRevision, Paper, PaperState, PaperWrite, Store, SyncStats
 
 __all__ = [
@@ -89,7 +89,8 @@ def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
 
 def seed_author(store: Store, author: AuthorSettings) -> int:
     """Import the author's seed snapshot; return how many papers were new (0 on a re-run)."""
-    added = store.import_seeds(author.name, seed_writes(load_seeds(author.seeds)))
+    # Cached: sync_all seeds at every cycle, and the files rarely change.
+    added = store.import_seeds(author.name, seed_writes(load_seeds_cached(author.seeds)))
     if added:
         _log.info("seed_imported", author=author.name, papers_added=added)
     return added
