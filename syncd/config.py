@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 from urllib.parse import urlsplit
 
+import sqlalchemy as sa
+from apscheduler.triggers.cron import CronTrigger
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -64,23 +67,30 @@ DEFAULT_RETRY_SCHEDULE: tuple[float, ...] = (
     86400,
 )
 DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
+# Upper bounds of durations, in seconds: generous for any real deployment, and
+# far below where a sleep, a timedelta or a timestamp built from one overflows
+# (``timeout = inf`` or ``1e308`` used to validate and then crash the first cycle).
+HOUR: Final = 3600.0
+DAY: Final = 86400.0
+WEEK: Final = 604800.0
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are valid TOML floats; no setting means anything by them.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ArxivSettings(_Section):
     """How to talk to the arXiv API, politely (one request every 3 s, one connection)."""
 
     api_url: str = "https://export.arxiv.org/api/query"
-    request_interval: float = Field(3.0, ge=0)
+    request_interval: float = Field(3.0, ge=0, le=HOUR)
     page_size: int = Field(100, ge=1, le=2000)
-    timeout: float = Field(30.0, gt=0)
+    timeout: float = Field(30.0, gt=0, le=DAY)
     max_retries: int = Field(5, ge=0, le=20)
-    backoff_base: float = Field(2.0, ge=0)
-    backoff_max: float = Field(300.0, ge=0)
-    max_response_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    backoff_base: float = Field(2.0, ge=0, le=HOUR)
+    backoff_max: float = Field(300.0, ge=0, le=DAY)
+    max_response_bytes: int = Field(64 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     user_agent: str = DEFAULT_USER_AGENT
     contact: str | None = None
 
@@ -107,10 +117,41 @@ class DatabaseSettings(_Section):
         scheme = value.split(":", 1)[0].split("+", 1)[0]
         if scheme not in {"sqlite", "postgresql", "postgres"}:
             raise ValueError("must be a sqlite:/// or postgresql:// URL")
+        _check_database_url(value)
         # SQLAlchemy would pick psycopg2 for a bare postgresql:// URL; we ship psycopg 3.
         if value.startswith(("postgresql://", "postgres://")):
             return "postgresql+psycopg://" + value.split("://", 1)[1]
         return value
+
+
+def _check_database_url(value: str) -> None:
+    """Refuse, at load, a URL SQLAlchemy cannot parse and an in-memory SQLite database.
+
+    The messages never repeat the URL: it may hold a password.
+    """
+    try:
+        url = sa.engine.make_url(value)
+    except (sa.exc.ArgumentError, ValueError):
+        # e.g. a port that is not a number: make_url calls int() on it.
+        raise ValueError("not a URL SQLAlchemy can parse; check the host and port") from None
+    if url.port is not None and not 1 <= url.port <= 65535:
+        raise ValueError(f"port {url.port} is out of range (1-65535)")
+    if url.get_backend_name() == "sqlite" and _in_memory(url):
+        # Each connection would get its own empty database, and all of it is
+        # gone at exit: `syncd sync` would report events and keep none.
+        raise ValueError(
+            "an in-memory SQLite database keeps nothing; give a file, "
+            "e.g. sqlite:///data/syncd.sqlite3"
+        )
+
+
+def _in_memory(url: sa.engine.URL) -> bool:
+    database = url.database or ""
+    return (
+        database in ("", ":memory:")
+        or database.startswith("file::memory:")
+        or url.query.get("mode") == "memory"
+    )
 
 
 class AuthorSettings(_Section):
@@ -153,7 +194,7 @@ class WebhookSettings(_Section):
     secret_env: str | None = None
     events: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
-    timeout: float = Field(15.0, gt=0)
+    timeout: float = Field(15.0, gt=0, le=DAY)
 
     @field_validator("url")
     @classmethod
@@ -240,15 +281,26 @@ def _check_secrets(secrets: Sequence[str]) -> None:
 class ScheduleSettings(_Section):
     """When ``syncd run`` starts a cycle: every ``interval`` seconds, or on a cron line."""
 
-    interval: float = Field(3600.0, ge=1)
+    interval: float = Field(3600.0, ge=1, le=WEEK)
     cron: str | None = None
-    jitter: float = Field(60.0, ge=0)
+    jitter: float = Field(60.0, ge=0, le=DAY)
 
     @field_validator("cron")
     @classmethod
     def _five_fields(cls, value: str | None) -> str | None:
-        if value is not None and len(value.split()) != 5:
+        if value is None:
+            return None
+        if len(value.split()) != 5:
             raise ValueError("must be a crontab line of five fields, e.g. '0 */6 * * *'")
+        # APScheduler's own parser, as the daemon will use it: a field out of
+        # range ('99 * * * *') would otherwise pass here and crash `syncd run`.
+        try:
+            trigger = CronTrigger.from_crontab(value, timezone=UTC)
+        except ValueError as exc:
+            raise ValueError(f"not a valid crontab line: {exc}") from None
+        # '0 0 31 2 *' parses but never fires; the daemon needs a next fire time.
+        if trigger.get_next_fire_time(None, datetime.now(UTC)) is None:
+            raise ValueError("the crontab line never fires")
         return value
 
     @model_validator(mode="after")
@@ -264,20 +316,24 @@ class HttpSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
     # Seconds since the last successful cycle after which /readyz says unready;
-    # by default two schedule periods and ten minutes.
-    ready_max_age: float | None = Field(None, gt=0)
+    # by default two schedule periods and ten minutes.  At most 30 days: the
+    # default for a weekly schedule (two weeks, a day's jitter) fits.
+    ready_max_age: float | None = Field(None, gt=0, le=30 * DAY)
 
 
 class DeliverySettings(_Section):
     """How the outbox is worked."""
 
     workers: int = Field(4, ge=1, le=64)
-    lease: float = Field(120.0, ge=1)  # seconds a claimed delivery is ours before others retry it
-    poll_interval: float = Field(1.0, gt=0)
-    sync_wait: float = Field(30.0, ge=0)  # seconds `syncd sync` waits for due deliveries
-    shutdown_grace: float = Field(20.0, ge=0)
+    # seconds a claimed delivery is ours before others retry it
+    lease: float = Field(120.0, ge=1, le=DAY)
+    poll_interval: float = Field(1.0, gt=0, le=HOUR)
+    sync_wait: float = Field(30.0, ge=0, le=DAY)  # seconds `syncd sync` waits for due deliveries
+    shutdown_grace: float = Field(20.0, ge=0, le=HOUR)
     # Seconds before attempt 2, 3, ...: about three days in all, then dead-letter.
-    retry_schedule: tuple[float, ...] = Field(DEFAULT_RETRY_SCHEDULE, min_length=1)
+    retry_schedule: tuple[Annotated[float, Field(ge=0, le=WEEK)], ...] = Field(
+        DEFAULT_RETRY_SCHEDULE, min_length=1
+    )
     # Link-local and cloud-metadata destinations (169.254.0.0/16, fe80::/10,
     # fd00:ec2::254) are refused unless listed here: addresses, networks, host names.
     allow_destinations: tuple[str, ...] = ()
@@ -296,7 +352,7 @@ class SyncSettings(_Section):
     """What counts as a change over time."""
 
     # complete syncs without a paper before it is reported as paper.removed
-    removal_after: int = Field(3, ge=1)
+    removal_after: int = Field(3, ge=1, le=1000)
 
 
 class LogSettings(_Section):

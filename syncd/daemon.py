@@ -25,7 +25,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from syncd import metrics
 from syncd.app import App
 from syncd.config import ScheduleSettings
-from syncd.errors import Interrupted, StoreError
+from syncd.errors import Interrupted, StoreError, SyncdError
 from syncd.http import HttpServer, Readiness, readiness
 from syncd.sync import sync_all
 
@@ -73,6 +73,15 @@ def run_daemon(app: App) -> int:
     """Serve until SIGTERM or SIGINT; return the exit code."""
     with app.storage.db.only_replica():
         return _Daemon(app).serve()
+
+
+def _listen(server: HttpServer, host: str, port: int) -> None:
+    """Start serving HTTP; an address in use or not ours is a one-line error (exit 1)."""
+    try:
+        server.start()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise SyncdError(f"cannot serve HTTP on {host}:{port}: {reason} (see [http])") from None
 
 
 class _Daemon:
@@ -139,8 +148,10 @@ class _Daemon:
     def serve(self) -> int:
         """Start everything, wait for a signal, stop everything; return the exit code."""
         settings = self._settings
-        collector = metrics.register_store_collector(self._app.store_snapshot)
+        # Bound first: a port in use stops syncd before there is anything to undo.
         server = HttpServer(settings.http.host, settings.http.port, ready=self.ready)
+        _listen(server, settings.http.host, settings.http.port)
+        collector = metrics.register_store_collector(self._app.store_snapshot)
         scheduler = self._scheduler()
         worker = threading.Thread(
             target=self._dispatcher.run,
@@ -149,7 +160,6 @@ class _Daemon:
             daemon=True,
         )
         previous = {s: signal.signal(s, self.request_stop) for s in (signal.SIGTERM, signal.SIGINT)}
-        server.start()
         _log.info(
             "daemon_started",
             http=f"{settings.http.host}:{server.port}",

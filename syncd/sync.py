@@ -33,7 +33,7 @@ from syncd.planner import (
     seed_writes,
 )
 from syncd.record import Record
-from syncd.seeds import load_seeds
+from syncd.seeds import load_seeds_cached
 from syncd.storage import Event, Paper, Storage, SyncStats
 from syncd.vocabulary import PaperStatus
 
@@ -72,7 +72,8 @@ class CycleResult:
 
 def seed_author(storage: Storage, author: AuthorSettings) -> int:
     """Import the author's seed snapshot; return how many papers were new (0 on a re-run)."""
-    added = storage.import_seeds(author.name, seed_writes(load_seeds(author.seeds)))
+    # Cached: sync_all seeds at every cycle, and the files rarely change.
+    added = storage.import_seeds(author.name, seed_writes(load_seeds_cached(author.seeds)))
     if added:
         _log.info("seed_imported", author=author.name, papers_added=added)
     return added

@@ -145,7 +145,12 @@ def _create_engine(url: str) -> Engine:
         return sa.create_engine(url, pool_pre_ping=True)
     database = sa.engine.make_url(url).database
     if database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(database).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in the way, no permission: exit 1, one line
+            reason = exc.strerror or str(exc)
+            raise StoreError(f"cannot create the database folder {folder}: {reason}") from None
     engine = sa.create_engine(url, connect_args={"timeout": 30})
     sa.event.listen(engine, "connect", _sqlite_pragmas)
     return engine

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.cli import GC_THRESHOLDS
+from syncd.cli import GC_THRESHOLDS, main
 from tests.integration.conftest import Syncd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +68,22 @@ class TestEntryPoints:
         assert result.returncode == 1
         assert "database error" in result.stderr
         assert "hunter2secret" not in result.stderr + result.stdout
+
+    def test_uncreatable_sqlite_folder_exits_1_with_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A SQLite folder that cannot be made (a file is in the way) exits 1 with one line."""
+        (tmp_path / "plain").write_text("not a folder", encoding="utf-8")
+        folder = tmp_path / "plain" / "data"
+        config = tmp_path / "syncd.toml"
+        config.write_text(
+            f'[database]\nurl = "sqlite:///{folder}/syncd.sqlite3"\n[[authors]]\nname = "X"\n'
+        )
+        assert main(["--config", str(config), "papers"]) == 1
+        captured = capsys.readouterr()
+        assert captured.err == (
+            f"syncd: error: cannot create the database folder {folder}: Not a directory\n"
+        )
 
 
 class TestPipes:

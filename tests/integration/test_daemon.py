@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 import sqlalchemy as sa
 
@@ -145,3 +147,16 @@ def test_secrets_stay_out_of_logs(syncd: Syncd, receiver: Receiver, daemons: lis
     daemon.stop()
     key = SECRET.removeprefix("whsec_")
     assert key not in daemon.log.read_text() + seen
+
+
+def test_http_port_in_use_exits_1_with_one_line(syncd: Syncd) -> None:
+    """A port another process holds stops `syncd run` at once: exit 1, one line, no traceback."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        syncd.sections = f"[http]\nport = {port}\n"
+        outcome = syncd("run")
+    assert outcome.code == 1
+    reason = "Address already in use (see [http])"
+    assert outcome.err == f"syncd: error: cannot serve HTTP on 127.0.0.1:{port}: {reason}\n"

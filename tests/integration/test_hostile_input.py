@@ -38,6 +38,7 @@ import sqlalchemy as sa
 
 from syncd.cli import main
 from syncd.config import ArxivSettings
+from syncd.seeds import MAX_SEED_BYTES
 from syncd.storage.schema import metadata, papers_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests import scenario
@@ -936,6 +937,115 @@ def test_unreadable_config_exits_2_naming_the_file(
     _assert_config_refused(run_cli(path), str(path), needle)
 
 
+# --------------------------------------------------------------------------- numbers out of range
+
+
+# Values that validated and then broke a command: (document, the key the message names).
+OUT_OF_RANGE = {
+    "timeout-inf": ("[arxiv]\ntimeout = inf\n", "arxiv.timeout"),
+    "timeout-1e308": ("[arxiv]\ntimeout = 1e308\n", "arxiv.timeout"),
+    "timeout-nan": ("[arxiv]\ntimeout = nan\n", "arxiv.timeout"),
+    "request-interval": ("[arxiv]\nrequest_interval = 1e308\n", "arxiv.request_interval"),
+    "backoff-base": ("[arxiv]\nbackoff_base = 1e9\n", "arxiv.backoff_base"),
+    "backoff-max": ("[arxiv]\nbackoff_max = inf\n", "arxiv.backoff_max"),
+    "max-response-bytes": (
+        "[arxiv]\nmax_response_bytes = 1099511627776\n",
+        "arxiv.max_response_bytes",
+    ),
+    "removal-after": ("[sync]\nremoval_after = 9223372036854775807\n", "sync.removal_after"),
+    "interval-inf": ("[schedule]\ninterval = inf\n", "schedule.interval"),
+    "jitter": ("[schedule]\njitter = 1e300\n", "schedule.jitter"),
+    "ready-max-age": ("[http]\nready_max_age = 1e300\n", "http.ready_max_age"),
+    "lease": ("[delivery]\nlease = 1e300\n", "delivery.lease"),
+    "poll-interval": ("[delivery]\npoll_interval = inf\n", "delivery.poll_interval"),
+    "sync-wait": ("[delivery]\nsync_wait = 1e300\n", "delivery.sync_wait"),
+    "shutdown-grace": ("[delivery]\nshutdown_grace = 1e300\n", "delivery.shutdown_grace"),
+    "retry-negative": ("[delivery]\nretry_schedule = [5, -1]\n", "delivery.retry_schedule[1]"),
+    "retry-huge": ("[delivery]\nretry_schedule = [1e300]\n", "delivery.retry_schedule[0]"),
+    "webhook-timeout": (GOOD_HOOK + "timeout = 1e300\n", "webhooks[0].timeout"),
+}
+
+
+@pytest.mark.parametrize("case", OUT_OF_RANGE.keys())
+def test_number_out_of_range_exits_2_naming_the_key(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, case: str
+) -> None:
+    """An infinite, nan or absurdly large number exits 2 naming its key, not later as a crash."""
+    document, key = OUT_OF_RANGE[case]
+    path = _write_config(tmp_path, AUTHOR_TABLE + document)
+    _assert_config_refused(run_cli(path), str(path), f"  {key}: ")
+
+
+def test_number_out_of_range_in_the_environment_exits_2(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An environment override is held to the same range as the file."""
+    monkeypatch.setenv("SYNCD_SCHEDULE_JITTER", "1e300")
+    _assert_config_refused(run_cli(_write_config(tmp_path, AUTHOR_TABLE)), "  schedule.jitter: ")
+
+
+BAD_CRONS = {
+    "minute-99": ("99 * * * *", "higher than the maximum value (59)"),
+    "day-0": ("0 0 0 * *", "lower than the minimum value (1)"),
+    "weekday-name": ("0 0 * * funday", "Invalid weekday name"),
+    "february-31": ("0 0 31 2 *", "never fires"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CRONS.keys())
+def test_bad_cron_exits_2_naming_schedule_cron(
+    run_cli: Callable[[Path], Outcome], tmp_path: Path, case: str
+) -> None:
+    """A crontab line APScheduler refuses, or one that never fires, exits 2 naming schedule.cron."""
+    cron, reason = BAD_CRONS[case]
+    path = _write_config(tmp_path, AUTHOR_TABLE + f'[schedule]\ncron = "{cron}"\n')
+    _assert_config_refused(run_cli(path), str(path), "  schedule.cron: ", reason)
+
+
+# URLs that validated and then failed (a traceback) or lost everything: (url, reason).
+BAD_DATABASE_URLS = {
+    "sqlite-memory-bare": ("sqlite://", "in-memory SQLite"),
+    "sqlite-memory-named": ("sqlite:///:memory:", "in-memory SQLite"),
+    "sqlite-memory-uri": ("sqlite:///file::memory:?uri=true", "in-memory SQLite"),
+    "sqlite-mode-memory": ("sqlite:///x.db?mode=memory&uri=true", "in-memory SQLite"),
+    "port-not-a-number": (
+        "postgresql://syncd:hunter2secret@127.0.0.1:notaport/x",
+        "not a URL SQLAlchemy can parse",
+    ),
+    "port-out-of-range": ("postgresql://syncd:hunter2secret@127.0.0.1:99999/x", "out of range"),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "where"),
+    [
+        (case, where)
+        for case in BAD_DATABASE_URLS
+        for where in ("file", "environment")
+        # In the file a relative SQLite path is resolved: file::memory: becomes a file.
+        if (case, where) != ("sqlite-memory-uri", "file")
+    ],
+)
+def test_unusable_database_url_exits_2_naming_database_url(
+    run_cli: Callable[[Path], Outcome],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    where: str,
+) -> None:
+    """An in-memory SQLite or unparseable URL exits 2 naming database.url, never the password."""
+    url, reason = BAD_DATABASE_URLS[case]
+    if where == "file":
+        monkeypatch.delenv("SYNCD_DATABASE_URL")
+        path = _write_config(tmp_path, f'[database]\nurl = "{url}"\n' + AUTHOR_TABLE)
+    else:
+        monkeypatch.setenv("SYNCD_DATABASE_URL", url)
+        path = _write_config(tmp_path, AUTHOR_TABLE)
+    outcome = run_cli(path)
+    _assert_config_refused(outcome, str(path), "  database.url: ", reason)
+    assert "hunter2secret" not in outcome.err
+
+
 # --------------------------------------------------------------------------- seed files
 
 
@@ -984,6 +1094,59 @@ def test_bad_seed_file_exits_2_and_writes_nothing(syncd: Syncd, tmp_path: Path, 
             assert conn.scalar(sa.select(sa.func.count()).select_from(papers_table)) == 0
     finally:
         engine.dispose()
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "000_fifo.txt"
+    os.mkfifo(path)  # nobody ever writes to it: opening it to read would wait forever
+    return path
+
+
+def _dev_zero_link(tmp_path: Path) -> Path:
+    path = tmp_path / "000_zero.txt"
+    path.symlink_to("/dev/zero")
+    return path
+
+
+def _seed_directory(tmp_path: Path) -> Path:
+    path = tmp_path / "000_folder.txt"
+    path.mkdir()
+    return path
+
+
+def _oversize(tmp_path: Path) -> Path:
+    path = tmp_path / "000_huge.txt"
+    path.write_bytes(b"x" * (MAX_SEED_BYTES + 1))
+    return path
+
+
+# name -> (makes the seed path, what the message says about it)
+UNREADABLE_SEEDS: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "fifo": (_fifo, "not a regular file (a FIFO)"),
+    "dev-zero": (lambda _: Path("/dev/zero"), "not a regular file (a character device)"),
+    "link-to-dev-zero": (_dev_zero_link, "not a regular file (a character device)"),
+    "directory": (_seed_directory, "not a regular file (a directory)"),
+    "over-the-size-limit": (_oversize, "the file is larger than the 4 MiB (4194304 bytes)"),
+}
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("case", UNREADABLE_SEEDS.keys())
+def test_seed_that_is_not_a_small_regular_file_exits_2_at_once(
+    syncd: Syncd, tmp_path: Path, case: str
+) -> None:
+    """A FIFO, device, folder or oversize seed exits 2 at once naming it, importing nothing."""
+    make, reason = UNREADABLE_SEEDS[case]
+    bad = make(tmp_path)
+    syncd.seeds = (SEEDS[0], bad)
+    for command in ("seed", "sync"):
+        started = time.monotonic()
+        outcome = syncd(command)
+        assert time.monotonic() - started < 5
+        assert outcome.code == 2, outcome.err
+        assert outcome.err.startswith(f"syncd: error: {bad}: {reason}")
+        assert outcome.err.count("\n") == 1  # one line, no traceback
+        assert syncd.counts() == {"revisions": 0, "events": 0, "runs": 0}
 
 
 def _crlf_bom(data: bytes) -> bytes:

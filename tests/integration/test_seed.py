@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
+import pytest
+
+from syncd import seeds
+from syncd.seeds import SeedDocument
 from tests.integration.conftest import SEEDS, Syncd
 
 CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
@@ -58,3 +64,31 @@ def test_malformed_seed_file_fails_whole(syncd: Syncd, tmp_path: Path) -> None:
     assert "broken.txt:" in outcome.err
     assert syncd.counts()["revisions"] == 0
     assert syncd.papers() == {}
+
+
+def test_unchanged_seeds_are_parsed_once_per_process(
+    syncd: Syncd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Later cycles reuse the parsed seeds; a file whose bytes change is parsed again."""
+    # Fresh paths, so nothing another test parsed in this process is reused.
+    copies = tuple(Path(shutil.copy(source, tmp_path / source.name)) for source in SEEDS)
+    syncd.seeds = copies
+    parsed: list[Path] = []
+    parse = seeds.parse_seed_file
+
+    def counting(path: Path) -> SeedDocument:
+        parsed.append(path)
+        return parse(path)
+
+    monkeypatch.setattr(seeds, "parse_seed_file", counting)
+    for command in ("sync", "sync", "seed"):
+        assert syncd(command).code == 0
+    assert parsed == list(copies)
+    # Same size and the same mtime: only the bytes tell this file changed.
+    before = copies[1].stat()
+    data = copies[1].read_bytes()
+    copies[1].write_bytes(data.replace(b"the", b"thE", 1))
+    os.utime(copies[1], ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert copies[1].stat().st_size == before.st_size
+    assert syncd("sync").code == 0
+    assert parsed == [*copies, *copies]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from syncd.config import load_settings
+from syncd.daemon import schedule_period, trigger_for
 from syncd.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,3 +121,42 @@ class TestErrors:
         path.write_bytes(b"\xff\xfe\x00junk")
         with pytest.raises(ConfigError, match="cannot read"):
             load_settings(path)
+
+
+class TestRanges:
+    # Every bounded number at its upper bound.
+    MAXIMA = """
+[arxiv]
+request_interval = 3600
+timeout = 86400
+backoff_base = 3600
+backoff_max = 86400
+max_response_bytes = 1073741824
+[sync]
+removal_after = 1000
+[schedule]
+interval = 604800
+jitter = 86400
+[delivery]
+lease = 86400
+poll_interval = 3600
+sync_wait = 86400
+shutdown_grace = 3600
+retry_schedule = [604800]
+[[webhooks]]
+url = "http://127.0.0.1:9/hook"
+secret = "whsec_c2VjcmV0"
+timeout = 86400
+"""
+
+    def test_upper_bounds_load_and_schedule(self, tmp_path: Path) -> None:
+        """Every number at its upper bound loads, schedules and fits in a date."""
+        settings = load_settings(_write(tmp_path, MINIMAL + self.MAXIMA))
+        now = datetime.now(UTC)
+        assert trigger_for(settings.schedule).get_next_fire_time(None, now) is not None
+        assert schedule_period(settings.schedule, now) == 604800
+        assert settings.ready_max_age == 2 * 604800 + 86400 + 600
+        longest = max(settings.delivery.lease, *settings.delivery.retry_schedule)
+        assert now + timedelta(seconds=settings.ready_max_age + longest) > now
+        text = MINIMAL + f"[http]\nready_max_age = {settings.ready_max_age}\n"
+        assert load_settings(_write(tmp_path, text)).ready_max_age == settings.ready_max_age

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from syncd.errors import SeedError
-from syncd.seeds import SeedPaper, load_seeds, parse_seed_file
+from syncd.seeds import MAX_SEED_BYTES, SeedPaper, load_seeds, parse_seed_file
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"
 PAGE = SEEDS / "000_bae548b29664adf4.txt"
@@ -245,6 +245,20 @@ def test_missing_file_raises_seed_error(tmp_path: Path) -> None:
     """An unreadable path is a SeedError naming it, not an OSError."""
     with pytest.raises(SeedError, match=r"nowhere\.txt"):
         parse_seed_file(tmp_path / "nowhere.txt")
+
+
+def test_seed_at_the_size_limit_is_read(tmp_path: Path) -> None:
+    """A file of exactly MAX_SEED_BYTES is read and parsed (here: refused for its content)."""
+    path = _write(tmp_path, "limit.txt", b"x" * MAX_SEED_BYTES)
+    with pytest.raises(SeedError, match="unknown seed format"):
+        parse_seed_file(path)
+
+
+def test_seed_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    """One byte over MAX_SEED_BYTES is refused by its size, naming the file."""
+    path = _write(tmp_path, "over.txt", b"x" * (MAX_SEED_BYTES + 1))
+    with pytest.raises(SeedError, match=r"over\.txt: the file is larger than the 4 MiB"):
+        parse_seed_file(path)
 
 
 def test_one_bad_file_fails_the_whole_load(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Reading the seeded snapshot: captured pages about the author, folded into papers.
+"""Seed pages: one captured page about an author, parsed into records.
 
 Two page shapes are known.  They are told apart by content alone, because the
 seed file names are opaque capture ids:
@@ -10,48 +10,37 @@ seed file names are opaque capture ids:
   (``A, B, C et al.``) and an abstract.
 
 Fields are paragraphs: runs of non-blank lines separated by blank lines.
-
-``load_seeds`` parses every file before linking anything, so one bad file
-fails the whole import and nothing partial is returned.  It then applies the
-documents in file-name order, linking each record to a paper already known:
-an exact abstract match first, then ``syncd.linking`` on title/abstract
-similarity, which leaves close calls unlinked (and says so in the log) rather
-than guessing.
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
 import re
-import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
-
-import structlog
+from typing import Final, Literal
 
 from syncd.errors import SeedError
-from syncd.linking import abstract_key, link_seed_documents
-from syncd.record import COMPARED_FIELDS, Record, normalize_name, normalize_text
+from syncd.linking import abstract_key
+from syncd.record import Record, normalize_text
 
 __all__ = [
+    "MAX_SEED_BYTES",
     "SeedDocument",
     "SeedFormat",
     "SeedItem",
-    "SeedPaper",
-    "SeedRevision",
-    "load_seeds",
     "parse_seed_file",
+    "read_seed_bytes",
 ]
-
-_log = structlog.get_logger(__name__)
 
 SeedFormat = Literal["author-page", "author-list"]
 
-# Keys are slugs of at most this many words and characters.
-_SLUG_WORDS: Final = 6
-_SLUG_CHARS: Final = 48
+# A seed is one captured page about one author: the bundled ones are 7 and
+# 14 KB, and a page of a thousand papers is about 1.5 MB.  The cap keeps a
+# wrong path (a disk image, a log) from being read whole into memory and
+# bounds what a parse and the linking after it can cost.
+MAX_SEED_BYTES: Final = 4 * 1024 * 1024
 
 # Control characters never found in a captured text page (tab, LF, VT, FF and
 # CR are allowed): their presence means the file is binary, not a page.
@@ -97,28 +86,6 @@ class SeedDocument:
 
 
 @dataclass(frozen=True, slots=True)
-class SeedRevision:
-    """One version of a paper as the seeds show it; ``record`` is merged up to this point."""
-
-    source: str
-    line: int
-    record: Record
-
-
-@dataclass(frozen=True, slots=True)
-class SeedPaper:
-    """A paper of the seeded snapshot: a stable key and its revisions, oldest first."""
-
-    key: str
-    revisions: tuple[SeedRevision, ...]
-
-    @property
-    def record(self) -> Record:
-        """The paper as of its last revision."""
-        return self.revisions[-1].record
-
-
-@dataclass(frozen=True, slots=True)
 class _Block:
     """A paragraph of the file: its first line number and its normalised text."""
 
@@ -160,12 +127,7 @@ def parse_seed_file(path: Path) -> SeedDocument:
 
 def _read_text(path: Path) -> str:
     """The file as text; binary or non-UTF-8 content is an error at its line."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
-    except ValueError as exc:  # a NUL in the path: open() refuses it before any system call
-        raise SeedError(str(path), None, f"cannot read the file: {exc}") from exc
+    data = read_seed_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -179,6 +141,53 @@ def _read_text(path: Path) -> str:
         reason = f"binary content ({char}); expected a UTF-8 text page"
         raise SeedError(str(path), line, reason)
     return text.removeprefix("\ufeff")
+
+
+def read_seed_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file of at most ``MAX_SEED_BYTES``, else ``SeedError``."""
+    try:
+        # Non-blocking, so that opening a FIFO returns at once instead of
+        # waiting for a writer; fstat on the open file then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # a NUL in the path: open() refuses it before any system call
+        raise SeedError(str(path), None, f"cannot read the file: {exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            reason = f"not a regular file ({_file_kind(info.st_mode)}); a seed is a saved text page"
+            raise SeedError(str(path), None, reason)
+        _check_size(path, info.st_size)
+        # One byte over the cap tells a file that grew since fstat.
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_SEED_BYTES + 1)
+    except OSError as exc:
+        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    _check_size(path, len(data))
+    return data
+
+
+def _check_size(path: Path, size: int) -> None:
+    if size > MAX_SEED_BYTES:
+        reason = (
+            f"the file is larger than the {MAX_SEED_BYTES // (1024 * 1024)} MiB "
+            f"({MAX_SEED_BYTES} bytes) a seed file may have"
+        )
+        raise SeedError(str(path), None, reason)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((kind for test, kind in kinds.items() if test(mode)), "a special file")
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -368,182 +377,3 @@ def _reject_duplicates(path: Path, items: list[SeedItem]) -> None:
 
 def _quote(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-# --------------------------------------------------------------------------- linking
-
-
-def load_seeds(paths: Sequence[Path]) -> list[SeedPaper]:
-    """Parse every seed file, then fold their records into papers.
-
-    Documents are applied in file-name order.  Each record links to at most
-    one paper already known from earlier documents (exact abstract first,
-    then similarity, see ``syncd.linking.link_seed_documents``); an ambiguous record stays a
-    paper of its own and ``seed_link_ambiguous`` is logged.
-
-    A linked record that changes a known field (another title or abstract)
-    becomes a new revision.  One that only fills unknown fields (authors for a
-    paper seen without them) is merged into the last revision, which keeps its
-    own source and line: a revision is named after where its text first
-    appeared.  Papers are returned in the order they were first seen.
-    """
-    ordered = sorted((Path(p) for p in paths), key=lambda p: (p.name, str(p)))
-    documents = [parse_seed_file(path) for path in ordered]
-    papers: list[list[SeedRevision]] = []
-    for document in documents:
-        _apply_document(papers, document)
-    return _with_keys(papers)
-
-
-def _apply_document(papers: list[list[SeedRevision]], document: SeedDocument) -> None:
-    """Link the document against the papers known before it, then fold or add each record."""
-    links = _link(papers, document)
-    for index, item in enumerate(document.items):
-        revision = SeedRevision(source=document.source, line=item.line, record=item.record)
-        target = links.get(index)
-        if target is None:
-            papers.append([revision])
-        else:
-            _fold(papers[target], revision)
-
-
-def _link(papers: list[list[SeedRevision]], document: SeedDocument) -> dict[int, int]:
-    """Item index -> paper index for every record that links with confidence."""
-    links = link_seed_documents(
-        [[rev.record for rev in revisions] for revisions in papers],
-        [item.record for item in document.items],
-    )
-    for item, candidates in links.contested.items():
-        _log.warning(
-            "seed_link_ambiguous",
-            source=document.source,
-            line=document.items[item].line,
-            candidates=[_describe(papers[p]) for p, _ in candidates],
-            scores=[round(score, 3) for _, score in candidates],
-            outcome="kept as a separate paper",
-        )
-    return dict(links.pairs)
-
-
-def _describe(revisions: list[SeedRevision]) -> str:
-    first = revisions[0]
-    return f"{first.source}:{first.line}"
-
-
-# --------------------------------------------------------------------------- folding
-
-
-def _fold(revisions: list[SeedRevision], incoming: SeedRevision) -> None:
-    """Merge a linked record into a paper: a new revision only if it changes known text."""
-    last = revisions[-1]
-    merged = _merge(last.record, incoming.record)
-    if _changes_known_field(last.record, incoming.record):
-        revisions.append(replace(incoming, record=merged))
-    else:
-        revisions[-1] = replace(last, record=merged)
-
-
-def _merge(old: Record, new: Record) -> Record:
-    """``old.merged_with(new)`` without losing what ``old`` knew better.
-
-    ``merged_with`` takes the newer author and category lists wholesale; a
-    shorter truncation of the same authors, or a subset of the categories,
-    would otherwise replace a fuller list.
-    """
-    merged = old.merged_with(new)
-    if _authors_compatible(old, new) and _knows_more_authors(old, new):
-        merged = replace(merged, authors=old.authors, authors_complete=old.authors_complete)
-    if set(new.categories) < set(old.categories):
-        merged = replace(merged, categories=old.categories)
-    return merged
-
-
-def _changes_known_field(old: Record, new: Record) -> bool:
-    """Whether ``new`` contradicts a field ``old`` already knows (rather than filling gaps)."""
-    for name in COMPARED_FIELDS:
-        before, after = getattr(old, name), getattr(new, name)
-        if not (_known(before) and _known(after)):
-            continue
-        if name == "authors":
-            conflict = not _authors_compatible(old, new)
-        elif name == "categories":
-            conflict = not (set(before) <= set(after) or set(after) <= set(before))
-        else:
-            conflict = before != after
-        if conflict:
-            return True
-    return False
-
-
-def _known(value: Any) -> bool:
-    # A seed's empty tuple, None or False means "not known", as in Record.merged_with.
-    return value not in (None, (), False)
-
-
-def _authors_compatible(old: Record, new: Record) -> bool:
-    """Whether one author list extends the other (truncated lists compare as prefixes)."""
-    a = [normalize_name(name) for name in old.authors]
-    b = [normalize_name(name) for name in new.authors]
-    (short, short_complete), (long, _) = sorted(
-        ((a, old.authors_complete), (b, new.authors_complete)), key=lambda pair: len(pair[0])
-    )
-    if long[: len(short)] != short:
-        return False
-    # A complete list cannot be extended by another.
-    return len(short) == len(long) or not short_complete
-
-
-def _knows_more_authors(old: Record, new: Record) -> bool:
-    if len(old.authors) != len(new.authors):
-        return len(old.authors) > len(new.authors)
-    return old.authors_complete and not new.authors_complete
-
-
-# --------------------------------------------------------------------------- keys
-
-
-def _with_keys(papers: list[list[SeedRevision]]) -> list[SeedPaper]:
-    """Give each paper a unique slug key; collisions take -2, -3 in paper order."""
-    taken: set[str] = set()
-    result: list[SeedPaper] = []
-    for revisions in papers:
-        base = _slug(_key_text(revisions))
-        key, suffix = base, 1
-        while key in taken:
-            suffix += 1
-            key = f"{base}-{suffix}"
-        taken.add(key)
-        result.append(SeedPaper(key=key, revisions=tuple(revisions)))
-    return result
-
-
-def _key_text(revisions: list[SeedRevision]) -> str:
-    """The earliest title of the paper, else its earliest abstract.
-
-    The earliest rather than the latest, so a later seed that retitles the
-    paper does not rename it.
-    """
-    for field in ("title", "abstract"):
-        for revision in revisions:
-            value: str | None = getattr(revision.record, field)
-            if value:
-                return value
-    return ""
-
-
-def _slug(text: str) -> str:
-    """Lowercase ASCII words joined by '-', at most six words and 48 characters."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    words = re.findall(r"[a-z0-9]+", ascii_text)
-    kept: list[str] = []
-    for word in words[:_SLUG_WORDS]:
-        if len("-".join([*kept, word])) > _SLUG_CHARS:
-            break
-        kept.append(word)
-    if not kept and words:
-        kept = [words[0][:_SLUG_CHARS]]
-    if not kept:
-        # Nothing ASCII to show (e.g. a title in another script): a stable digest.
-        digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
-        return f"paper-{digest}"
-    return "-".join(kept)
