@@ -44,6 +44,7 @@ _FIELD_KIND: dict[str, str] = {
     "journal_ref": "journal_ref",
     "doi": "doi",
     "withdrawn": "withdrawn",
+    "withdrawn_by": "withdrawn",
 }
 
 
@@ -104,12 +105,21 @@ def _comparable(record: Record, other: Record) -> dict[str, Any]:
         "journal_ref": record.journal_ref,
         "doi": record.doi,
         "withdrawn": record.withdrawn,
+        "withdrawn_by": record.withdrawn_by,
     }
     for seed, _ in ((record, other), (other, record)):
         if seed.is_seed:
             # A seed page shows no version, comment, journal ref or DOI and only
             # the primary category: unknown there, so not comparable.
-            for name in ("version", "categories", "comment", "journal_ref", "doi", "withdrawn"):
+            for name in (
+                "version",
+                "categories",
+                "comment",
+                "journal_ref",
+                "doi",
+                "withdrawn",
+                "withdrawn_by",
+            ):
                 view.pop(name, None)
             for name in ("title", "abstract", "primary_category"):
                 if getattr(seed, name) is None:

@@ -13,6 +13,8 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from syncd.withdrawal import WithdrawnBy, detect_withdrawal
+
 __all__ = [
     "COMPARED_FIELDS",
     "Record",
@@ -28,10 +30,6 @@ __all__ = [
 _ID_RE = re.compile(
     r"(?P<id>[0-9]{4}\.[0-9]{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/[0-9]{7})(?:v(?P<version>[0-9]+))?"
 )
-
-# arXiv marks a withdrawal by a new version whose comment (and usually the
-# replaced abstract) says so; see docs/arxiv/official_help_withdraw.md.
-_WITHDRAWN_RE = re.compile(r"\b(?:has been |is )?withdrawn\b", re.IGNORECASE)
 
 
 def normalize_text(value: str | None) -> str | None:
@@ -68,11 +66,8 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
 
 
 def is_withdrawal(comment: str | None, abstract: str | None) -> bool:
-    """Whether a version's comment or abstract announces a withdrawal."""
-    # Cheap tests first: this runs for every entry of every page.
-    if comment and "withdraw" in comment.lower() and _WITHDRAWN_RE.search(comment):
-        return True
-    return bool(abstract and abstract[:32].lower().startswith("this paper has been withdrawn"))
+    """Whether a version's comment or abstract announces a withdrawal (``syncd.withdrawal``)."""
+    return detect_withdrawal(abstract, comment).withdrawn
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +94,9 @@ class Record:
     published: str | None = None
     updated: str | None = None
     withdrawn: bool = field(default=False)
+    # "author" or "admin" when withdrawn and the notice says (syncd.withdrawal).
+    # Rows stored before this field existed lack it and read as None.
+    withdrawn_by: WithdrawnBy | None = None
 
     @property
     def is_seed(self) -> bool:
@@ -126,6 +124,7 @@ class Record:
             "published": self.published,
             "updated": self.updated,
             "withdrawn": self.withdrawn,
+            "withdrawn_by": self.withdrawn_by,
         }
 
     @classmethod
@@ -145,6 +144,8 @@ class Record:
                 updates[name] = value
         if newer.authors:
             updates["authors_complete"] = newer.authors_complete
+        # Who withdrew goes with whether: a newer "not withdrawn" clears it.
+        updates["withdrawn_by"] = newer.withdrawn_by if newer.withdrawn else None
         return replace(self, **updates)
 
 
@@ -160,6 +161,7 @@ COMPARED_FIELDS: tuple[str, ...] = (
     "journal_ref",
     "doi",
     "withdrawn",
+    "withdrawn_by",
 )
 
 
@@ -171,8 +173,11 @@ def content_hash(record: Record) -> str:
     carry, so the encoding is unambiguous; normalised text is never empty,
     so "" stands for a missing field.  This runs for every entry of every
     page, hence no JSON.
+
+    ``withdrawn_by`` is hashed only when set, so every record without it
+    hashes as it did before the field existed: stored hashes stay valid.
     """
-    parts = (
+    parts: tuple[str, ...] = (
         record.arxiv_id or "",
         str(record.version),
         record.title or "",
@@ -186,4 +191,6 @@ def content_hash(record: Record) -> str:
         record.doi or "",
         "1" if record.withdrawn else "0",
     )
+    if record.withdrawn_by is not None:
+        parts += (record.withdrawn_by,)
     return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).hexdigest()
