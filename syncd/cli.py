@@ -23,6 +23,7 @@ from syncd.dispatch import Dispatcher, endpoint_specs
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
+from syncd.record import Record
 from syncd.store import Store
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
@@ -290,11 +291,12 @@ def _history(args: argparse.Namespace, settings: Settings, store: Store) -> int:
             r.source,
             str(r.version or "-"),
             ",".join(r.kinds) or "-",
+            _withdrawn_cell(r.record),
             (r.record.title or "")[:50],
         )
         for r in revisions
     ]
-    _print_table(("SEQ", "OBSERVED (UTC)", "SOURCE", "V", "KINDS", "TITLE"), rows)
+    _print_table(("SEQ", "OBSERVED (UTC)", "SOURCE", "V", "KINDS", "WITHDRAWN", "TITLE"), rows)
     return EXIT_OK
 
 
@@ -314,6 +316,13 @@ def _events(args: argparse.Namespace, settings: Settings, store: Store) -> int:
     ]
     _print_table(("ID", "CREATED (UTC)", "TYPE", "PAPER", "KINDS"), rows)
     return EXIT_OK
+
+
+def _withdrawn_cell(record: Record) -> str:
+    """Who withdrew the version ("author", "admin"), "yes" when unknown, "-" when not withdrawn."""
+    if not record.withdrawn:
+        return "-"
+    return record.withdrawn_by or "yes"
 
 
 def _authors_cell(authors: Sequence[str], complete: bool) -> str:
