@@ -10,8 +10,8 @@ Administrators withdraw too, behind an ``arXiv admin note:`` lead-in or
 So a version is a withdrawal when its abstract, or its comment, *opens*
 with such a notice: "this/the following paper|submission|... has been
 withdrawn" within the first sentence, after an optional ``[`` or admin-note
-lead-in.  A notice may also follow an ``arXiv admin note:`` anywhere, as
-arXiv appends its notes.  The word elsewhere decides nothing: "Supersedes
+lead-in.  In a comment a notice may also follow an ``arXiv admin note:``
+anywhere, as arXiv appends its notes there.  The word elsewhere decides nothing: "Supersedes
 the withdrawn arXiv:2101.00001" is a comment about another paper, and
 "withdrawn from the proceedings" is about a venue, not arXiv.
 
@@ -96,6 +96,9 @@ _BY_ADMIN_RE = re.compile(r"\bby\s+(?:the\s+)?(?:arxiv\b|admin|moderator)", re.I
 # "this", "the following", "arXiv admin note".
 _OPENINGS = ("thi", "the", "arx")
 _LEADING = " \t\r\n["
+# A notice's "withdrawn" comes within its first 200 characters: a lead-in,
+# a subject, at most 40 characters between (_BETWEEN), and wrapping spaces.
+_HEAD = 200
 
 
 def detect_withdrawal(
@@ -108,7 +111,7 @@ def detect_withdrawal(
     ``None`` when none was read.  When given it overrides the text, which
     then only says who withdrew.
     """
-    notice = _notice(abstract) or _notice(comment)
+    notice = _opening(abstract) or _opening(comment) or _appended(comment)
     if authoritative is None:
         return notice or NOT_WITHDRAWN
     if not authoritative:
@@ -127,21 +130,29 @@ def source_type_verdict(source_type: str | None) -> bool | None:
     return "I" in source_type
 
 
-def _notice(text: str | None) -> Withdrawal | None:
-    """The withdrawal a text announces at its opening or in an admin note; ``None`` if none."""
-    if not text:
+def _opening(text: str | None) -> Withdrawal | None:
+    """The withdrawal a text's opening announces; ``None`` if it announces none."""
+    # Cheap tests first: the right opening, then the word where a notice has it.
+    if not text or text[:12].lstrip(_LEADING)[:3].lower() not in _OPENINGS:
         return None
-    if text[:24].lstrip(_LEADING)[:3].lower() in _OPENINGS:
-        found = _read(text, 0)
+    if "withdrawn" not in text[:_HEAD].lower():
+        return None
+    return _read(text, 0)
+
+
+def _appended(comment: str | None) -> Withdrawal | None:
+    """The withdrawal an admin note arXiv appended to a comment announces, if any.
+
+    Only comments: arXiv appends its notes there ("12 pages. arXiv admin
+    note: ..."), while in an abstract its notice opens the text.
+    """
+    # Case-sensitive but for the first letter: arXiv writes "arXiv admin note:".
+    if not comment or "dmin note" not in comment:
+        return None
+    for lead in _ADMIN_NOTE_RE.finditer(comment):
+        found = _read(comment, lead.start())
         if found is not None:
             return found
-    # arXiv appends its notes ("12 pages. arXiv admin note: ..."); the
-    # case-sensitive substring test is cheap and covers "admin"/"Admin".
-    if "dmin note" in text:
-        for lead in _ADMIN_NOTE_RE.finditer(text):
-            found = _read(text, lead.start())
-            if found is not None:
-                return found
     return None
 
 
