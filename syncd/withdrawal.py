@@ -11,9 +11,14 @@ So a version is a withdrawal when its abstract, or its comment, *opens*
 with such a notice: "this/the following paper|submission|... has been
 withdrawn" within the first sentence, after an optional ``[`` or admin-note
 lead-in.  In a comment a notice may also follow an ``arXiv admin note:``
-anywhere, as arXiv appends its notes there.  The word elsewhere decides nothing: "Supersedes
-the withdrawn arXiv:2101.00001" is a comment about another paper, and
-"withdrawn from the proceedings" is about a venue, not arXiv.
+anywhere, as arXiv appends its notes there.  The word elsewhere decides
+nothing: "Supersedes the withdrawn arXiv:2101.00001" is a comment about
+another paper, and "withdrawn from the proceedings" is about a venue.
+
+A notice withdraws for the administrators when it has their lead-in or says
+"by arXiv administrators"; any other notice (by a named person, "by the
+authors", or naming no one) is the submitter's, since arXiv labels the
+withdrawals its administrators make.
 
 The authoritative source, when one is read: OAI-PMH's ``arXivRaw`` lists each
 version's ``source_type``, and a flag ``I`` ("ignore": no files) marks a
