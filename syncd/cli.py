@@ -26,6 +26,7 @@ from syncd.daemon import run_daemon
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
+from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
@@ -330,11 +331,12 @@ def _history(args: argparse.Namespace, app: App) -> int:
             r.source,
             str(r.version or "-"),
             ",".join(r.kinds) or "-",
+            _withdrawn_cell(r.record),
             (r.record.title or "")[:50],
         )
         for r in revisions
     ]
-    _print_table(("SEQ", "OBSERVED (UTC)", "SOURCE", "V", "KINDS", "TITLE"), rows)
+    _print_table(("SEQ", "OBSERVED (UTC)", "SOURCE", "V", "KINDS", "WITHDRAWN", "TITLE"), rows)
     return EXIT_OK
 
 
@@ -397,6 +399,13 @@ def _fit_last_column(
 
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _withdrawn_cell(record: Record) -> str:
+    """Who withdrew the version ("author", "admin"), "yes" when unknown, "-" when not withdrawn."""
+    if not record.withdrawn:
+        return "-"
+    return record.withdrawn_by or "yes"
 
 
 def _authors_cell(authors: Sequence[str], complete: bool) -> str:

@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from syncd.vocabulary import RECORD_FIELDS, FieldShape
+from syncd.withdrawal import WithdrawnBy, detect_withdrawal
 
 __all__ = [
     "COMPARED_FIELDS",
@@ -64,10 +65,6 @@ _OLD_ARCHIVES = frozenset(
     }
 )
 _SHAPE = "not YYMM.NNNNN or archive/YYMMNNN, with an optional version vN"
-
-# arXiv marks a withdrawal by a new version whose comment (and usually the
-# replaced abstract) says so; see docs/arxiv/official_help_withdraw.md.
-_WITHDRAWN_RE = re.compile(r"\b(?:has been |is )?withdrawn\b", re.IGNORECASE)
 
 
 def normalize_text(value: str | None) -> str | None:
@@ -160,11 +157,8 @@ def _old_style_problem(archive: str, yymm: str) -> str | None:
 
 
 def is_withdrawal(comment: str | None, abstract: str | None) -> bool:
-    """Whether a version's comment or abstract announces a withdrawal."""
-    # Cheap tests first: this runs for every entry of every page.
-    if comment and "withdraw" in comment.lower() and _WITHDRAWN_RE.search(comment):
-        return True
-    return bool(abstract and abstract[:32].lower().startswith("this paper has been withdrawn"))
+    """Whether a version's comment or abstract announces a withdrawal (``syncd.withdrawal``)."""
+    return detect_withdrawal(abstract, comment).withdrawn
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +185,9 @@ class Record:
     published: str | None = None
     updated: str | None = None
     withdrawn: bool = field(default=False)
+    # "author" or "admin" when withdrawn and the notice says (syncd.withdrawal).
+    # Rows stored before this field existed lack it and read as None.
+    withdrawn_by: WithdrawnBy | None = None
 
     @property
     def is_seed(self) -> bool:
@@ -210,8 +207,11 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
-        """Rebuild a record from ``to_dict`` output (as stored in the database)."""
-        values = dict(data)
+        """Rebuild a record from ``to_dict`` output (as stored in the database).
+
+        Keys this syncd does not know (written by a newer one) are left out.
+        """
+        values = {name: value for name, value in data.items() if name in _FIELD_NAMES}
         values["authors"] = tuple(values.get("authors") or ())
         values["categories"] = tuple(values.get("categories") or ())
         return cls(**values)
@@ -227,6 +227,8 @@ class Record:
                 updates[name] = value
         if newer.authors:
             updates["authors_complete"] = newer.authors_complete
+        # Who withdrew goes with whether: a newer "not withdrawn" clears it.
+        updates["withdrawn_by"] = newer.withdrawn_by if newer.withdrawn else None
         return replace(self, **updates)
 
 
@@ -265,19 +267,28 @@ _HASH_ENCODERS: dict[FieldShape, Callable[[Any], str]] = {
     "set": _set,
     "flag": _flag,
 }
-_HASHED = tuple(f for f in RECORD_FIELDS if f.hashed)
+_HASHED = tuple(f for f in RECORD_FIELDS if f.hashed == "always")
 _get_hashed = attrgetter(*(f.name for f in _HASHED))
 _hash_encoders = tuple(_HASH_ENCODERS[f.shape] for f in _HASHED)
+_HASHED_WHEN_SET = tuple(
+    (f.name, _HASH_ENCODERS[f.shape]) for f in RECORD_FIELDS if f.hashed == "when_set"
+)
 
 
 def content_hash(record: Record) -> str:
     """A digest of what a diff compares: equal hashes mean no change to report.
 
-    The ``hashed`` fields of ``RECORD_FIELDS``, in order.  Categories are
+    The ``hashed`` fields of ``RECORD_FIELDS``, in order; "when_set" ones
+    only when set, so every record without them hashes as it did before
+    they existed and stored hashes stay valid.  Categories are
     hashed as a sorted set, as the diff compares them.  Fields are joined
     with NUL and list items with RS, characters XML 1.0 cannot carry, so the
     encoding is unambiguous.  This runs for every entry of every page, hence
     no JSON.
     """
     parts = [encode(v) for encode, v in zip(_hash_encoders, _get_hashed(record), strict=True)]
+    for name, encode in _HASHED_WHEN_SET:
+        value = getattr(record, name)
+        if value is not None:
+            parts.append(encode(value))
     return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).hexdigest()

@@ -22,6 +22,7 @@ __all__ = [
     "DeliveryStatus",
     "EventType",
     "FieldShape",
+    "HashRule",
     "Origin",
     "PaperStatus",
     "RecordField",
@@ -96,6 +97,9 @@ FieldShape = Literal["text", "number", "names", "set", "flag"]
 # record, "if_present" ones only on some, "never" ones on none (so a seed
 # record's value is "unknown" rather than empty, and is not compared).
 SeedKnowledge = Literal["shown", "if_present", "never"]
+# Whether a field is part of content_hash: "when_set" fields count only when
+# not None, so records stored before such a field existed keep their hash.
+HashRule = Literal["always", "never", "when_set"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +107,13 @@ class RecordField:
     """One field of the canonical record.
 
     ``kind`` is the change kind a difference in it reports; ``None`` means it
-    is not compared.  ``hashed`` fields make up ``content_hash``.
+    is not compared.  ``hashed`` says how it takes part in ``content_hash``.
     """
 
     name: str
     shape: FieldShape
     kind: str | None = None
-    hashed: bool = True
+    hashed: HashRule = "always"
     seed: SeedKnowledge = "never"
 
 
@@ -127,7 +131,9 @@ RECORD_FIELDS: tuple[RecordField, ...] = (
     RecordField("journal_ref", "text", kind="journal_ref"),
     RecordField("doi", "text", kind="doi"),
     # published and updated follow the version; they are not the paper's content.
-    RecordField("published", "text", hashed=False),
-    RecordField("updated", "text", hashed=False),
+    RecordField("published", "text", hashed="never"),
+    RecordField("updated", "text", hashed="never"),
     RecordField("withdrawn", "flag", kind="withdrawn"),
+    # "author" or "admin" (syncd.withdrawal); added after records were stored.
+    RecordField("withdrawn_by", "text", kind="withdrawn", hashed="when_set"),
 )

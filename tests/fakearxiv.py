@@ -43,7 +43,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from lxml import etree
 
-from syncd.record import Record, is_withdrawal, normalize_name, split_arxiv_id
+from syncd.record import Record, normalize_name, split_arxiv_id
+from syncd.withdrawal import detect_withdrawal
 
 __all__ = [
     "ARXIV_NS",
@@ -56,6 +57,7 @@ __all__ = [
     "HTML_PROXY_PAGE",
     "OPENSEARCH_NS",
     "QUADRATIC_BLOWUP",
+    "WITHDRAWN_BY_AUTHORS",
     "Backend",
     "FakeArxiv",
     "Fault",
@@ -905,6 +907,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 _AMENDABLE = frozenset({"journal_ref", "doi", "comment", "categories", "primary_category"})
 DEFAULT_EPOCH = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+# The notice arXiv puts in the abstract of a version its authors withdrew.
+WITHDRAWN_BY_AUTHORS = "This paper has been withdrawn by the authors."
+
+
+def _with_withdrawal(record: Record) -> Record:
+    """``record`` with ``withdrawn`` and ``withdrawn_by`` as syncd reads them from its text."""
+    verdict = detect_withdrawal(record.abstract, record.comment)
+    return replace(record, withdrawn=verdict.withdrawn, withdrawn_by=verdict.by)
 
 
 class FakeArxiv:
@@ -1015,8 +1025,8 @@ class FakeArxiv:
         ``record.version`` must be one more than the current version (1 for a
         new paper).  The stored record has ``published`` (v1's time) and
         ``updated`` filled when None, times written as arXiv does,
-        ``authors_complete`` true and ``withdrawn`` derived from comment and
-        abstract.  ``affiliations`` maps author names to their affiliations.
+        ``authors_complete`` true and ``withdrawn``/``withdrawn_by`` derived
+        from abstract and comment.  ``affiliations`` maps author names to their affiliations.
         A removed paper published again reappears.
         """
         arxiv_id = _bare_id(record.arxiv_id)
@@ -1047,21 +1057,31 @@ class FakeArxiv:
             fields["categories"] = tuple(fields["categories"])
         with self._lock:
             history = self._history(arxiv_id)
-            amended = replace(history[-1], **fields)
-            amended = replace(amended, withdrawn=is_withdrawal(amended.comment, amended.abstract))
+            amended = _with_withdrawal(replace(history[-1], **fields))
             history[-1] = amended
         return amended
 
-    def withdraw(self, arxiv_id: str, reason: str | None = None) -> Record:
-        """Publish a withdrawal: a new version whose comment announces it."""
+    def withdraw(
+        self, arxiv_id: str, reason: str | None = None, *, notice: str = WITHDRAWN_BY_AUTHORS
+    ) -> Record:
+        """Publish a withdrawal: a new version whose abstract is arXiv's ``notice``.
+
+        As in arXiv's 2023 process, the comment holds the ``reason``.
+        """
+        if not detect_withdrawal(notice, None).withdrawn:
+            raise ValueError(f"{notice!r} is not a withdrawal notice arXiv writes")
         with self._lock:
             current = self._history(arxiv_id)[-1]
-        comment = reason or "This paper has been withdrawn by the authors."
-        if not is_withdrawal(comment, None):
-            comment = f"This paper has been withdrawn: {comment}"
         version = (current.version or 0) + 1
         return self.publish(
-            replace(current, version=version, comment=comment, published=None, updated=None)
+            replace(
+                current,
+                version=version,
+                abstract=notice,
+                comment=reason,
+                published=None,
+                updated=None,
+            )
         )
 
     def remove(self, arxiv_id: str, *, keep_id_lookup: bool = False) -> None:
@@ -1148,8 +1168,8 @@ class FakeArxiv:
         self._next_time = max(self._next_time, _parse_time(stamp) + self._step)
 
     def _complete(self, record: Record, history: list[Record]) -> Record:
-        if record.withdrawn and not is_withdrawal(record.comment, record.abstract):
-            raise ValueError("arXiv announces a withdrawal in the comment; use withdraw()")
+        if record.withdrawn and not detect_withdrawal(record.abstract, record.comment).withdrawn:
+            raise ValueError("arXiv announces a withdrawal in its notice; use withdraw()")
         previous = history[-1].updated if history else None
         published = _normalize_time(record.published) if record.published else None
         updated = _normalize_time(record.updated) if record.updated else None
@@ -1167,12 +1187,8 @@ class FakeArxiv:
             updated = published if not history and published else self._tick(previous)
         published = published or updated
         self._see(updated)
-        return replace(
-            record,
-            published=published,
-            updated=updated,
-            authors_complete=True,
-            withdrawn=is_withdrawal(record.comment, record.abstract),
+        return _with_withdrawal(
+            replace(record, published=published, updated=updated, authors_complete=True)
         )
 
     def _track(self, connection: socket.socket) -> None:

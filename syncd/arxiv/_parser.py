@@ -26,7 +26,8 @@ from typing import cast
 from lxml import etree
 
 from syncd.errors import ApiError, FeedError
-from syncd.record import ArxivIdError, Record, is_withdrawal, normalize_text, split_arxiv_id
+from syncd.record import ArxivIdError, Record, normalize_text, split_arxiv_id
+from syncd.withdrawal import detect_withdrawal
 
 __all__ = ["FeedPage", "parse_feed"]
 
@@ -346,6 +347,8 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
     doi = _clean(raw.doi)
     if doi is None and raw.doi_link and _DOI_URL_MARK in raw.doi_link:
         doi = normalize_text(raw.doi_link.split(_DOI_URL_MARK, 1)[1])
+    # The Atom API carries no authoritative verdict: arXiv's notice in the text decides.
+    withdrawal = detect_withdrawal(abstract, comment)
     return Record(
         arxiv_id=arxiv_id,
         version=version,
@@ -360,7 +363,8 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         doi=doi,
         published=_term(raw.published),
         updated=_term(raw.updated),
-        withdrawn=is_withdrawal(comment, abstract),
+        withdrawn=withdrawal.withdrawn,
+        withdrawn_by=withdrawal.by,
     )
 
 

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+from typing import Any
+
 import pytest
 import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
 
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.planner import seed_writes
+from syncd.record import Record, content_hash
 from syncd.seeds import load_seeds
 from syncd.storage import Storage
+from syncd.storage.schema import papers_table, revisions_table
+from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
+
+NESTPIPE = "2604.06956"
+FLOWTRAIN = "2606.23087"
+LORA = "2606.12883"
 
 
 def test_empty_database_upgrades_to_the_models(database_url: str) -> None:
@@ -64,3 +77,132 @@ def test_auto_migration_can_be_turned_off(syncd: Syncd, monkeypatch: pytest.Monk
     outcome = syncd("papers")
     assert outcome.code == 1
     assert "database error" in outcome.err
+
+
+# The rule syncd applied before 0006 (issue 15): any "withdrawn" in the
+# comment, or an abstract opening "this paper has been withdrawn".
+_PREVIOUS_RULE = re.compile(r"\b(?:has been |is )?withdrawn\b", re.IGNORECASE)
+
+
+def _previous_verdict(record: dict[str, Any]) -> bool:
+    comment, abstract = record.get("comment") or "", record.get("abstract") or ""
+    return bool(_PREVIOUS_RULE.search(comment)) or abstract[:32].lower().startswith(
+        "this paper has been withdrawn"
+    )
+
+
+def _store_as_before_0006(database_url: str) -> None:
+    """Rewrite every stored record as the syncd before 0006 stored it.
+
+    No withdrawn_by key, its withdrawal verdict, and its hash: content_hash
+    of a record without withdrawn_by is the previous hash (tests/unit/test_record).
+    """
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            for table in (papers_table, revisions_table):
+                for row in conn.execute(sa.select(table.c.id, table.c.record)).all():
+                    record = {k: v for k, v in row.record.items() if k != "withdrawn_by"}
+                    record["withdrawn"] = _previous_verdict(record)
+                    digest = content_hash(Record.from_dict(record))
+                    conn.execute(
+                        sa.update(table)
+                        .where(table.c.id == row.id)
+                        .values(record=record, record_hash=digest)
+                    )
+    finally:
+        engine.dispose()
+
+
+def _stored_records(database_url: str) -> list[tuple[dict[str, Any], str]]:
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            return [
+                (row.record, row.record_hash)
+                for table in (papers_table, revisions_table)
+                for row in conn.execute(sa.select(table.c.record, table.c.record_hash))
+            ]
+    finally:
+        engine.dispose()
+
+
+def _sync_at_0005(syncd: Syncd, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sync into a database at 0005, then leave its rows as the previous syncd would have."""
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        upgrade(engine, "0005")
+    finally:
+        engine.dispose()
+    with monkeypatch.context() as patch:
+        patch.setenv("SYNCD_DATABASE_MIGRATE", "false")
+        outcome = syncd("sync")
+        assert outcome.code == 0, outcome.err
+    _store_as_before_0006(syncd.database_url)
+
+
+def test_upgrade_to_withdrawn_by_is_quiet(
+    syncd: Syncd, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows stored at 0005, withdrawals included, pass 0006 and an unchanged arXiv says nothing."""
+    arxiv.withdraw(NESTPIPE, "An error in Lemma 2.")  # the notice opens the abstract
+    current = arxiv.current(FLOWTRAIN)  # the shape the previous fake arXiv withdrew in
+    comment = "This paper has been withdrawn by the authors."
+    arxiv.publish(replace(current, version=2, comment=comment, updated=None))
+    _sync_at_0005(syncd, monkeypatch)
+    before = syncd.counts()
+    assert all("withdrawn_by" not in record for record, _ in _stored_records(syncd.database_url))
+
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    assert syncd("db", "check").code == 0
+    after = syncd.counts()
+    assert (after["events"], after["revisions"]) == (before["events"], before["revisions"])
+    for paper in (NESTPIPE, FLOWTRAIN):
+        latest = syncd.json("history", paper)[-1]["record"]
+        assert (latest["withdrawn"], latest["withdrawn_by"]) == (True, "author")
+    for record, digest in _stored_records(syncd.database_url):
+        assert digest == content_hash(Record.from_dict(record))
+
+
+def test_upgrade_corrects_a_stored_false_alarm_once(
+    syncd: Syncd, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version the previous rule called withdrawn gets one event saying it is not, then quiet."""
+    current = arxiv.current(LORA)
+    comment = "Supersedes the withdrawn arXiv:2101.00001; 12 pages"
+    arxiv.publish(replace(current, version=2, comment=comment, updated=None))
+    _sync_at_0005(syncd, monkeypatch)
+    stored = syncd.json("history", LORA)[-1]["record"]
+    assert stored["withdrawn"] is True
+    last = syncd.json("events")[-1]["id"]
+
+    assert syncd("sync").code == 0
+    (event,) = syncd.json("events", "--since", last)
+    assert event["kinds"] == ["withdrawn"]
+    assert event["changes"] == {"withdrawn": {"old": True, "new": False}}
+    before = syncd.counts()
+    assert syncd("sync").code == 0
+    assert syncd.counts()["events"] == before["events"]
+
+
+def test_withdrawn_by_downgrades_to_rows_the_previous_syncd_reads(
+    syncd: Syncd, arxiv: FakeArxiv
+) -> None:
+    """Downgrading 0006 drops withdrawn_by from every row and restores the previous hashes."""
+    arxiv.withdraw(NESTPIPE, notice="This submission has been withdrawn by arXiv administrators.")
+    assert syncd("sync").code == 0
+    assert any(r.get("withdrawn_by") == "admin" for r, _ in _stored_records(syncd.database_url))
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.begin() as conn:
+            config = Config()
+            config.set_main_option("script_location", "syncd:migrations")
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0005")
+        assert current_revision(engine) == "0005"
+    finally:
+        engine.dispose()
+    for record, digest in _stored_records(syncd.database_url):
+        assert "withdrawn_by" not in record
+        assert digest == content_hash(Record.from_dict(record))

@@ -240,6 +240,7 @@ class TestKinds:
         assert "withdrawn" in event["kinds"]
         assert "version" in event["kinds"]
         assert event["changes"]["withdrawn"] == {"old": False, "new": True}
+        assert event["changes"]["withdrawn_by"] == {"old": None, "new": "author"}
 
     def test_author_change_lists_added_and_removed(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """The authors change names who was added and who removed."""
@@ -249,6 +250,83 @@ class TestKinds:
         (event,) = _events(syncd, since=last)
         assert event["changes"]["authors"]["added"] == ["New Person"]
         assert event["changes"]["authors"]["removed"] == ["Zhaolong Xing"]
+
+
+# Issue 15's cases, one paper each: what a new version says, and the verdict it must get.
+ORDINARY_VERSIONS: dict[str, dict[str, str]] = {
+    "2212.09483": {"comment": "Supersedes the withdrawn arXiv:2101.00001; 12 pages"},
+    "2512.22386": {"comment": "v2: the claim withdrawn in v1 is restored with a new proof"},
+    "2606.23087": {
+        "comment": "Our earlier workshop version was withdrawn from the proceedings;"
+        " this is the full paper"
+    },
+    "2606.12883": {"comment": "12 pages; arXiv admin note: text overlap with arXiv:2101.00001"},
+    NESTPIPE: {
+        "abstract": "This paper studies drugs withdrawn from the market after approval and"
+        " what their withdrawal teaches about post-market surveillance."
+    },
+}
+NOTICES: dict[str, tuple[str, str]] = {
+    "2212.09483": ("This paper has been withdrawn by Zhida Jiang", "author"),
+    "2512.22386": ("[This paper has been withdrawn by the authors.]", "author"),
+    "2606.23087": ("This submission has been withdrawn at the request of the author.", "author"),
+    NESTPIPE: (
+        "arXiv admin note: this paper has been withdrawn by arXiv administrators because it"
+        " duplicates an earlier submission by the same authors.",
+        "admin",
+    ),
+}
+
+
+class TestWithdrawals:
+    def test_ordinary_versions_are_no_withdrawal(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """False alarms, a non-withdrawing admin note and a drug paper carry no withdrawn kind."""
+        last = _synced(syncd)
+        for arxiv_id, fields in ORDINARY_VERSIONS.items():
+            _new_version(arxiv, arxiv_id, **fields)
+        _synced(syncd)
+        events = _events(syncd, since=last)
+        assert sorted(e["paper"]["arxiv_id"] for e in events) == sorted(ORDINARY_VERSIONS)
+        for event in events:
+            assert "withdrawn" not in event["kinds"], event["paper"]
+            assert (event["record"]["withdrawn"], event["record"]["withdrawn_by"]) == (False, None)
+
+    @pytest.mark.parametrize("backend", ["new", "old"])
+    def test_every_notice_form_is_a_withdrawal(
+        self, syncd: Syncd, arxiv: FakeArxiv, backend: fa.Backend
+    ) -> None:
+        """The four notice forms, hard-wrapped or not, withdraw with who withdrew named."""
+        last = _synced(syncd)
+        arxiv.backend = backend  # the old backend hard-wrapped the summary
+        for arxiv_id, (notice, _) in NOTICES.items():
+            arxiv.withdraw(arxiv_id, "The main result relies on a false lemma.", notice=notice)
+        _synced(syncd)
+        events = {e["paper"]["arxiv_id"]: e for e in _events(syncd, since=last)}
+        assert sorted(events) == sorted(NOTICES)
+        for arxiv_id, (_, by) in NOTICES.items():
+            changes = events[arxiv_id]["changes"]
+            assert "withdrawn" in events[arxiv_id]["kinds"]
+            assert changes["withdrawn"] == {"old": False, "new": True}
+            assert changes["withdrawn_by"] == {"old": None, "new": by}
+
+    def test_a_normal_version_after_a_withdrawal_unwithdraws(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """A later normal version is a withdrawn change back to false, shown in history."""
+        _synced(syncd)
+        abstract = arxiv.current(NESTPIPE).abstract
+        arxiv.withdraw(NESTPIPE, "Withdrawn while a proof is checked.")
+        last = _synced(syncd)
+        normal = {"abstract": abstract, "comment": "v3: the proof holds", "withdrawn": False}
+        _new_version(arxiv, NESTPIPE, **normal)
+        _synced(syncd)
+        (event,) = _events(syncd, since=last)
+        assert "withdrawn" in event["kinds"]
+        assert event["changes"]["withdrawn"] == {"old": True, "new": False}
+        assert event["changes"]["withdrawn_by"] == {"old": "author", "new": None}
+        table = syncd("history", NESTPIPE).out.splitlines()
+        assert "WITHDRAWN" in table[1]
+        assert [line.split()[6] for line in table[-2:]] == ["author", "-"]
 
 
 class TestAddedAndRemoved:

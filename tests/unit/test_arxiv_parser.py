@@ -225,8 +225,15 @@ class TestRecordBuilding:
     def test_withdrawal_is_detected(self) -> None:
         """A version whose comment announces a withdrawal is marked withdrawn."""
         extra = "<arxiv:comment>This paper has been withdrawn by the author</arxiv:comment>"
-        assert only_record(feed(entry(extra=extra))).withdrawn is True
+        withdrawn = only_record(feed(entry(extra=extra)))
+        assert (withdrawn.withdrawn, withdrawn.withdrawn_by) == (True, "author")
         assert only_record(feed(entry())).withdrawn is False
+
+    def test_withdrawn_in_a_comment_is_no_withdrawal(self) -> None:
+        """A comment that only mentions a withdrawn paper marks nothing."""
+        extra = "<arxiv:comment>Supersedes the withdrawn arXiv:2101.00001; 12 pages</arxiv:comment>"
+        record = only_record(feed(entry(extra=extra)))
+        assert (record.withdrawn, record.withdrawn_by) == (False, None)
 
     def test_doi_from_link_when_no_arxiv_doi(self) -> None:
         """Without arxiv:doi, the DOI is read from the link titled "doi"."""

@@ -45,6 +45,7 @@ class TestKinds:
             ({"journal_ref": "INFOCOM 2023"}, "journal_ref"),
             ({"doi": "10.1109/INFOCOM.2023.1"}, "doi"),
             ({"withdrawn": True}, "withdrawn"),
+            ({"withdrawn": True, "withdrawn_by": "admin"}, "withdrawn"),
         ],
     )
     def test_each_field_reports_its_kind(self, changes: dict[str, object], kind: str) -> None:
@@ -71,6 +72,16 @@ class TestKinds:
         new = replace(BASE, doi="10.1/x", version=2, title="T")
         assert diff_records(BASE, new).kinds == ("version", "title", "doi")
         assert set(KINDS) >= set(diff_records(BASE, new).kinds)
+
+    def test_withdrawal_names_who_withdrew(self) -> None:
+        """A withdrawal's changes say who withdrew; a later normal version undoes both."""
+        withdrawn = replace(BASE, version=2, withdrawn=True, withdrawn_by="author")
+        change = diff_records(BASE, withdrawn)
+        assert change.changes["withdrawn"] == {"old": False, "new": True}
+        assert change.changes["withdrawn_by"] == {"old": None, "new": "author"}
+        back = diff_records(withdrawn, replace(BASE, version=3))
+        assert "withdrawn" in back.kinds
+        assert back.changes["withdrawn_by"] == {"old": "author", "new": None}
 
     def test_changes_carry_old_and_new(self) -> None:
         """Every changed field carries its old and new value."""

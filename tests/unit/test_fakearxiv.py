@@ -413,11 +413,16 @@ def test_amend_changes_metadata_without_a_new_version(
 
 
 def test_withdraw_publishes_a_withdrawn_version(arxiv: FakeArxiv) -> None:
-    """withdraw adds a version whose comment announces the withdrawal."""
+    """withdraw adds a version whose abstract is arXiv's notice and whose comment the reason."""
     arxiv.publish(make_record("2606.00001"))
-    withdrawn = arxiv.withdraw("2606.00001", "This paper has been withdrawn due to an error.")
-    assert (withdrawn.version, withdrawn.withdrawn) == (2, True)
-    assert withdrawn.comment == "This paper has been withdrawn due to an error."
+    withdrawn = arxiv.withdraw("2606.00001", "An error in Lemma 2.")
+    assert (withdrawn.version, withdrawn.withdrawn, withdrawn.withdrawn_by) == (2, True, "author")
+    assert withdrawn.abstract == "This paper has been withdrawn by the authors."
+    assert withdrawn.comment == "An error in Lemma 2."
+    admin = "arXiv admin note: this paper has been withdrawn by arXiv administrators."
+    assert arxiv.withdraw("2606.00001", notice=admin).withdrawn_by == "admin"
+    with pytest.raises(ValueError, match="not a withdrawal notice"):
+        arxiv.withdraw("2606.00001", notice="We withdraw nothing.")
 
 
 def test_remove_hides_a_paper_from_author_queries(arxiv: FakeArxiv, client: httpx.Client) -> None:

@@ -140,6 +140,44 @@ class TestRecord:
         assert content_hash(record) == content_hash(same)
         assert content_hash(record) != content_hash(replace(record, doi="10.1/x"))
 
+    def test_hash_without_withdrawn_by_is_the_stored_one(self) -> None:
+        """Records without withdrawn_by hash exactly as before the field existed."""
+        # Digests computed by content_hash before withdrawn_by was added.
+        withdrawn = Record(
+            arxiv_id="2604.06956",
+            version=2,
+            title="NestPipe",
+            abstract="This paper has been withdrawn by the authors.",
+            authors=("Zhida Jiang", "Hu Xu"),
+            authors_complete=True,
+            primary_category="cs.DC",
+            categories=("cs.LG", "cs.DC"),
+            comment="An error in Lemma 2.",
+            withdrawn=True,
+        )
+        normal = replace(
+            withdrawn, withdrawn=False, abstract="We pipeline nested models.", comment="12 pages"
+        )
+        assert content_hash(withdrawn) == "b8113a01d642abef67bc3d7f6e8ce939"
+        assert content_hash(normal) == "3644ad48d069db4fc931445c016a866f"
+        by_author = replace(withdrawn, withdrawn_by="author")
+        assert content_hash(by_author) not in {
+            content_hash(withdrawn),
+            content_hash(replace(withdrawn, withdrawn_by="admin")),
+        }
+
+    def test_rows_without_withdrawn_by_read_as_unknown(self) -> None:
+        """A record stored before withdrawn_by existed reads back with it None."""
+        data = Record(arxiv_id="1", version=2, withdrawn=True).to_dict()
+        del data["withdrawn_by"]
+        assert Record.from_dict(data).withdrawn_by is None
+
+    def test_merge_clears_withdrawn_by_with_withdrawn(self) -> None:
+        """A newer record that is not withdrawn takes who-withdrew away with it."""
+        old = Record(arxiv_id="1", version=2, withdrawn=True, withdrawn_by="admin")
+        merged = old.merged_with(Record(arxiv_id="1", version=3))
+        assert (merged.withdrawn, merged.withdrawn_by) == (False, None)
+
     def test_names_fold(self) -> None:
         """Names compare without case, accents or punctuation."""
         assert normalize_name("Zhída  JIANG") == normalize_name("zhida jiang")
@@ -149,3 +187,4 @@ class TestRecord:
         assert is_withdrawal("This paper has been withdrawn by the authors", None)
         assert is_withdrawal(None, "This paper has been withdrawn due to an error.")
         assert not is_withdrawal("12 pages, 4 figures", "We study withdrawal symptoms.")
+        assert not is_withdrawal("Supersedes the withdrawn arXiv:2101.00001; 12 pages", None)
