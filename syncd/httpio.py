@@ -1,0 +1,147 @@
+"""HTTP plumbing shared by syncd's two clients: the arXiv client and the webhook sender.
+
+Both send one request per attempt and must not let the other side decide how
+long that attempt lasts.  httpx's timeouts bound each read and write, not the
+attempt: a server that drips its status line, headers or body a byte at a time
+held an attempt for as long as it liked (100 s with a 3 s timeout), and with it
+a sync cycle or the dispatcher's batch.  So an attempt runs inside
+``attempt_deadline`` on a ``DeadlineTransport``, whose every connect, TLS
+handshake, read and write ends by that deadline.
+
+Nothing here knows about configuration, metrics, the store or webhooks.
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpcore
+import httpx
+
+__all__ = [
+    "DeadlineBackend",
+    "DeadlineTransport",
+    "attempt_deadline",
+]
+
+# The deadline (time.monotonic()) of the attempt this thread is sending, read
+# by every stream DeadlineBackend opens.  Thread-local because the clients are
+# synchronous: the thread that sends an attempt is the one that reads it.
+_attempt = threading.local()
+
+
+@contextmanager
+def attempt_deadline(deadline: float) -> Iterator[None]:
+    """Bound every network operation of this thread by ``deadline`` (``time.monotonic()``).
+
+    Only connections opened by a ``DeadlineBackend`` obey it; a pooled one
+    obeys the deadline of whichever attempt uses it.
+    """
+    previous: float | None = getattr(_attempt, "deadline", None)
+    _attempt.deadline = deadline
+    try:
+        yield
+    finally:
+        _attempt.deadline = previous
+
+
+def _within_deadline(
+    timeout: float | None, expired: type[httpcore.TimeoutException]
+) -> float | None:
+    """``timeout``, shortened to what is left of the current attempt; raise ``expired`` if none."""
+    deadline: float | None = getattr(_attempt, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the attempt's timeout ran out")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose reads and writes all end by the current attempt's deadline."""
+
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _within_deadline(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _within_deadline(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        tls = self._stream.start_tls(
+            ssl_context, server_hostname, _within_deadline(timeout, httpcore.ConnectTimeout)
+        )
+        return _DeadlineStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class DeadlineBackend(httpcore.SyncBackend):
+    """httpcore's socket backend, opening connections that end by the attempt's deadline.
+
+    Subclasses that choose where to connect (the webhook sender's destination
+    check) override ``connect_tcp`` and call this one for each address.
+    """
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = super().connect_tcp(
+            host,
+            port,
+            _within_deadline(timeout, httpcore.ConnectTimeout),
+            local_address,
+            socket_options,
+        )
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = super().connect_unix_socket(
+            path, _within_deadline(timeout, httpcore.ConnectTimeout), socket_options
+        )
+        return _DeadlineStream(stream)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport (no retries), connecting through a ``DeadlineBackend``."""
+
+    def __init__(self, limits: httpx.Limits, backend: DeadlineBackend | None = None) -> None:
+        super().__init__(limits=limits, retries=0)
+        # httpx takes no network backend, so its pool is replaced by one built
+        # the same way (httpx's default SSL context, these limits) with ours;
+        # the clients' tests with dripping servers prove it is in the path.
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            retries=0,
+            network_backend=backend if backend is not None else DeadlineBackend(),
+        )
