@@ -4,7 +4,9 @@ Polite: one connection, a descriptive User-Agent, and never two requests of
 this process starting closer than ``request_interval`` seconds apart, whatever
 client instance or thread sends them (arXiv asks for 3 s).  Failures that may
 pass (timeouts, connection errors, 429, 5xx) are retried with exponential
-backoff and full jitter, honouring ``Retry-After``.
+backoff and full jitter, honouring ``Retry-After``.  ``timeout`` bounds a whole
+attempt, from connecting to the body's last byte, so a server dripping its
+headers or body cannot hold a cycle past it.
 
 Suspicious: every body is read with a size cap and parsed by ``parse_feed``,
 and a search is paged only while the pages add up: a page that is empty, short,
@@ -37,6 +39,7 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
+from syncd.httpio import DeadlineTransport, attempt_deadline
 from syncd.record import Record, split_arxiv_id
 
 __all__ = ["ArxivClient", "parse_retry_after", "retry_delay"]
@@ -160,7 +163,7 @@ class ArxivClient:
         self._rng = rng if rng is not None else random.Random()
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         if transport is None:
-            transport = httpx.HTTPTransport(limits=limits, retries=0)
+            transport = DeadlineTransport(limits)
         user_agent = settings.user_agent
         if settings.contact:
             user_agent = f"{user_agent} mailto:{settings.contact}"
@@ -307,13 +310,22 @@ class ArxivClient:
 
     def _send(self, params: dict[str, str | int]) -> _Answer:
         """Send one GET and read the body, streamed and capped, when it may be of use."""
-        with self._http.stream("GET", self._settings.api_url, params=params) as response:
+        # httpx's timeout bounds each read; a server dripping its headers or
+        # body a byte at a time could stretch one attempt forever, and later
+        # scheduled cycles would be skipped as still running.  The deadline
+        # bounds the whole attempt (on the default transport; the body read
+        # checks it on any transport).
+        deadline = time.monotonic() + self._settings.timeout
+        with (
+            attempt_deadline(deadline),
+            self._http.stream("GET", self._settings.api_url, params=params) as response,
+        ):
             status = response.status_code
             wanted = status == 200 or (400 <= status < 500 and status != 429)
-            body = self._read_capped(response) if wanted else b""
+            body = self._read_capped(response, deadline) if wanted else b""
             return _Answer(status, response.reason_phrase, response.headers, body)
 
-    def _read_capped(self, response: httpx.Response) -> bytes | None:
+    def _read_capped(self, response: httpx.Response, deadline: float) -> bytes | None:
         """The decoded body, or ``None`` as soon as it exceeds ``max_response_bytes``."""
         cap = self._settings.max_response_bytes
         declared = response.headers.get("content-length", "")
@@ -321,14 +333,11 @@ class ArxivClient:
             return None
         chunks: list[bytes] = []
         size = 0
-        # httpx's timeout bounds each read; a server dripping bytes could
-        # stretch one request forever, so the whole body has a deadline too.
-        deadline = self._clock() + self._settings.timeout
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > cap:
                 return None
-            if self._clock() > deadline:
+            if time.monotonic() > deadline:
                 raise httpx.ReadTimeout("the response took longer than the timeout to arrive")
             chunks.append(chunk)
         return b"".join(chunks)
