@@ -8,26 +8,40 @@ a sync cycle or the dispatcher's batch.  So an attempt runs inside
 ``attempt_deadline`` on a ``DeadlineTransport``, whose every connect, TLS
 handshake, read and write ends by that deadline.
 
-Nothing here knows about configuration, metrics, the store or webhooks.
+Also here, so both clients read answers alike: which statuses carry a
+``Retry-After`` worth honouring and how to read it, the server's ``Date``, and
+how a failed attempt is described.  Nothing here knows about configuration,
+metrics, the store or webhooks.
 """
 
 from __future__ import annotations
 
+import email.utils
 import ssl
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import httpcore
 import httpx
 
 __all__ = [
+    "RETRY_AFTER_STATUSES",
     "DeadlineBackend",
     "DeadlineTransport",
     "attempt_deadline",
+    "failure_reason",
+    "parse_http_date",
+    "parse_retry_after",
+    "response_time",
 ]
+
+# Statuses whose Retry-After is honoured: RFC 9110 §10.2.3 names 503 (and 3xx,
+# which neither client follows); RFC 6585 §4 adds 429.
+RETRY_AFTER_STATUSES: frozenset[int] = frozenset({429, 503})
 
 # The deadline (time.monotonic()) of the attempt this thread is sending, read
 # by every stream DeadlineBackend opens.  Thread-local because the clients are
@@ -145,3 +159,44 @@ class DeadlineTransport(httpx.HTTPTransport):
             retries=0,
             network_backend=backend if backend is not None else DeadlineBackend(),
         )
+
+
+# -- reading answers ----------------------------------------------------------------
+
+
+def parse_http_date(value: str) -> datetime | None:
+    """The moment an HTTP-date (RFC 9110 §5.6.7) names, timezone-aware; ``None`` if unreadable."""
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    # An HTTP-date is always GMT; email.utils gives "-0000" as a naive datetime.
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds asked for by a ``Retry-After`` value (delta-seconds or HTTP-date), else ``None``.
+
+    A date in the past means 0; an unreadable value is ignored (``None``).
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return float(int(text))
+    when = parse_http_date(text)
+    if when is None:
+        return None
+    return max(0.0, (when - now).total_seconds())
+
+
+def response_time(headers: httpx.Headers) -> datetime:
+    """The server's ``Date`` (so an HTTP-date Retry-After ignores our clock's skew), else now."""
+    value = headers.get("date")
+    when = parse_http_date(value) if value else None
+    return when if when is not None else datetime.now(UTC)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """``"ReadTimeout: <message>"``, or the bare type name of an exception without a message."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

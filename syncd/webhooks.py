@@ -42,10 +42,16 @@ import httpx
 import structlog
 
 from syncd import __version__
-from syncd.arxiv._client import parse_retry_after
 from syncd.config import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
-from syncd.httpio import DeadlineBackend, DeadlineTransport, attempt_deadline
+from syncd.httpio import (
+    RETRY_AFTER_STATUSES,
+    DeadlineBackend,
+    DeadlineTransport,
+    attempt_deadline,
+    failure_reason,
+    parse_retry_after,
+)
 from syncd.store import Event
 from syncd.views import event_json
 
@@ -91,8 +97,6 @@ _MAX_RESPONSE_BYTES = 64 * 1024
 _EXCERPT_CHARS = 200
 _REDACTED = "[redacted]"
 _MIN_SCRUBBED_VALUE = 4
-# RFC 9110 §10.2.3 and RFC 6585: the statuses whose Retry-After we honour.
-_RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 Outcome = Literal["delivered", "retry", "gone"]
 
@@ -636,7 +640,7 @@ class WebhookSender:
             # it) and finally dead-letters, so it shows up like any other.
             result = DeliveryResult("retry", None, None, str(exc), time.monotonic() - started)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            reason = failure_reason(exc)
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
         if result.error is not None:
             result = replace(result, error=_scrub(result.error, url, secrets))
@@ -668,7 +672,7 @@ class WebhookSender:
             reason = response.reason_phrase
             location = response.headers.get("location")
             retry_after = None
-            if status in _RETRY_AFTER_STATUSES:
+            if status in RETRY_AFTER_STATUSES:
                 retry_after = parse_retry_after(
                     response.headers.get("retry-after"), datetime.now(UTC)
                 )

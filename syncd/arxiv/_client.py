@@ -16,13 +16,11 @@ with ``FeedError`` instead of yielding an incomplete result set.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -39,16 +37,19 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
-from syncd.httpio import DeadlineTransport, attempt_deadline
+from syncd.httpio import (
+    RETRY_AFTER_STATUSES,
+    DeadlineTransport,
+    attempt_deadline,
+    failure_reason,
+    parse_retry_after,
+    response_time,
+)
 from syncd.record import Record, split_arxiv_id
 
-__all__ = ["ArxivClient", "parse_retry_after", "retry_delay"]
+__all__ = ["ArxivClient", "retry_delay"]
 
 _log = structlog.get_logger(__name__)
-
-# Statuses whose Retry-After is honoured (RFC 9110 §10.2.3 names 503 and 3xx;
-# RFC 6585 adds 429).
-_RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 # Transport failures that another try may cure.  The rest of httpx's errors
 # (unsupported scheme, a request we built wrongly, an undecodable body) will not.
@@ -110,25 +111,6 @@ def retry_delay(
     if retry_after is not None:
         delay = max(delay, min(retry_after, cap))
     return delay
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds asked for by a ``Retry-After`` value (delta-seconds or HTTP-date), else ``None``.
-
-    A date in the past means 0; an unreadable value is ignored (``None``).
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    if text.isascii() and text.isdigit():
-        return float(int(text))
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +261,7 @@ class ArxivClient:
             try:
                 answer = self._send(params)
             except httpx.HTTPError as exc:
-                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                reason = failure_reason(exc)
                 self._log_attempt(context, attempt, None, started, error=reason)
                 if not isinstance(exc, _RETRYABLE_ERRORS):
                     raise PermanentUpstreamError(f"the request to arXiv failed: {reason}") from exc
@@ -289,9 +271,9 @@ class ArxivClient:
             status = answer.status
             if status == 429 or status >= 500:
                 retry_after = None
-                if status in _RETRY_AFTER_STATUSES:
+                if status in RETRY_AFTER_STATUSES:
                     retry_after = parse_retry_after(
-                        answer.headers.get("retry-after"), _response_time(answer.headers)
+                        answer.headers.get("retry-after"), response_time(answer.headers)
                     )
                 rate_limited = status == 429 or retry_after is not None
                 failure = f"HTTP {status} {answer.reason}".rstrip()
@@ -386,19 +368,6 @@ class ArxivClient:
             fields["error"] = error
         _log.info("arxiv_request", **fields)
         metrics.observe_upstream(status)
-
-
-def _response_time(headers: httpx.Headers) -> datetime:
-    """The server's ``Date`` (so an HTTP-date Retry-After ignores our clock's skew), else now."""
-    value = headers.get("date")
-    if value:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            pass
-        else:
-            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-    return datetime.now(UTC)
 
 
 def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, seen: set[str]) -> int:

@@ -15,7 +15,7 @@ from structlog.testing import capture_logs
 
 from syncd.arxiv import ArxivClient, FeedPage
 from syncd.arxiv import _client as client_module
-from syncd.arxiv._client import parse_retry_after, retry_delay
+from syncd.arxiv._client import retry_delay
 from syncd.config import ArxivSettings
 from syncd.errors import (
     ApiError,
@@ -24,6 +24,7 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
+from syncd.httpio import parse_retry_after
 from tests.dripper import HeaderDripper
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
