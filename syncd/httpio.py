@@ -8,9 +8,10 @@ a sync cycle or the dispatcher's batch.  So an attempt runs inside
 ``attempt_deadline`` on a ``DeadlineTransport``, whose every connect, TLS
 handshake, read and write ends by that deadline.
 
-Also here, so both clients read answers alike: which statuses carry a
-``Retry-After`` worth honouring and how to read it, the server's ``Date``, and
-how a failed attempt is described.  Nothing here knows about configuration,
+Also here, so both clients read answers alike: the body, read under a size
+cap by the same deadline; which statuses carry a ``Retry-After`` worth
+honouring and how to read it; the server's ``Date``; and how a failed attempt
+is described.  Nothing here knows about configuration,
 metrics, the store or webhooks.
 """
 
@@ -23,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 import httpcore
 import httpx
@@ -36,6 +37,7 @@ __all__ = [
     "failure_reason",
     "parse_http_date",
     "parse_retry_after",
+    "read_capped",
     "response_time",
 ]
 
@@ -162,6 +164,84 @@ class DeadlineTransport(httpx.HTTPTransport):
 
 
 # -- reading answers ----------------------------------------------------------------
+
+
+@overload
+def read_capped(
+    response: httpx.Response,
+    limit: int,
+    deadline: float,
+    *,
+    raw: bool = False,
+    partial: Literal[True],
+) -> bytes: ...
+
+
+@overload
+def read_capped(
+    response: httpx.Response,
+    limit: int,
+    deadline: float,
+    *,
+    raw: bool = False,
+    partial: Literal[False] = False,
+) -> bytes | None: ...
+
+
+def read_capped(
+    response: httpx.Response,
+    limit: int,
+    deadline: float,
+    *,
+    raw: bool = False,
+    partial: bool = False,
+) -> bytes | None:
+    """The body of a streamed ``response``, at most ``limit`` bytes, read by ``deadline``.
+
+    Whole (the default, for a body that is used): ``None`` as soon as the body,
+    declared or read, exceeds ``limit``; ``httpx.ReadTimeout`` when it is not
+    all there by the deadline.  ``partial`` (for a body that only explains a
+    status): its first ``limit`` bytes, or whatever arrived by the deadline or
+    before the connection broke; it never raises.  ``raw``: the bytes as sent,
+    with no Content-Encoding undone.  ``deadline`` is on ``time.monotonic()``.
+    """
+    if not partial:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return None
+    chunks = response.iter_raw() if raw else response.iter_bytes()
+    if partial:
+        return _read_prefix(chunks, limit, deadline)
+    return _read_whole(chunks, limit, deadline)
+
+
+def _read_whole(chunks: Iterator[bytes], limit: int, deadline: float) -> bytes | None:
+    """All of ``chunks``, or ``None`` past ``limit``; ``httpx.ReadTimeout`` past ``deadline``."""
+    read: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            return None
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout("the response took longer than the timeout to arrive")
+        read.append(chunk)
+    return b"".join(read)
+
+
+def _read_prefix(chunks: Iterator[bytes], limit: int, deadline: float) -> bytes:
+    """Up to ``limit`` bytes of ``chunks``, read until ``deadline``; what arrived on a failure."""
+    read: list[bytes] = []
+    size = 0
+    try:
+        for chunk in chunks:
+            read.append(chunk)
+            size += len(chunk)
+            if size >= limit or time.monotonic() >= deadline:
+                break
+    except httpx.HTTPError:
+        pass  # the caller has its answer from the status already; a broken body changes nothing
+    return b"".join(read)[:limit]
 
 
 def parse_http_date(value: str) -> datetime | None:

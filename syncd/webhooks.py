@@ -51,6 +51,7 @@ from syncd.httpio import (
     attempt_deadline,
     failure_reason,
     parse_retry_after,
+    read_capped,
 )
 from syncd.store import Event
 from syncd.views import event_json
@@ -668,7 +669,7 @@ class WebhookSender:
             self._http.stream("POST", url, headers=headers, content=body) as response,
         ):
             status = response.status_code
-            answer = _read_capped(response, deadline)
+            answer = read_capped(response, _MAX_RESPONSE_BYTES, deadline, raw=True, partial=True)
             reason = response.reason_phrase
             location = response.headers.get("location")
             retry_after = None
@@ -698,21 +699,6 @@ def _outcome(status: int) -> Outcome:
     if status == 410:
         return "gone"
     return "retry"
-
-
-def _read_capped(response: httpx.Response, deadline: float) -> bytes:
-    """Up to 64 KiB of the raw body, read until ``deadline``; whatever arrived on a failure."""
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        for chunk in response.iter_raw():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= _MAX_RESPONSE_BYTES or time.monotonic() >= deadline:
-                break
-    except httpx.HTTPError:
-        pass  # the status has decided the outcome already; a broken body changes nothing
-    return b"".join(chunks)[:_MAX_RESPONSE_BYTES]
 
 
 def _status_error(

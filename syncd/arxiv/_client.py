@@ -43,6 +43,7 @@ from syncd.httpio import (
     attempt_deadline,
     failure_reason,
     parse_retry_after,
+    read_capped,
     response_time,
 )
 from syncd.record import Record, split_arxiv_id
@@ -304,25 +305,10 @@ class ArxivClient:
         ):
             status = response.status_code
             wanted = status == 200 or (400 <= status < 500 and status != 429)
-            body = self._read_capped(response, deadline) if wanted else b""
+            body: bytes | None = b""
+            if wanted:
+                body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
-
-    def _read_capped(self, response: httpx.Response, deadline: float) -> bytes | None:
-        """The decoded body, or ``None`` as soon as it exceeds ``max_response_bytes``."""
-        cap = self._settings.max_response_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > cap:
-                return None
-            if time.monotonic() > deadline:
-                raise httpx.ReadTimeout("the response took longer than the timeout to arrive")
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _accept(self, answer: _Answer) -> FeedPage:
         """Turn a final (non-retryable) answer into a page or the right permanent error."""

@@ -1,9 +1,16 @@
-"""Tests for syncd.httpio's place in the package: shared by both clients, depending on neither."""
+"""Tests for syncd.httpio: its place in the package, and the capped body read both clients use."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from syncd.httpio import read_capped
 
 
 def syncd_modules_loaded_by(module: str) -> set[str]:
@@ -28,3 +35,41 @@ def test_webhooks_do_not_import_the_arxiv_client() -> None:
     loaded = syncd_modules_loaded_by("syncd.webhooks")
     assert "syncd.httpio" in loaded
     assert not any(m == "syncd.arxiv" or m.startswith("syncd.arxiv.") for m in loaded)
+
+
+def streamed(*chunks: bytes, then: Exception | None = None) -> httpx.Response:
+    """A streamed 200 whose body arrives as ``chunks``, then raises ``then`` if given."""
+
+    def body() -> Iterator[bytes]:
+        yield from chunks
+        if then is not None:
+            raise then
+
+    return httpx.Response(200, content=body())
+
+
+def test_whole_body_past_the_deadline_is_a_read_timeout() -> None:
+    """A body wanted whole that is still arriving at the deadline fails as a ReadTimeout."""
+    with pytest.raises(httpx.ReadTimeout):
+        read_capped(streamed(b"a", b"b"), 1024, time.monotonic() - 1.0)
+
+
+def test_whole_body_over_the_limit_is_none() -> None:
+    """A body wanted whole that passes the limit is refused (None), not truncated."""
+    assert read_capped(streamed(b"a" * 600, b"b" * 600), 1024, time.monotonic() + 60) is None
+
+
+def test_partial_body_stops_at_the_limit_or_deadline() -> None:
+    """A partial read keeps the first ``limit`` bytes, or what came by the deadline."""
+    deadline = time.monotonic() + 60
+    assert read_capped(streamed(b"a" * 600, b"b" * 600), 1024, deadline, partial=True) == (
+        b"a" * 600 + b"b" * 424
+    )
+    late = read_capped(streamed(b"a", b"b"), 1024, time.monotonic() - 1.0, partial=True)
+    assert late == b"a"
+
+
+def test_partial_body_keeps_what_arrived_before_a_failure() -> None:
+    """A connection breaking mid-body leaves a partial read with the bytes already received."""
+    response = streamed(b"ab", then=httpx.ReadError("reset"))
+    assert read_capped(response, 1024, time.monotonic() + 60, raw=True, partial=True) == b"ab"
