@@ -149,12 +149,16 @@ class DeadlineTransport(httpx.HTTPTransport):
     """httpx's transport (no retries), connecting through a ``DeadlineBackend``."""
 
     def __init__(self, limits: httpx.Limits, backend: DeadlineBackend | None = None) -> None:
-        super().__init__(limits=limits, retries=0)
+        # httpx's default SSL context, built once for both pools: loading the
+        # CA bundle takes tens of milliseconds, and the arXiv client builds a
+        # transport every cycle.
+        ssl_context = httpx.create_ssl_context()
+        super().__init__(verify=ssl_context, limits=limits, retries=0)
         # httpx takes no network backend, so its pool is replaced by one built
-        # the same way (httpx's default SSL context, these limits) with ours;
-        # the clients' tests with dripping servers prove it is in the path.
+        # the same way (that SSL context, these limits) with ours; the
+        # clients' tests with dripping servers prove it is in the path.
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

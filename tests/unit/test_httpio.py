@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 
-from syncd.httpio import read_capped
+from syncd.httpio import DeadlineTransport, read_capped
 
 
 def syncd_modules_loaded_by(module: str) -> set[str]:
@@ -73,3 +75,17 @@ def test_partial_body_keeps_what_arrived_before_a_failure() -> None:
     """A connection breaking mid-body leaves a partial read with the bytes already received."""
     response = streamed(b"ab", then=httpx.ReadError("reset"))
     assert read_capped(response, 1024, time.monotonic() + 60, raw=True, partial=True) == b"ab"
+
+
+def test_transport_loads_the_ca_bundle_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a DeadlineTransport builds one SSL context (tens of ms each), not two."""
+    built: list[ssl.SSLContext] = []
+    create = ssl.create_default_context
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(create(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    DeadlineTransport(httpx.Limits(max_connections=1)).close()
+    assert len(built) == 1
