@@ -11,8 +11,8 @@ handshake, read and write ends by that deadline.
 Also here, so both clients read answers alike: the body, read under a size
 cap by the same deadline; which statuses carry a ``Retry-After`` worth
 honouring and how to read it; the server's ``Date``; and how a failed attempt
-is described.  Nothing here knows about configuration,
-metrics, the store or webhooks.
+is described.  Nothing here knows about configuration, metrics, the store or
+webhooks.
 """
 
 from __future__ import annotations
