@@ -28,8 +28,6 @@ import ipaddress
 import json
 import random
 import socket
-import ssl
-import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -44,9 +42,17 @@ import httpx
 import structlog
 
 from syncd import __version__
-from syncd.arxiv._client import parse_retry_after
 from syncd.config import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
+from syncd.httpio import (
+    RETRY_AFTER_STATUSES,
+    DeadlineBackend,
+    DeadlineTransport,
+    attempt_deadline,
+    failure_reason,
+    parse_retry_after,
+    read_capped,
+)
 from syncd.storage import Event
 from syncd.views import event_json
 
@@ -93,8 +99,6 @@ _MAX_RESPONSE_BYTES = 64 * 1024
 _EXCERPT_CHARS = 200
 _REDACTED = "[redacted]"
 _MIN_SCRUBBED_VALUE = 4
-# RFC 9110 §10.2.3 and RFC 6585: the statuses whose Retry-After we honour.
-_RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 Outcome = Literal["delivered", "retry", "gone"]
 
@@ -506,57 +510,7 @@ def check_destination(
     policy.check(host, addresses)
 
 
-# The deadline (time.monotonic()) of the attempt this thread is sending.  The
-# client's timeouts bound each read and write, not the attempt: a receiver that
-# drips its answer a byte at a time held an attempt with a 1 s timeout for 9 s,
-# and with it the dispatcher's whole batch.
-_attempt = threading.local()
-
-
-def _within_deadline(
-    timeout: float | None, expired: type[httpcore.TimeoutException]
-) -> float | None:
-    """``timeout``, shortened to what is left of the current attempt; raise ``expired`` if none."""
-    deadline: float | None = getattr(_attempt, "deadline", None)
-    if deadline is None:
-        return timeout
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise expired("the attempt's timeout ran out")
-    return left if timeout is None else min(timeout, left)
-
-
-class _DeadlineStream(httpcore.NetworkStream):
-    """A connection whose reads and writes all end by the current attempt's deadline."""
-
-    def __init__(self, stream: httpcore.NetworkStream) -> None:
-        self._stream = stream
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._stream.read(max_bytes, _within_deadline(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, _within_deadline(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._stream.close()
-
-    def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        tls = self._stream.start_tls(
-            ssl_context, server_hostname, _within_deadline(timeout, httpcore.ConnectTimeout)
-        )
-        return _DeadlineStream(tls)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._stream.get_extra_info(info)
-
-
-class _GuardedBackend(httpcore.SyncBackend):
+class _GuardedBackend(DeadlineBackend):
     """Opens TCP connections only to addresses the destination policy allows.
 
     DNS rebinding: checking a name's addresses and then letting the HTTP client
@@ -597,38 +551,19 @@ class _GuardedBackend(httpcore.SyncBackend):
         failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
         for address in addresses:
             try:
-                stream = super().connect_tcp(
-                    address,
-                    port,
-                    _within_deadline(timeout, httpcore.ConnectTimeout),
-                    local_address,
-                    socket_options,
-                )
+                # The shared backend bounds the connect and the connection by
+                # the attempt's deadline.
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
-            else:
-                return _DeadlineStream(stream)
         assert failure is not None
         raise failure
 
 
-class _GuardedTransport(httpx.HTTPTransport):
-    """httpx's transport, connecting through ``_GuardedBackend``."""
-
-    def __init__(self, policy: DestinationPolicy, resolve: Resolver) -> None:
-        super().__init__(retries=0)
-        # httpx takes no network backend, so its pool is replaced by one built
-        # the same way (httpx's default SSL context and limits) with ours; the
-        # sender's tests prove the guard is in the path.
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            retries=0,
-            network_backend=_GuardedBackend(policy, resolve),
-        )
+def _guarded_transport(policy: DestinationPolicy, resolve: Resolver) -> httpx.BaseTransport:
+    """httpx's transport (httpx's default limits), connecting through ``_GuardedBackend``."""
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+    return DeadlineTransport(limits, _GuardedBackend(policy, resolve))
 
 
 # -- delivery -----------------------------------------------------------------------
@@ -681,7 +616,7 @@ class WebhookSender:
             transport=(
                 transport
                 if transport is not None
-                else _GuardedTransport(self._policy, self._resolve)
+                else _guarded_transport(self._policy, self._resolve)
             ),
             timeout=httpx.Timeout(timeout),
             follow_redirects=False,
@@ -743,7 +678,7 @@ class WebhookSender:
             # it) and finally dead-letters, so it shows up like any other.
             result = DeliveryResult("retry", None, None, str(exc), time.monotonic() - started)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            reason = failure_reason(exc)
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
         if result.error is not None:
             result = replace(result, error=_scrub(result.error, url, secrets))
@@ -766,20 +701,19 @@ class WebhookSender:
     ) -> DeliveryResult:
         """One POST; the status decides the outcome, the body only feeds the error text."""
         deadline = started + self._timeout
-        _attempt.deadline = deadline
-        try:
-            with self._http.stream("POST", url, headers=headers, content=body) as response:
-                status = response.status_code
-                answer = _read_capped(response, deadline)
-                reason = response.reason_phrase
-                location = response.headers.get("location")
-                retry_after = None
-                if status in _RETRY_AFTER_STATUSES:
-                    retry_after = parse_retry_after(
-                        response.headers.get("retry-after"), datetime.now(UTC)
-                    )
-        finally:
-            _attempt.deadline = None
+        with (
+            attempt_deadline(deadline),
+            self._http.stream("POST", url, headers=headers, content=body) as response,
+        ):
+            status = response.status_code
+            answer = read_capped(response, _MAX_RESPONSE_BYTES, deadline, raw=True, partial=True)
+            reason = response.reason_phrase
+            location = response.headers.get("location")
+            retry_after = None
+            if status in RETRY_AFTER_STATUSES:
+                retry_after = parse_retry_after(
+                    response.headers.get("retry-after"), datetime.now(UTC)
+                )
         duration = time.monotonic() - started
         outcome = _outcome(status)
         error = None
@@ -802,21 +736,6 @@ def _outcome(status: int) -> Outcome:
     if status == 410:
         return "gone"
     return "retry"
-
-
-def _read_capped(response: httpx.Response, deadline: float) -> bytes:
-    """Up to 64 KiB of the raw body, read until ``deadline``; whatever arrived on a failure."""
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        for chunk in response.iter_raw():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= _MAX_RESPONSE_BYTES or time.monotonic() >= deadline:
-                break
-    except httpx.HTTPError:
-        pass  # the status has decided the outcome already; a broken body changes nothing
-    return b"".join(chunks)[:_MAX_RESPONSE_BYTES]
 
 
 def _status_error(

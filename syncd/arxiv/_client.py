@@ -4,7 +4,9 @@ Polite: one connection, a descriptive User-Agent, and never two requests of
 this process starting closer than ``request_interval`` seconds apart, whatever
 client instance or thread sends them (arXiv asks for 3 s).  Failures that may
 pass (timeouts, connection errors, 429, 5xx) are retried with exponential
-backoff and full jitter, honouring ``Retry-After``.
+backoff and full jitter, honouring ``Retry-After``.  ``timeout`` bounds a whole
+attempt, from connecting to the body's last byte, so a server dripping its
+headers or body cannot hold a cycle past it.
 
 Suspicious: every body is read with a size cap and parsed by ``parse_feed``,
 and a search is paged only while the pages add up: a page that is empty, short,
@@ -14,13 +16,11 @@ with ``FeedError`` instead of yielding an incomplete result set.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -37,15 +37,20 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
+from syncd.httpio import (
+    RETRY_AFTER_STATUSES,
+    DeadlineTransport,
+    attempt_deadline,
+    failure_reason,
+    parse_retry_after,
+    read_capped,
+    response_time,
+)
 from syncd.record import Record, split_arxiv_id
 
-__all__ = ["ArxivClient", "parse_retry_after", "retry_delay"]
+__all__ = ["ArxivClient", "retry_delay"]
 
 _log = structlog.get_logger(__name__)
-
-# Statuses whose Retry-After is honoured (RFC 9110 §10.2.3 names 503 and 3xx;
-# RFC 6585 adds 429).
-_RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 # Transport failures that another try may cure.  The rest of httpx's errors
 # (unsupported scheme, a request we built wrongly, an undecodable body) will not.
@@ -109,25 +114,6 @@ def retry_delay(
     return delay
 
 
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds asked for by a ``Retry-After`` value (delta-seconds or HTTP-date), else ``None``.
-
-    A date in the past means 0; an unreadable value is ignored (``None``).
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    if text.isascii() and text.isdigit():
-        return float(int(text))
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
-
-
 @dataclass(frozen=True, slots=True)
 class _Answer:
     """A response read under the size cap; ``body`` is ``None`` when it exceeded the cap."""
@@ -160,7 +146,7 @@ class ArxivClient:
         self._rng = rng if rng is not None else random.Random()
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         if transport is None:
-            transport = httpx.HTTPTransport(limits=limits, retries=0)
+            transport = DeadlineTransport(limits)
         user_agent = settings.user_agent
         if settings.contact:
             user_agent = f"{user_agent} mailto:{settings.contact}"
@@ -276,7 +262,7 @@ class ArxivClient:
             try:
                 answer = self._send(params)
             except httpx.HTTPError as exc:
-                reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                reason = failure_reason(exc)
                 self._log_attempt(context, attempt, None, started, error=reason)
                 if not isinstance(exc, _RETRYABLE_ERRORS):
                     raise PermanentUpstreamError(f"the request to arXiv failed: {reason}") from exc
@@ -286,9 +272,9 @@ class ArxivClient:
             status = answer.status
             if status == 429 or status >= 500:
                 retry_after = None
-                if status in _RETRY_AFTER_STATUSES:
+                if status in RETRY_AFTER_STATUSES:
                     retry_after = parse_retry_after(
-                        answer.headers.get("retry-after"), _response_time(answer.headers)
+                        answer.headers.get("retry-after"), response_time(answer.headers)
                     )
                 rate_limited = status == 429 or retry_after is not None
                 failure = f"HTTP {status} {answer.reason}".rstrip()
@@ -307,31 +293,22 @@ class ArxivClient:
 
     def _send(self, params: dict[str, str | int]) -> _Answer:
         """Send one GET and read the body, streamed and capped, when it may be of use."""
-        with self._http.stream("GET", self._settings.api_url, params=params) as response:
+        # httpx's timeout bounds each read; a server dripping its headers or
+        # body a byte at a time could stretch one attempt forever, and later
+        # scheduled cycles would be skipped as still running.  The deadline
+        # bounds the whole attempt (on the default transport; the body read
+        # checks it on any transport).
+        deadline = time.monotonic() + self._settings.timeout
+        with (
+            attempt_deadline(deadline),
+            self._http.stream("GET", self._settings.api_url, params=params) as response,
+        ):
             status = response.status_code
             wanted = status == 200 or (400 <= status < 500 and status != 429)
-            body = self._read_capped(response) if wanted else b""
+            body: bytes | None = b""
+            if wanted:
+                body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
-
-    def _read_capped(self, response: httpx.Response) -> bytes | None:
-        """The decoded body, or ``None`` as soon as it exceeds ``max_response_bytes``."""
-        cap = self._settings.max_response_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        # httpx's timeout bounds each read; a server dripping bytes could
-        # stretch one request forever, so the whole body has a deadline too.
-        deadline = self._clock() + self._settings.timeout
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > cap:
-                return None
-            if self._clock() > deadline:
-                raise httpx.ReadTimeout("the response took longer than the timeout to arrive")
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _accept(self, answer: _Answer) -> FeedPage:
         """Turn a final (non-retryable) answer into a page or the right permanent error."""
@@ -377,19 +354,6 @@ class ArxivClient:
             fields["error"] = error
         _log.info("arxiv_request", **fields)
         metrics.observe_upstream(status)
-
-
-def _response_time(headers: httpx.Headers) -> datetime:
-    """The server's ``Date`` (so an HTTP-date Retry-After ignores our clock's skew), else now."""
-    value = headers.get("date")
-    if value:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            pass
-        else:
-            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-    return datetime.now(UTC)
 
 
 def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, seen: set[str]) -> int:

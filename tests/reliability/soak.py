@@ -49,6 +49,7 @@ import structlog
 from syncd.app import App
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings, load_settings
+from syncd.httpio import DeadlineTransport
 from syncd.logs import configure_logging
 from syncd.migrate import upgrade
 from syncd.storage import Storage
@@ -109,7 +110,7 @@ FAULTS: dict[str, Callable[[random.Random], fa.Fault]] = {
 _HONOURED = ("429 + Retry-After", "503 + Retry-After")
 
 
-class _SendClock(httpx.HTTPTransport):
+class _SendClock(DeadlineTransport):
     """syncd's own transport (one connection, no retries), noting when each request is sent.
 
     The fake logs a request when its handler thread gets to it, which on a
@@ -118,8 +119,7 @@ class _SendClock(httpx.HTTPTransport):
     """
 
     def __init__(self) -> None:
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        super().__init__(limits=limits, retries=0)
+        super().__init__(httpx.Limits(max_connections=1, max_keepalive_connections=1))
         self.times: list[float] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:

@@ -1,8 +1,9 @@
-"""Tests for syncd.arxiv._client against httpx.MockTransport with a fake clock."""
+"""Tests for syncd.arxiv._client against httpx.MockTransport with a fake clock, and loopback."""
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,7 @@ from structlog.testing import capture_logs
 
 from syncd.arxiv import ArxivClient, FeedPage
 from syncd.arxiv import _client as client_module
-from syncd.arxiv._client import parse_retry_after, retry_delay
+from syncd.arxiv._client import retry_delay
 from syncd.config import ArxivSettings
 from syncd.errors import (
     ApiError,
@@ -23,6 +24,8 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
+from syncd.httpio import parse_retry_after
+from tests.dripper import HeaderDripper
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
 API_URL = "https://export.arxiv.test/api/query"
@@ -433,6 +436,24 @@ class TestResponseCap:
         server = Server(fake_time, ok(body))
         with make_client(server, max_response_bytes=2048) as client:
             assert len(client.fetch_ids(["2401.00001"])) == 1
+
+
+class TestAttemptDeadline:
+    """``timeout`` bounds a whole attempt on a real connection, not each read."""
+
+    def test_dripped_headers_time_out_with_the_attempt(self) -> None:
+        """Headers dripped a byte per 0.2 s fail a timeout=1 attempt, retryably, in about 1 s."""
+        with HeaderDripper(interval=0.2, lifetime=5.0) as server:
+            client = ArxivClient(
+                settings(api_url=server.url, timeout=1.0, max_retries=0, request_interval=0.0)
+            )
+            started = time.monotonic()
+            with client, pytest.raises(RetryableUpstreamError, match="Timeout") as caught:
+                client.fetch_ids(["2401.00001"])
+            elapsed = time.monotonic() - started
+        assert isinstance(caught.value.__cause__, httpx.TimeoutException)
+        assert 0.9 <= elapsed < 2.0
+        assert server.connections == 1
 
 
 def pages_server(fake_time: FakeTime, pages: list[bytes]) -> Server:

@@ -24,6 +24,7 @@ from syncd.errors import ConfigError
 from syncd.record import Record
 from syncd.storage import Event
 from syncd.views import event_json
+from tests.dripper import HeaderDripper
 from tests.receiver import Receiver
 
 OLD_SECRET = "whsec_" + base64.b64encode(b"old signing secret, 24+ bytes").decode()
@@ -492,6 +493,19 @@ def test_dripping_receiver_times_out_on_the_whole_attempt(dripping_receiver: str
     assert (result.outcome, result.status) == ("retry", None)
     assert result.error is not None and "Timeout" in result.error
     assert time.monotonic() - started < 1.5
+
+
+def test_dripped_headers_time_out_with_the_attempt() -> None:
+    """Header bytes dripped every 0.2 s cannot hold a timeout=1 attempt much past 1 s."""
+    msg_id, body = wh.test_body(datetime.now(UTC))
+    with (
+        HeaderDripper(interval=0.2, lifetime=5.0) as server,
+        wh.WebhookSender(timeout=1.0) as sender,
+    ):
+        result = sender.send(server.url, [OLD_SECRET], msg_id, body)
+    assert (result.outcome, result.status) == ("retry", None)
+    assert result.error is not None and "Timeout" in result.error
+    assert 0.9 <= result.duration_seconds < 2.0
 
 
 def test_down_receiver_is_a_connection_error(receiver: Receiver, sender: wh.WebhookSender) -> None:
