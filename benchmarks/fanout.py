@@ -4,7 +4,7 @@ The events are real: one endpoint is configured, then a sync of N new papers
 publishes N ``paper.added`` events with their delivery rows (the outbox).
 syncd's side is ``Dispatcher.drain`` with ``[delivery] workers = 4`` (the
 default): claim, sign, POST, record, until nothing is due.  The baseline posts
-the same N bodies (``syncd.webhooks.event_body``, unsigned) with a bare
+the same N bodies (``syncd.delivery.payload.event_body``, unsigned) with a bare
 ``httpx.Client`` from a ``ThreadPoolExecutor`` of the same 4 workers.  Both
 post to the same receiver (``benchmarks.servers hooks``: answers 204 at once,
 in its own process).  Between repetitions every delivery is set pending again
@@ -100,8 +100,8 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
     budget: float | None = None,
     profile_budget: float | None = None,
 ) -> dict[str, Any]:
+    from syncd.delivery.payload import event_body  # noqa: PLC0415
     from syncd.delivery.worker import Dispatcher  # noqa: PLC0415
-    from syncd.webhooks import event_body  # noqa: PLC0415
 
     with Server("hooks") as receiver:
         hook, delivery = _hook_settings(receiver.url)

@@ -15,9 +15,9 @@ from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings
 from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
+from syncd.delivery.signing import signing_key
 from syncd.delivery.worker import Dispatcher
 from syncd.storage import Storage
-from syncd.webhooks import signing_key
 
 __all__ = ["App", "endpoints_from"]
 

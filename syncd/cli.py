@@ -23,6 +23,9 @@ from syncd import __version__
 from syncd.app import App
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
+from syncd.delivery.payload import test_body
+from syncd.delivery.redaction import url_origin
+from syncd.delivery.sender import WebhookSender
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
 from syncd.logs import configure_logging
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
@@ -30,7 +33,6 @@ from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.views import event_json, paper_json, revision_json
-from syncd.webhooks import WebhookSender, test_body, url_origin
 
 __all__ = ["configure_gc", "main"]
 

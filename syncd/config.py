@@ -32,6 +32,14 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from syncd import __version__
+from syncd.delivery.destinations import (
+    BlockedDestinationError,
+    DestinationPolicy,
+    check_destination,
+)
+from syncd.delivery.redaction import redact_url
+from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
+from syncd.delivery.signing import signing_key
 from syncd.errors import ConfigError
 from syncd.record import split_arxiv_id
 from syncd.vocabulary import EVENT_TYPES, KINDS
@@ -52,20 +60,6 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
-# Standard Webhooks' advice: quick retries first, then spread over days, so a
-# receiver that is down over a long weekend still gets everything.
-DEFAULT_RETRY_SCHEDULE: tuple[float, ...] = (
-    5,
-    300,
-    1800,
-    7200,
-    18000,
-    36000,
-    36000,
-    50400,
-    72000,
-    86400,
-)
 DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
 # Upper bounds of durations, in seconds: generous for any real deployment, and
 # far below where a sleep, a timedelta or a timestamp built from one overflows
@@ -268,9 +262,6 @@ def _check_secrets(secrets: Sequence[str]) -> None:
     """At least one secret, each a usable signing key; the message never holds a secret."""
     if not secrets:
         raise ValueError("give at least one secret")
-    # Imported here: webhooks imports this module.
-    from syncd.webhooks import signing_key  # noqa: PLC0415
-
     for secret in secrets:
         try:
             signing_key(secret)
@@ -341,9 +332,6 @@ class DeliverySettings(_Section):
     @field_validator("allow_destinations")
     @classmethod
     def _destinations(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
-        # Imported here: syncd.webhooks imports this module.
-        from syncd.webhooks import DestinationPolicy  # noqa: PLC0415
-
         DestinationPolicy.from_allow_list(entries)  # ValueError naming the bad entry
         return entries
 
@@ -424,14 +412,6 @@ class Settings(BaseSettings):
         delivery = info.data.get("delivery")
         if not isinstance(delivery, DeliverySettings):
             return hooks  # [delivery] is invalid itself and reported as such
-        # Imported here: syncd.webhooks imports this module.
-        from syncd.webhooks import (  # noqa: PLC0415
-            BlockedDestinationError,
-            DestinationPolicy,
-            check_destination,
-            redact_url,
-        )
-
         policy = DestinationPolicy.from_allow_list(delivery.allow_destinations)
         errors = []
         for number, hook in enumerate(hooks):

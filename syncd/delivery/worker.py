@@ -23,11 +23,13 @@ import structlog
 
 from syncd import metrics
 from syncd.config import DeliverySettings
+from syncd.delivery.payload import event_body
 from syncd.delivery.routing import Endpoint
+from syncd.delivery.schedule import next_retry_delay
+from syncd.delivery.sender import DeliveryResult, WebhookSender
 from syncd.errors import StoreError
 from syncd.faults import fault_point
 from syncd.storage import Attempt, Claim, Outbox
-from syncd.webhooks import DeliveryResult, WebhookSender, event_body, next_retry_delay
 
 __all__ = ["Dispatcher", "worker_name"]
 

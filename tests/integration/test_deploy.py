@@ -29,8 +29,8 @@ import yaml
 
 from syncd import metrics
 from syncd.config import Settings, load_settings
+from syncd.delivery.signing import signing_key
 from syncd.http import HttpServer, Readiness
-from syncd.webhooks import signing_key
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

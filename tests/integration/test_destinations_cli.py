@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from syncd import webhooks
+from syncd.delivery import sender
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 
@@ -43,7 +43,7 @@ class Dns:
 def dns(monkeypatch: pytest.MonkeyPatch) -> Dns:
     """The resolver every WebhookSender of the CLI uses during the test."""
     fake = Dns()
-    monkeypatch.setattr(webhooks, "resolve_host", fake)
+    monkeypatch.setattr(sender, "resolve_host", fake)
     return fake
 
 

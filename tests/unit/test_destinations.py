@@ -13,8 +13,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from syncd import webhooks as wh
 from syncd.config import load_settings
+from syncd.delivery.destinations import (
+    BlockedDestinationError,
+    DestinationPolicy,
+    check_destination,
+    numeric_addresses,
+    resolve_host,
+)
+from syncd.delivery.payload import test_body
+from syncd.delivery.sender import DeliveryResult, WebhookSender
 from syncd.errors import ConfigError
 from tests.receiver import Receiver
 
@@ -63,7 +71,7 @@ class FakeDns:
 )
 def test_link_local_and_metadata_addresses_are_blocked(address: str) -> None:
     """Link-local and metadata addresses, also embedded in IPv6, are blocked by default."""
-    assert wh.DestinationPolicy().blocked(address)
+    assert DestinationPolicy().blocked(address)
 
 
 @pytest.mark.parametrize(
@@ -85,17 +93,17 @@ def test_link_local_and_metadata_addresses_are_blocked(address: str) -> None:
 )
 def test_loopback_private_and_public_addresses_are_allowed(address: str) -> None:
     """Loopback, private (receivers on the LAN) and public addresses are never blocked."""
-    assert not wh.DestinationPolicy().blocked(address)
+    assert not DestinationPolicy().blocked(address)
 
 
 def test_unparsable_address_is_blocked() -> None:
     """A resolver answer that is no IP address is refused rather than trusted."""
-    assert wh.DestinationPolicy().blocked("not-an-address")
+    assert DestinationPolicy().blocked("not-an-address")
 
 
 def test_allow_list_takes_networks_addresses_and_host_names() -> None:
     """Listed networks and addresses are let through, mapped forms included; others stay blocked."""
-    policy = wh.DestinationPolicy.from_allow_list(
+    policy = DestinationPolicy.from_allow_list(
         ["169.254.10.0/24", "fd00:ec2::254", "Metadata.Internal."]
     )
     assert not policy.blocked("169.254.10.77")
@@ -104,7 +112,7 @@ def test_allow_list_takes_networks_addresses_and_host_names() -> None:
     assert policy.blocked("169.254.169.254")
     assert policy.hosts == frozenset({"metadata.internal"})
     policy.check("metadata.internal", ["169.254.169.254"])  # an allowed name goes anywhere
-    with pytest.raises(wh.BlockedDestinationError):
+    with pytest.raises(BlockedDestinationError):
         policy.check("other.internal", ["169.254.169.254"])
 
 
@@ -114,13 +122,13 @@ def test_allow_list_takes_networks_addresses_and_host_names() -> None:
 def test_allow_list_refuses_what_it_cannot_read(entry: str) -> None:
     """An entry that is no address, network or host name is a ValueError naming it."""
     with pytest.raises(ValueError, match="is n"):
-        wh.DestinationPolicy.from_allow_list([entry])
+        DestinationPolicy.from_allow_list([entry])
 
 
 def test_one_blocked_address_blocks_the_name() -> None:
     """A name resolving to a receiver and to a metadata address is refused as a whole."""
-    with pytest.raises(wh.BlockedDestinationError) as info:
-        wh.DestinationPolicy().check("hooks.example", ["10.0.0.5", "169.254.169.254"])
+    with pytest.raises(BlockedDestinationError) as info:
+        DestinationPolicy().check("hooks.example", ["10.0.0.5", "169.254.169.254"])
     assert str(info.value) == (
         "destination hooks.example resolves to 169.254.169.254, which is blocked"
         " (link-local/metadata); allow it with [delivery] allow_destinations"
@@ -152,43 +160,43 @@ def test_one_blocked_address_blocks_the_name() -> None:
 )
 def test_blocked_literals_are_refused_without_dns(url: str) -> None:
     """IP literals in every spelling the C resolver accepts are checked, with no lookup."""
-    with pytest.raises(wh.BlockedDestinationError, match=r"\(link-local/metadata\); allow it"):
-        wh.check_destination(url)
+    with pytest.raises(BlockedDestinationError, match=r"\(link-local/metadata\); allow it"):
+        check_destination(url)
 
 
 def test_literal_message_is_the_documented_one() -> None:
     """The message names the address and the config key that allows it, and not the URL."""
     url = f"http://user:pa55word@169.254.169.254/latest?token={TOKEN}"
-    with pytest.raises(wh.BlockedDestinationError) as info:
-        wh.check_destination(url)
+    with pytest.raises(BlockedDestinationError) as info:
+        check_destination(url)
     assert str(info.value) == BLOCKED_MESSAGE
     assert isinstance(info.value, ConfigError)
 
 
 def test_zone_id_is_decoded_for_the_socket() -> None:
     """A literal's %25-escaped zone id is given to the socket as the interface name itself."""
-    assert wh._numeric_addresses("fe80::1%25eth0") == ["fe80::1%eth0"]
-    assert wh._numeric_addresses("[FE80::1%25Eth0]") == ["fe80::1%Eth0"]
-    assert wh._numeric_addresses("2001:db8::1%25x") == ["2001:db8::1%x"]
-    assert wh._numeric_addresses("hooks%25example") is None
+    assert numeric_addresses("fe80::1%25eth0") == ["fe80::1%eth0"]
+    assert numeric_addresses("[FE80::1%25Eth0]") == ["fe80::1%Eth0"]
+    assert numeric_addresses("2001:db8::1%25x") == ["2001:db8::1%x"]
+    assert numeric_addresses("hooks%25example") is None
 
 
 def test_host_names_pass_until_resolved() -> None:
     """Without a resolver a name passes; with one, each of its addresses is checked."""
-    wh.check_destination("https://hooks.example/in")
+    check_destination("https://hooks.example/in")
     dns = FakeDns({"hooks.example": ["10.0.0.5"], "meta.example": ["::ffff:169.254.169.254"]})
-    wh.check_destination("https://hooks.example/in", resolve=dns)
-    with pytest.raises(wh.BlockedDestinationError, match=r"meta\.example resolves to"):
-        wh.check_destination("http://meta.example:8080/in", resolve=dns)
+    check_destination("https://hooks.example/in", resolve=dns)
+    with pytest.raises(BlockedDestinationError, match=r"meta\.example resolves to"):
+        check_destination("http://meta.example:8080/in", resolve=dns)
     assert dns.asked == [("hooks.example", 443), ("meta.example", 8080)]
 
 
 def test_allowed_destinations_pass() -> None:
     """Literals in an allowed network and allowed names are accepted."""
-    wh.check_destination("http://169.254.10.9/x", ["169.254.10.0/24"])
-    wh.check_destination("http://[::ffff:169.254.10.9]/x", ["169.254.10.0/24"])
+    check_destination("http://169.254.10.9/x", ["169.254.10.0/24"])
+    check_destination("http://[::ffff:169.254.10.9]/x", ["169.254.10.0/24"])
     dns = FakeDns({"metadata.internal": ["169.254.169.254"]})
-    wh.check_destination("http://metadata.internal/x", ["metadata.internal"], resolve=dns)
+    check_destination("http://metadata.internal/x", ["metadata.internal"], resolve=dns)
 
 
 @pytest.mark.parametrize(
@@ -197,7 +205,7 @@ def test_allowed_destinations_pass() -> None:
 def test_other_schemes_are_refused(url: str) -> None:
     """Only http and https: anything else is a ConfigError that does not quote the URL."""
     with pytest.raises(ConfigError, match="http:// or https://") as info:
-        wh.check_destination(url)
+        check_destination(url)
     assert TOKEN not in str(info.value)
 
 
@@ -272,15 +280,15 @@ def receiver() -> Iterator[Receiver]:
         yield running
 
 
-def _send(sender: wh.WebhookSender, url: str) -> wh.DeliveryResult:
-    msg_id, body = wh.test_body(datetime.now(UTC))
+def _send(sender: WebhookSender, url: str) -> DeliveryResult:
+    msg_id, body = test_body(datetime.now(UTC))
     return sender.send(url, [SECRET], msg_id, body)
 
 
 def test_name_resolving_to_metadata_is_a_failed_attempt(receiver: Receiver) -> None:
     """A name that resolves to 169.254.169.254 is a failed attempt, nothing sent, clear error."""
     dns = FakeDns({"hooks.example": ["169.254.169.254"]})
-    with wh.WebhookSender(timeout=2.0, resolve=dns) as sender:
+    with WebhookSender(timeout=2.0, resolve=dns) as sender:
         started = time.monotonic()
         result = _send(sender, f"http://hooks.example:{receiver.port}/hook?token={TOKEN}")
     assert (result.outcome, result.status, result.retry_after) == ("retry", None, None)
@@ -306,7 +314,7 @@ def test_name_resolving_to_metadata_is_a_failed_attempt(receiver: Receiver) -> N
 def test_blocked_literal_is_refused_at_send_time_too(receiver: Receiver, url: str) -> None:
     """A literal that skipped the config check is refused before any connection."""
     dns = FakeDns({})
-    with wh.WebhookSender(timeout=2.0, resolve=dns) as sender:
+    with WebhookSender(timeout=2.0, resolve=dns) as sender:
         result = _send(sender, url.format(port=receiver.port))
     assert result.outcome == "retry" and result.error is not None
     assert "is blocked (link-local/metadata)" in result.error
@@ -315,7 +323,7 @@ def test_blocked_literal_is_refused_at_send_time_too(receiver: Receiver, url: st
 
 def test_uppercase_scheme_is_delivered(receiver: Receiver) -> None:
     """A URL written HTTP:// is sent like its lower-case spelling."""
-    with wh.WebhookSender(timeout=2.0) as sender:
+    with WebhookSender(timeout=2.0) as sender:
         result = _send(sender, receiver.url.replace("http://", "HTTP://", 1))
     assert result.outcome == "delivered", result.error
     assert len(receiver.delivered) == 1
@@ -326,14 +334,14 @@ def test_connection_goes_to_the_checked_address(receiver: Receiver) -> None:
     # hooks.example exists only in the fake resolver, so the delivery can only
     # succeed if the socket connects to the address the guard checked.
     dns = FakeDns({"hooks.example": ["127.0.0.1"]})
-    with wh.WebhookSender(timeout=2.0, resolve=dns) as sender:
+    with WebhookSender(timeout=2.0, resolve=dns) as sender:
         first = _send(sender, f"http://hooks.example:{receiver.port}/hook")
         dns.answers["hooks.example"] = ["169.254.169.254"]  # rebinding, too late for the pool
         second = _send(sender, f"http://hooks.example:{receiver.port}/hook")
     assert (first.outcome, second.outcome) == ("delivered", "delivered")
     assert dns.asked == [("hooks.example", receiver.port)]
     assert {r.headers["host"] for r in receiver.delivered} == {f"hooks.example:{receiver.port}"}
-    with wh.WebhookSender(timeout=2.0, resolve=dns) as fresh:
+    with WebhookSender(timeout=2.0, resolve=dns) as fresh:
         third = _send(fresh, f"http://hooks.example:{receiver.port}/hook")
     assert third.outcome == "retry" and third.error is not None and "blocked" in third.error
     assert len(receiver.received) == 2
@@ -341,8 +349,8 @@ def test_connection_goes_to_the_checked_address(receiver: Receiver) -> None:
 
 def test_system_resolver_is_the_default(receiver: Receiver) -> None:
     """By default ``localhost`` is resolved with getaddrinfo and reaches the receiver."""
-    assert "127.0.0.1" in wh.resolve_host("localhost", receiver.port)
-    with wh.WebhookSender(timeout=2.0) as sender:
+    assert "127.0.0.1" in resolve_host("localhost", receiver.port)
+    with WebhookSender(timeout=2.0) as sender:
         result = _send(sender, f"http://localhost:{receiver.port}/hook")
     assert result.outcome == "delivered", result.error
 
@@ -351,7 +359,7 @@ def test_next_address_is_tried_when_one_refuses(receiver: Receiver) -> None:
     """Like socket.create_connection, a refused address falls through to the next checked one."""
     # The receiver listens on 127.0.0.1 only, so 127.0.0.2 refuses the same port.
     dns = FakeDns({"hooks.example": ["127.0.0.2", "127.0.0.1"]})
-    with wh.WebhookSender(timeout=2.0, resolve=dns) as sender:
+    with WebhookSender(timeout=2.0, resolve=dns) as sender:
         result = _send(sender, f"http://hooks.example:{receiver.port}/hook")
     assert result.outcome == "delivered"
     assert len(receiver.delivered) == 1
@@ -359,7 +367,7 @@ def test_next_address_is_tried_when_one_refuses(receiver: Receiver) -> None:
 
 def test_unresolvable_name_is_a_connection_error(receiver: Receiver) -> None:
     """A name the resolver does not know is a ConnectError attempt, as without the guard."""
-    with wh.WebhookSender(timeout=2.0, resolve=FakeDns({})) as sender:
+    with WebhookSender(timeout=2.0, resolve=FakeDns({})) as sender:
         result = _send(sender, f"http://nowhere.example:{receiver.port}/hook?token={TOKEN}")
     assert (result.outcome, result.status) == ("retry", None)
     assert result.error is not None and result.error.startswith("ConnectError")
@@ -369,7 +377,7 @@ def test_unresolvable_name_is_a_connection_error(receiver: Receiver) -> None:
 def test_allowed_name_is_not_blocked() -> None:
     """An allowed name resolving to a link-local address gets a real connection attempt."""
     dns = FakeDns({"metadata.internal": ["169.254.1.1"]})
-    with wh.WebhookSender(
+    with WebhookSender(
         timeout=0.3, resolve=dns, allow_destinations=["metadata.internal"]
     ) as sender:
         result = _send(sender, "http://metadata.internal:9/hook")
@@ -388,7 +396,7 @@ def test_a_custom_transport_is_checked_before_sending() -> None:
 
     dns = FakeDns({"hooks.example": ["10.0.0.5"], "meta.example": ["169.254.169.254"]})
     transport = httpx.MockTransport(handler)
-    with wh.WebhookSender(timeout=2.0, transport=transport, resolve=dns) as sender:
+    with WebhookSender(timeout=2.0, transport=transport, resolve=dns) as sender:
         assert _send(sender, "http://hooks.example/hook").outcome == "delivered"
         blocked = _send(sender, "http://meta.example/hook")
         unknown = _send(sender, "http://nowhere.example/hook")
@@ -405,7 +413,7 @@ def test_redirect_to_another_receiver_is_never_followed(receiver: Receiver, stat
     """A 3xx pointing at a second receiver is a failed attempt; the second gets nothing."""
     with Receiver([SECRET]) as second:
         receiver.always(status, headers={"Location": second.url})
-        with wh.WebhookSender(timeout=2.0) as sender:
+        with WebhookSender(timeout=2.0) as sender:
             results = [_send(sender, receiver.url) for _ in range(3)]
         time.sleep(0.2)  # a follow-up request, if any, would have arrived by now
         assert second.received == []
@@ -427,7 +435,7 @@ def test_redirect_to_metadata_is_not_followed_either(receiver: Receiver) -> None
             seen.append(host)
         return ["127.0.0.1"]
 
-    with wh.WebhookSender(timeout=2.0, resolve=resolve) as sender:
+    with WebhookSender(timeout=2.0, resolve=resolve) as sender:
         result = _send(sender, receiver.url)
     assert (result.outcome, result.status) == ("retry", 307)
     assert seen == []  # the receiver's literal address needs no lookup, and nothing else ran

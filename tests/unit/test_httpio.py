@@ -28,13 +28,13 @@ def syncd_modules_loaded_by(module: str) -> set[str]:
 
 
 def test_httpio_imports_nothing_else_of_syncd() -> None:
-    """httpio loads at most syncd.errors: no configuration, metrics, store or webhooks."""
+    """httpio loads at most syncd.errors: no configuration, metrics, storage or delivery."""
     assert syncd_modules_loaded_by("syncd.httpio") <= {"syncd", "syncd.httpio", "syncd.errors"}
 
 
 def test_webhooks_do_not_import_the_arxiv_client() -> None:
     """The webhook sender gets its HTTP helpers from httpio, not from the arXiv client."""
-    loaded = syncd_modules_loaded_by("syncd.webhooks")
+    loaded = syncd_modules_loaded_by("syncd.delivery.sender")
     assert "syncd.httpio" in loaded
     assert not any(m == "syncd.arxiv" or m.startswith("syncd.arxiv.") for m in loaded)
 

@@ -16,7 +16,9 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from syncd import webhooks as wh
+from syncd.delivery.payload import test_body, webhook_body
+from syncd.delivery.sender import WebhookSender
+from syncd.delivery.signing import sign
 from tests.receiver import Receiver
 
 OLD = "whsec_" + base64.b64encode(b"the secret being rotated out...").decode()
@@ -30,12 +32,12 @@ def _signed(
 ) -> tuple[bytes, dict[str, str]]:
     """A ``paper.added`` body and its headers, signed ``age`` ago."""
     when = datetime.now(UTC) - age
-    body = wh.webhook_body("paper.added", {"paper": {"key": "2604.06956"}}, when)
+    body = webhook_body("paper.added", {"paper": {"key": "2604.06956"}}, when)
     stamp = int(when.timestamp())
     headers = {
         "webhook-id": msg_id,
         "webhook-timestamp": str(stamp),
-        "webhook-signature": wh.sign(secrets, msg_id, stamp, body),
+        "webhook-signature": sign(secrets, msg_id, stamp, body),
     }
     return body, headers
 
@@ -160,8 +162,8 @@ def test_sender_retry_hours_later_is_signed_afresh(
     """A retry of an old event carries a new timestamp, so it verifies; the id stays the same."""
     old, new = receivers
     created = datetime.now(UTC) - timedelta(hours=5)
-    body = wh.webhook_body("paper.added", {"n": 1}, created)
-    with wh.WebhookSender(timeout=2.0) as sender:
+    body = webhook_body("paper.added", {"n": 1}, created)
+    with WebhookSender(timeout=2.0) as sender:
         for receiver in (old, new):
             result = sender.send(receiver.url, [OLD, NEW], MSG_ID, body)
             assert result.outcome == "delivered", result.error
@@ -177,8 +179,8 @@ def test_sender_after_rotation_is_refused_by_an_old_receiver(
 ) -> None:
     """Once the old secret is dropped, a receiver still holding only it answers 401."""
     old, new = receivers
-    msg_id, body = wh.test_body(datetime.now(UTC))
-    with wh.WebhookSender(timeout=2.0) as sender:
+    msg_id, body = test_body(datetime.now(UTC))
+    with WebhookSender(timeout=2.0) as sender:
         assert sender.send(new.url, [NEW], msg_id, body).outcome == "delivered"
         refused = sender.send(old.url, [NEW], msg_id, body)
     assert (refused.outcome, refused.status) == ("retry", 401)

@@ -1,4 +1,4 @@
-"""Tests for syncd.webhooks: pure parts directly, the sender against a real receiver on loopback."""
+"""Tests for syncd.delivery: pure parts directly, the sender against a real receiver on loopback."""
 
 from __future__ import annotations
 
@@ -18,8 +18,12 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 from structlog.testing import capture_logs
 
-from syncd import webhooks as wh
+from syncd.delivery.payload import event_body, test_body, webhook_body
+from syncd.delivery.redaction import redact_url
 from syncd.delivery.routing import accepts
+from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE, next_retry_delay
+from syncd.delivery.sender import WebhookSender
+from syncd.delivery.signing import sign, signing_key
 from syncd.errors import ConfigError
 from syncd.record import Record
 from syncd.storage import Event
@@ -43,7 +47,7 @@ def signed_headers(secrets: list[str], msg_id: str, timestamp: int, body: bytes)
     return {
         "webhook-id": msg_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": wh.sign(secrets, msg_id, timestamp, body),
+        "webhook-signature": sign(secrets, msg_id, timestamp, body),
     }
 
 
@@ -73,12 +77,12 @@ def make_event(**overrides: Any) -> Event:
 
 def test_sign_matches_the_specification_example() -> None:
     """The signature of the Standard Webhooks example message is the published one."""
-    assert wh.sign([SPEC_SECRET], SPEC_MSG_ID, SPEC_TIMESTAMP, SPEC_BODY) == SPEC_SIGNATURE
+    assert sign([SPEC_SECRET], SPEC_MSG_ID, SPEC_TIMESTAMP, SPEC_BODY) == SPEC_SIGNATURE
 
 
 def test_signature_verifies_with_the_reference_package() -> None:
     """A message signed with one secret verifies with the standardwebhooks package."""
-    body = wh.webhook_body("paper.added", {"n": 1}, datetime.now(UTC))
+    body = webhook_body("paper.added", {"n": 1}, datetime.now(UTC))
     headers = signed_headers([OLD_SECRET], "msg_1", now_seconds(), body)
     assert Webhook(OLD_SECRET).verify(body, headers)["data"] == {"n": 1}
 
@@ -131,9 +135,9 @@ def test_secret_without_prefix_or_padding_is_accepted() -> None:
     """Bare base64, unpadded base64 and a trailing newline give the same key as whsec_."""
     encoded = SPEC_SECRET.removeprefix("whsec_")
     unpadded = base64.b64encode(b"0123456789abcdefghijklmnop").decode().rstrip("=")
-    assert wh.signing_key(encoded) == wh.signing_key(SPEC_SECRET)
-    assert wh.signing_key(SPEC_SECRET + "\n") == wh.signing_key(SPEC_SECRET)
-    assert wh.signing_key("whsec_" + unpadded) == b"0123456789abcdefghijklmnop"
+    assert signing_key(encoded) == signing_key(SPEC_SECRET)
+    assert signing_key(SPEC_SECRET + "\n") == signing_key(SPEC_SECRET)
+    assert signing_key("whsec_" + unpadded) == b"0123456789abcdefghijklmnop"
 
 
 @pytest.mark.parametrize(
@@ -142,27 +146,27 @@ def test_secret_without_prefix_or_padding_is_accepted() -> None:
 def test_invalid_secret_raises_config_error_without_quoting_it(secret: str) -> None:
     """A secret that is not base64 is a ConfigError whose message does not contain it."""
     with pytest.raises(ConfigError, match="not valid base64") as info:
-        wh.sign([secret], "msg_8", 0, b"{}")
+        sign([secret], "msg_8", 0, b"{}")
     assert secret.removeprefix("whsec_") not in str(info.value)
 
 
 def test_empty_secret_raises_config_error() -> None:
     """A prefix with nothing after it is refused."""
     with pytest.raises(ConfigError, match="empty"):
-        wh.signing_key("whsec_")
+        signing_key("whsec_")
 
 
 def test_invalid_second_secret_is_named_by_position() -> None:
     """With several secrets the error says which one is wrong, not what it is."""
     with pytest.raises(ConfigError, match="secret 2 of 2") as info:
-        wh.sign([OLD_SECRET, "whsec_$$$$"], "msg_9", 0, b"{}")
+        sign([OLD_SECRET, "whsec_$$$$"], "msg_9", 0, b"{}")
     assert "$$$$" not in str(info.value)
 
 
 def test_no_secret_is_a_config_error() -> None:
     """Signing needs at least one secret."""
     with pytest.raises(ConfigError, match="at least one secret"):
-        wh.sign([], "msg_10", 0, b"{}")
+        sign([], "msg_10", 0, b"{}")
 
 
 # -- bodies -------------------------------------------------------------------------
@@ -171,7 +175,7 @@ def test_no_secret_is_a_config_error() -> None:
 def test_webhook_body_is_compact_utf8_json() -> None:
     """The payload is compact JSON with raw UTF-8 and a UTC ISO-8601 timestamp."""
     stamp = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
-    body = wh.webhook_body("paper.added", {"title": "Ωmega"}, stamp)
+    body = webhook_body("paper.added", {"title": "Ωmega"}, stamp)
     expected = '{"type":"paper.added","timestamp":"2026-11-30T09:30:00Z","data":{"title":"Ωmega"}}'
     assert body == expected.encode("utf-8")
 
@@ -179,15 +183,15 @@ def test_webhook_body_is_compact_utf8_json() -> None:
 def test_webhook_body_converts_to_utc_and_refuses_naive_times() -> None:
     """An aware time in another zone is written in UTC; a naive one is refused."""
     stamp = datetime(2026, 11, 30, 10, 0, tzinfo=timezone(timedelta(hours=2)))
-    assert json.loads(wh.webhook_body("t", {}, stamp))["timestamp"] == "2026-11-30T08:00:00Z"
+    assert json.loads(webhook_body("t", {}, stamp))["timestamp"] == "2026-11-30T08:00:00Z"
     with pytest.raises(ValueError, match="timezone-aware"):
-        wh.webhook_body("t", {}, datetime(2026, 11, 30, 10, 0))
+        webhook_body("t", {}, datetime(2026, 11, 30, 10, 0))
 
 
 def test_event_body_carries_event_json() -> None:
     """An event's payload holds its type, creation time and event_json as data."""
     event = make_event()
-    payload = json.loads(wh.event_body(event))
+    payload = json.loads(event_body(event))
     assert payload == {
         "type": "paper.revised",
         "timestamp": "2026-11-30T08:00:00Z",
@@ -198,8 +202,8 @@ def test_event_body_carries_event_json() -> None:
 def test_test_body_has_fresh_ids() -> None:
     """Each test message gets its own msg_test_ id and the fixed test data."""
     now = datetime.now(UTC)
-    first_id, body = wh.test_body(now)
-    second_id, _ = wh.test_body(now)
+    first_id, body = test_body(now)
+    second_id, _ = test_body(now)
     assert first_id.startswith("msg_test_") and first_id != second_id
     assert json.loads(body)["type"] == "webhook.test"
     assert json.loads(body)["data"] == {"message": "syncd webhook test"}
@@ -210,11 +214,11 @@ def test_test_body_has_fresh_ids() -> None:
 
 def test_schedule_covers_about_three_days() -> None:
     """The whole schedule with jitter sums to the nominal ~3.5 days within ±20 %."""
-    nominal = sum(wh.RETRY_SCHEDULE)
+    nominal = sum(DEFAULT_RETRY_SCHEDULE)
     assert 3 * 86400 <= nominal <= 4 * 86400
     for seed in range(20):
         rng = random.Random(seed)
-        delays = [wh.next_retry_delay(n, None, rng) for n in range(1, len(wh.RETRY_SCHEDULE) + 1)]
+        delays = [next_retry_delay(n, None, rng) for n in range(1, len(DEFAULT_RETRY_SCHEDULE) + 1)]
         assert all(d is not None for d in delays)
         total = sum(d for d in delays if d is not None)
         assert 0.8 * nominal <= total <= 1.2 * nominal
@@ -223,8 +227,8 @@ def test_schedule_covers_about_three_days() -> None:
 def test_each_step_is_jittered_within_twenty_percent() -> None:
     """Every delay stays within ±20 % of its step, and the jitter really varies."""
     rng = random.Random(7)
-    for attempt, step in enumerate(wh.RETRY_SCHEDULE, start=1):
-        samples = {wh.next_retry_delay(attempt, None, rng) for _ in range(50)}
+    for attempt, step in enumerate(DEFAULT_RETRY_SCHEDULE, start=1):
+        samples = {next_retry_delay(attempt, None, rng) for _ in range(50)}
         assert all(d is not None and 0.8 * step <= d <= 1.2 * step for d in samples)
         assert len(samples) > 1
 
@@ -232,41 +236,41 @@ def test_each_step_is_jittered_within_twenty_percent() -> None:
 def test_exhausted_schedule_means_dead_letter() -> None:
     """After the last scheduled attempt there is no next one."""
     rng = random.Random(1)
-    assert wh.next_retry_delay(len(wh.RETRY_SCHEDULE) + 1, None, rng) is None
-    assert wh.next_retry_delay(100, 60.0, rng) is None
-    assert wh.next_retry_delay(2, None, rng, schedule=(1.0,)) is None
+    assert next_retry_delay(len(DEFAULT_RETRY_SCHEDULE) + 1, None, rng) is None
+    assert next_retry_delay(100, 60.0, rng) is None
+    assert next_retry_delay(2, None, rng, schedule=(1.0,)) is None
 
 
 def test_attempts_are_counted_from_one() -> None:
     """Zero failed attempts is a caller bug."""
     with pytest.raises(ValueError, match="at least 1"):
-        wh.next_retry_delay(0, None, random.Random(1))
+        next_retry_delay(0, None, random.Random(1))
 
 
 def test_retry_after_is_a_floor() -> None:
     """A Retry-After longer than the scheduled step is waited in full."""
-    delay = wh.next_retry_delay(1, 15.0, random.Random(1))
+    delay = next_retry_delay(1, 15.0, random.Random(1))
     assert delay == 15.0
 
 
 def test_short_retry_after_does_not_shorten_the_step() -> None:
     """A Retry-After shorter than the step leaves the jittered step in force."""
-    delay = wh.next_retry_delay(2, 1.0, random.Random(1))
+    delay = next_retry_delay(2, 1.0, random.Random(1))
     assert delay is not None and delay >= 0.8 * 300
 
 
 def test_retry_after_is_capped() -> None:
     """A huge Retry-After is capped at four steps, and never beyond a day."""
     year = 365 * 86400.0
-    assert wh.next_retry_delay(1, year, random.Random(1)) == 20.0
-    assert wh.next_retry_delay(5, year, random.Random(1)) == 72000.0
-    assert wh.next_retry_delay(6, year, random.Random(1)) == 86400.0
-    assert wh.next_retry_delay(10, year, random.Random(1)) == 86400.0
+    assert next_retry_delay(1, year, random.Random(1)) == 20.0
+    assert next_retry_delay(5, year, random.Random(1)) == 72000.0
+    assert next_retry_delay(6, year, random.Random(1)) == 86400.0
+    assert next_retry_delay(10, year, random.Random(1)) == 86400.0
 
 
 def test_negative_retry_after_is_ignored() -> None:
     """A Retry-After in the past does not produce a negative wait."""
-    delay = wh.next_retry_delay(1, -50.0, random.Random(1))
+    delay = next_retry_delay(1, -50.0, random.Random(1))
     assert delay is not None and delay >= 4.0
 
 
@@ -314,7 +318,7 @@ def test_accepts(
 )
 def test_redact_url(url: str, expected: str) -> None:
     """Redaction keeps scheme, host, port and path, and drops credentials, query and fragment."""
-    assert wh.redact_url(url) == expected
+    assert redact_url(url) == expected
 
 
 # -- the sender against a real receiver -----------------------------------------------
@@ -328,9 +332,9 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def sender() -> Iterator[wh.WebhookSender]:
+def sender() -> Iterator[WebhookSender]:
     """A sender with a short timeout, so a slow receiver costs little."""
-    with wh.WebhookSender(timeout=2.0, user_agent="syncd-test/1") as client:
+    with WebhookSender(timeout=2.0, user_agent="syncd-test/1") as client:
         yield client
 
 
@@ -346,10 +350,10 @@ def assert_clean(text: str | None) -> None:
         assert forbidden not in text
 
 
-def test_sender_delivers_to_a_2xx(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_sender_delivers_to_a_2xx(receiver: Receiver, sender: WebhookSender) -> None:
     """A 2xx is delivered, and the receiver sees verified Standard Webhooks headers."""
     now = datetime.now(UTC)
-    msg_id, body = wh.test_body(now)
+    msg_id, body = test_body(now)
     result = sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body, now=now)
     assert (result.outcome, result.status, result.error) == ("delivered", 204, None)
     assert result.duration_seconds < 2.0
@@ -360,30 +364,28 @@ def test_sender_delivers_to_a_2xx(receiver: Receiver, sender: wh.WebhookSender) 
     assert got.headers["user-agent"] == "syncd-test/1"
 
 
-def test_sender_signs_for_a_rotating_receiver(sender: wh.WebhookSender) -> None:
+def test_sender_signs_for_a_rotating_receiver(sender: WebhookSender) -> None:
     """Receivers holding only the new or only the old secret both accept a rotating sender."""
     for held in (OLD_SECRET, NEW_SECRET):
         with Receiver([held]) as server:
-            msg_id, body = wh.test_body(datetime.now(UTC))
+            msg_id, body = test_body(datetime.now(UTC))
             result = sender.send(server.url, [OLD_SECRET, NEW_SECRET], msg_id, body)
             assert result.outcome == "delivered"
             assert len(server.delivered) == 1
 
 
-def test_wrong_secret_is_refused_by_the_receiver(
-    receiver: Receiver, sender: wh.WebhookSender
-) -> None:
+def test_wrong_secret_is_refused_by_the_receiver(receiver: Receiver, sender: WebhookSender) -> None:
     """A receiver that cannot verify answers 401, which the sender retries."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(receiver.url, [NEW_SECRET], msg_id, body)
     assert (result.outcome, result.status) == ("retry", 401)
     assert receiver.delivered == [] and receiver.received[0].verified is False
 
 
-def test_server_error_is_retried(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_server_error_is_retried(receiver: Receiver, sender: WebhookSender) -> None:
     """A 500 is a retry whose error names the status and quotes the answer, scrubbed."""
     receiver.respond_with(500, body=f"boom at /hook?token={TOKEN} for hookpass".encode())
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status, result.retry_after) == ("retry", 500, None)
     assert result.error is not None and result.error.startswith("HTTP 500")
@@ -391,51 +393,51 @@ def test_server_error_is_retried(receiver: Receiver, sender: wh.WebhookSender) -
     assert_clean(result.error)
 
 
-def test_gone_asks_to_disable(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_gone_asks_to_disable(receiver: Receiver, sender: WebhookSender) -> None:
     """A 410 is 'gone': the caller disables the endpoint."""
     receiver.respond_with(410)
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status) == ("gone", 410)
 
 
-def test_other_4xx_is_retried(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_other_4xx_is_retried(receiver: Receiver, sender: WebhookSender) -> None:
     """Like Standard Webhooks and Svix, a 400 is retried rather than dropped."""
     receiver.respond_with(400)
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     assert sender.send(receiver.url, [OLD_SECRET], msg_id, body).outcome == "retry"
 
 
-def test_429_retry_after_seconds(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_429_retry_after_seconds(receiver: Receiver, sender: WebhookSender) -> None:
     """A 429's Retry-After in seconds is reported."""
     receiver.respond_with(429, retry_after=7)
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status, result.retry_after) == ("retry", 429, 7.0)
     assert result.error is not None and "Retry-After 7 s" in result.error
 
 
-def test_503_retry_after_http_date(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_503_retry_after_http_date(receiver: Receiver, sender: WebhookSender) -> None:
     """A 503's Retry-After as an HTTP date is turned into seconds."""
     when = datetime.now(UTC) + timedelta(seconds=120)
     receiver.respond_with(503, retry_after=email.utils.format_datetime(when, usegmt=True))
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
     assert result.outcome == "retry" and result.retry_after is not None
     assert 110 <= result.retry_after <= 121
 
 
-def test_retry_after_of_a_500_is_ignored(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_retry_after_of_a_500_is_ignored(receiver: Receiver, sender: WebhookSender) -> None:
     """Only 429 and 503 carry a Retry-After worth honouring."""
     receiver.respond_with(500, retry_after=60)
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     assert sender.send(receiver.url, [OLD_SECRET], msg_id, body).retry_after is None
 
 
-def test_redirect_is_not_followed(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_redirect_is_not_followed(receiver: Receiver, sender: WebhookSender) -> None:
     """A 301 is a failed attempt; the Location is reported redacted and never requested."""
     receiver.respond_with(301, headers={"Location": f"/elsewhere?token={TOKEN}"})
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status) == ("retry", 301)
     assert len(receiver.received) == 1
@@ -447,8 +449,8 @@ def test_redirect_is_not_followed(receiver: Receiver, sender: wh.WebhookSender) 
 def test_slow_receiver_times_out(receiver: Receiver) -> None:
     """A receiver answering after the timeout is a retry with a timeout error."""
     receiver.respond_with(200, delay=1.5)
-    msg_id, body = wh.test_body(datetime.now(UTC))
-    with wh.WebhookSender(timeout=0.3) as sender:
+    msg_id, body = test_body(datetime.now(UTC))
+    with WebhookSender(timeout=0.3) as sender:
         result = sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status) == ("retry", None)
     assert result.error is not None and "Timeout" in result.error
@@ -486,9 +488,9 @@ def dripping_receiver() -> Iterator[str]:
 
 def test_dripping_receiver_times_out_on_the_whole_attempt(dripping_receiver: str) -> None:
     """``timeout`` bounds the attempt, not each read: a byte every 0.1 s cannot hold it."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     started = time.monotonic()
-    with wh.WebhookSender(timeout=0.5) as sender:
+    with WebhookSender(timeout=0.5) as sender:
         result = sender.send(dripping_receiver, [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status) == ("retry", None)
     assert result.error is not None and "Timeout" in result.error
@@ -497,10 +499,10 @@ def test_dripping_receiver_times_out_on_the_whole_attempt(dripping_receiver: str
 
 def test_dripped_headers_time_out_with_the_attempt() -> None:
     """Header bytes dripped every 0.2 s cannot hold a timeout=1 attempt much past 1 s."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     with (
         HeaderDripper(interval=0.2, lifetime=5.0) as server,
-        wh.WebhookSender(timeout=1.0) as sender,
+        WebhookSender(timeout=1.0) as sender,
     ):
         result = sender.send(server.url, [OLD_SECRET], msg_id, body)
     assert (result.outcome, result.status) == ("retry", None)
@@ -508,9 +510,9 @@ def test_dripped_headers_time_out_with_the_attempt() -> None:
     assert 0.9 <= result.duration_seconds < 2.0
 
 
-def test_down_receiver_is_a_connection_error(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_down_receiver_is_a_connection_error(receiver: Receiver, sender: WebhookSender) -> None:
     """A refused connection is a retry; the same URL works again once the receiver is back."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     assert sender.send(receiver.url, [OLD_SECRET], msg_id, body).outcome == "delivered"
     receiver.go_down()
     result = sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
@@ -522,37 +524,37 @@ def test_down_receiver_is_a_connection_error(receiver: Receiver, sender: wh.Webh
     assert receiver.wait_for(2, timeout=1.0)
 
 
-def test_large_answer_is_read_only_in_part(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_large_answer_is_read_only_in_part(receiver: Receiver, sender: WebhookSender) -> None:
     """A megabyte of error page yields a short error; a 2xx with one is still delivered."""
     receiver.respond_with(500, body=b"x" * (1 << 20))
     receiver.respond_with(200, body=b"y" * (1 << 20))
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     failed = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
     assert failed.error is not None and len(failed.error) < 300
     assert sender.send(receiver.url, [OLD_SECRET], msg_id, body).outcome == "delivered"
 
 
-def test_unusable_url_is_a_retry_not_an_exception(sender: wh.WebhookSender) -> None:
+def test_unusable_url_is_a_retry_not_an_exception(sender: WebhookSender) -> None:
     """A URL httpx cannot send to is reported like any other failed attempt."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     for url in (f"ftp://example.invalid/x?token={TOKEN}", f"http://[::1?token={TOKEN}"):
         result = sender.send(url, [OLD_SECRET], msg_id, body)
         assert (result.outcome, result.status) == ("retry", None)
         assert_clean(result.error)
 
 
-def test_bad_secret_raises_before_sending(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_bad_secret_raises_before_sending(receiver: Receiver, sender: WebhookSender) -> None:
     """An invalid secret is a ConfigError and nothing reaches the receiver."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     with pytest.raises(ConfigError):
         sender.send(receiver.url, ["whsec_%%%"], msg_id, body)
     assert receiver.received == []
 
 
-def test_one_log_line_per_attempt(receiver: Receiver, sender: wh.WebhookSender) -> None:
+def test_one_log_line_per_attempt(receiver: Receiver, sender: WebhookSender) -> None:
     """Each attempt logs webhook_attempt with id, outcome, status and duration, redacted."""
     receiver.respond_with(503, body=f"echo {TOKEN}".encode())
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     with capture_logs() as logs:
         sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
         sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
@@ -568,10 +570,8 @@ def test_one_log_line_per_attempt(receiver: Receiver, sender: wh.WebhookSender) 
     assert_clean(repr(logs))
 
 
-def test_results_and_sender_reprs_hold_no_secret(
-    receiver: Receiver, sender: wh.WebhookSender
-) -> None:
+def test_results_and_sender_reprs_hold_no_secret(receiver: Receiver, sender: WebhookSender) -> None:
     """Neither the sender nor a result mentions the secret or the URL's token."""
-    msg_id, body = wh.test_body(datetime.now(UTC))
+    msg_id, body = test_body(datetime.now(UTC))
     result = sender.send(secret_url(receiver), [OLD_SECRET], msg_id, body)
     assert_clean(repr(result) + repr(sender))

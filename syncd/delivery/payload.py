@@ -1,0 +1,44 @@
+"""The bytes a webhook carries, and that its signatures cover.
+
+Payload types apart from domain types: ``event_body`` turns a stored event
+into the ``{"type", "timestamp", "data"}`` envelope of Standard Webhooks.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from syncd.storage.models import Event
+from syncd.views import event_json
+
+__all__ = ["TEST_EVENT_TYPE", "event_body", "test_body", "webhook_body"]
+
+TEST_EVENT_TYPE = "webhook.test"
+
+
+def webhook_body(event_type: str, data: dict[str, Any], timestamp: datetime) -> bytes:
+    """The payload: compact UTF-8 JSON ``{"type", "timestamp", "data"}``; signatures cover it."""
+    if timestamp.tzinfo is None:
+        raise ValueError("webhook timestamps must be timezone-aware")
+    # "Z", as in the Standard Webhooks payload example.
+    stamp = timestamp.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    payload = {"type": event_type, "timestamp": stamp, "data": data}
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def event_body(event: Event) -> bytes:
+    """The payload of a stored event: its ``event_json`` shape as ``data``."""
+    return webhook_body(event.type, event_json(event), event.created_at)
+
+
+def test_body(now: datetime) -> tuple[str, bytes]:
+    """A fresh message id (``msg_test_<hex>``) and the payload of a ``webhook.test`` event."""
+    msg_id = f"msg_test_{uuid.uuid4().hex}"
+    return msg_id, webhook_body(TEST_EVENT_TYPE, {"message": "syncd webhook test"}, now)
+
+
+# Not a pytest test, although the name says so.
+test_body.__test__ = False  # type: ignore[attr-defined]
