@@ -34,6 +34,7 @@ def revision_json(revision: Revision) -> dict[str, Any]:
         "observed_at": revision.observed_at.isoformat(),
         "source": revision.source,
         "version": revision.version,
+        "version_date": revision.version_date.isoformat() if revision.version_date else None,
         "kinds": list(revision.kinds),
         "changes": revision.changes,
         "record": revision.record.to_dict(),
