@@ -3,7 +3,8 @@
 ``Storage`` opens one ``Database`` and hands out a repository per aggregate:
 ``papers`` (papers and their revisions), ``versions`` (what histories lack,
 and backfilled versions), ``runs`` (sync cycles), ``events`` (the event log)
-and ``outbox`` (webhook endpoints and deliveries).  Callers hand in frozen
+and ``outbox`` (webhook endpoints and deliveries); on PostgreSQL, ``pacer``
+is the arXiv politeness budget every replica shares.  Callers hand in frozen
 write commands and get frozen domain objects back, never rows.
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
 transaction: papers, revisions, events and their deliveries appear together
@@ -35,6 +36,7 @@ from syncd.storage.models import (
     VersionGap,
 )
 from syncd.storage.outbox import Outbox
+from syncd.storage.pacer import SharedPacer
 from syncd.storage.papers import Papers, author_id, known_keys, write_papers
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
@@ -55,6 +57,7 @@ __all__ = [
     "PaperWrite",
     "Papers",
     "Revision",
+    "SharedPacer",
     "Storage",
     "SyncRun",
     "SyncRuns",
@@ -75,6 +78,8 @@ class Storage:
         self.runs = SyncRuns(self.db)
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
+        # SQLite has one replica, which paces its requests in process.
+        self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 
     @property
     def engine(self) -> Engine:
