@@ -73,9 +73,10 @@ class TestFirstSync:
         )
         _synced(syncd)
         assert syncd.papers()[CALIBRATION]["arxiv_id"] == "2606.03328"
-        id_lists = [r.params["id_list"] for r in arxiv.requests if r.params.get("id_list")]
-        assert len(id_lists) == 1
-        assert "2606.03328v1" in id_lists[0].split(",")
+        id_lists = [r.params["id_list"].split(",") for r in arxiv.requests if "id_list" in r.params]
+        assert id_lists[0] == ["2606.03328v1"]
+        # The backfill that follows reuses that answer and asks only for the others' v1s.
+        assert id_lists[1:] == [["2602.09578v1", "2512.22386v1"]]
 
     def test_unmatched_seed_papers_cost_no_extra_request_later(
         self, syncd: Syncd, arxiv: FakeArxiv
