@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -177,6 +178,58 @@ def _forget_backfilled(database_url: str) -> None:
         engine.dispose()
 
 
+class TestCommand:
+    @pytest.fixture
+    def existing(self, syncd: Syncd, arxiv: FakeArxiv) -> Syncd:
+        """A synced database whose linked-at-v2 papers lack v1, as before backfills."""
+        _sync(syncd)
+        _forget_backfilled(syncd.database_url)
+        arxiv.reset_log()
+        return syncd
+
+    def test_dry_run_counts_requests_and_sends_none(
+        self, existing: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """--dry-run says papers, versions, requests and time, and asks arXiv nothing."""
+        outcome = existing("backfill", "--dry-run")
+        assert outcome.code == 0, outcome.err
+        assert outcome.out.startswith("2 papers miss 2 versions: 1 requests of up to 2 ids")
+        assert arxiv.requests == []
+
+    def test_fills_every_tracked_paper_then_has_nothing_to_do(
+        self, existing: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """One request fills both papers, logs its progress, and a second run finds nothing."""
+        outcome = existing("backfill")
+        assert outcome.code == 0, outcome.err
+        assert outcome.out.splitlines()[-1] == "backfilled 2 versions of 2 papers in 1 requests"
+        progress = [json.loads(line) for line in outcome.err.splitlines()]
+        assert [p["requests_done"] for p in progress if p["event"] == "backfill_progress"] == [0, 1]
+        assert _versions(existing, FLEXMARL)[1] == ("arxiv:v1", 1)
+        assert _event_types(existing) == LINKED
+        again = existing("backfill")
+        assert again.out.strip() == "0 papers miss 0 versions: no request needed"
+        assert len(_id_lists(arxiv)) == 1
+
+    def test_a_failed_request_is_one_line_and_a_rerun_resumes(
+        self, existing: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """arXiv failing ends with exit 1 and a line saying to run again, which then finishes."""
+        arxiv.inject(fa.status(503, times=3))
+        failed = existing("backfill")
+        assert failed.code == 1
+        assert failed.err.splitlines()[-1].startswith("syncd: error: arXiv did not answer")
+        assert "run it again to resume" in failed.err
+        assert existing("backfill").code == 0
+        assert _versions(existing, OXYGEN)[1] == ("arxiv:v1", 1)
+
+    def test_only_a_configured_author(self, existing: Syncd) -> None:
+        """--author naming nobody configured is a usage error."""
+        outcome = existing("backfill", "--author", "Nobody")
+        assert outcome.code == 2
+        assert "no configured author named 'Nobody'" in outcome.err
+
+
 def test_what_arrived_before_a_failure_stays(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """A backfill of two requests whose second fails keeps the first's versions, then resumes."""
     _sync(syncd)
@@ -197,3 +250,30 @@ def test_what_arrived_before_a_failure_stays(syncd: Syncd, arxiv: FakeArxiv) -> 
         assert (done.requests_done, done.versions_stored) == (1, 1)
     finally:
         storage.close()
+
+
+class TestHistoryOutput:
+    def test_the_table_shows_the_version_date_beside_observed(self, syncd: Syncd) -> None:
+        """The history table has arXiv's date of each version next to when syncd saw it."""
+        _sync(syncd)
+        lines = syncd("history", FLEXMARL).out.splitlines()
+        assert lines[1].split()[:6] == ["SEQ", "OBSERVED", "(UTC)", "VERSION", "DATE", "(UTC)"]
+        assert lines[2].split()[3] == "-"  # the seed revision has no version date
+        assert lines[3].split()[3:5] == ["2026-02-10", "09:00:00"]
+
+    def test_field_shows_how_one_field_evolved(self, syncd: Syncd) -> None:
+        """--field title prints each title once, with the versions that carried it."""
+        _sync(syncd)
+        lines = syncd("history", FLEXMARL, "--field", "title").out.splitlines()
+        assert lines[1].split() == ["VERSIONS", "TITLE"]
+        assert lines[2].startswith("seed, v2  FlexMARL: Graph-Driven")
+        assert lines[3].startswith("v1        Rollout-Training Co-Design")
+        as_json = syncd.json("history", FLEXMARL, "--field", "title")
+        assert as_json[1] == {"value": scenario.FLEXMARL_V1_TITLE, "versions": ["v1"]}
+
+    def test_field_must_be_a_record_field(self, syncd: Syncd) -> None:
+        """An unknown field is a usage error naming the choices."""
+        _sync(syncd)
+        with pytest.raises(SystemExit) as exit_info:
+            syncd("history", FLEXMARL, "--field", "colour")
+        assert exit_info.value.code == 2

@@ -327,7 +327,8 @@ class TestWithdrawals:
         assert event["changes"]["withdrawn_by"] == {"old": "author", "new": None}
         table = syncd("history", NESTPIPE).out.splitlines()
         assert "WITHDRAWN" in table[1]
-        assert [line.split()[6] for line in table[-2:]] == ["author", "-"]
+        # SEQ, OBSERVED and VERSION DATE (a date and a time each), SOURCE, V, KINDS, WITHDRAWN
+        assert [line.split()[8] for line in table[-2:]] == ["author", "-"]
 
 
 class TestAddedAndRemoved:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import json
 from dataclasses import replace
+from datetime import UTC, datetime
 
-from syncd.backfill import backfill_writes, plan_backfill
+from structlog.testing import capture_logs
+
+from syncd.backfill import BackfillProgress, backfill_writes, plan_backfill
+from syncd.progress import BackfillReporter, describe_plan, format_duration
 from syncd.record import Record
-from syncd.storage.models import VersionGap
+from syncd.storage.models import Revision, VersionGap
+from syncd.views import field_evolution, revision_json
 
 V1 = Record(
     arxiv_id="2602.09578",
@@ -77,3 +84,86 @@ class TestWrites:
         assert [r.record.version for r in write.revisions] == [2]
         (empty,) = backfill_writes([_gap(2, {1, 2})], {}, {})
         assert empty.revisions == ()
+
+
+def _revision(record: Record, seq: int) -> Revision:
+    return Revision(
+        seq=seq,
+        observed_at=datetime(2026, 6, 1, tzinfo=UTC),
+        source="arxiv" if record.version else "000_seed.txt:3",
+        version=record.version,
+        version_date=record.version_date,
+        kinds=(),
+        changes={},
+        record=record,
+    )
+
+
+class TestViews:
+    def test_version_date_is_the_entrys_updated_and_null_for_seeds(self) -> None:
+        """History JSON carries arXiv's date of the version, null for a seed revision."""
+        seed = Record(title="FlexMARL", authors=("Zhaolong Xing",))
+        assert revision_json(_revision(V2, 2))["version_date"] == "2026-03-01T09:00:00+00:00"
+        assert revision_json(_revision(seed, 1))["version_date"] is None
+
+    def test_field_evolution_is_one_line_per_distinct_value(self) -> None:
+        """Each title once, with every version (or seed) that carried it, first seen first."""
+        seed = Record(title="FlexMARL", authors=("Zhaolong Xing",))
+        history = [_revision(r, n) for n, r in enumerate([seed, V1, V2, V3], start=1)]
+        assert field_evolution(history, "title") == [
+            ("FlexMARL", ("seed", "v2", "v3")),
+            ("Rollout-Training Co-Design", ("v1",)),
+        ]
+
+    def test_a_field_a_seed_does_not_show_is_left_out(self) -> None:
+        """A seed page shows no comment: it is not a value the field had."""
+        seed = Record(title="FlexMARL")
+        history = [_revision(r, n) for n, r in enumerate([seed, V2, V3], start=1)]
+        assert field_evolution(history, "comment") == [(None, ("v2",)), ("camera ready", ("v3",))]
+        assert json.dumps(field_evolution(history, "authors"))  # lists stay JSON-ready
+
+
+class TestProgress:
+    def test_durations_read_as_a_person_says_them(self) -> None:
+        """Seconds, minutes and hours, rounded."""
+        assert [format_duration(s) for s in (0.4, 42, 270, 300, 7500)] == [
+            "0 s",
+            "42 s",
+            "4 min 30 s",
+            "5 min",
+            "2 h 5 min",
+        ]
+
+    def test_a_dry_run_says_requests_and_time_at_the_interval(self) -> None:
+        """The plan's line names papers, versions, requests, the batch and arXiv's pace."""
+        gaps = [_gap(3, {3}, n, f"2601.{n:05d}") for n in range(1000)]
+        assert describe_plan(plan_backfill(gaps), 3.0) == (
+            "1000 papers miss 2000 versions: 5 requests of up to 466 ids,"
+            " about 15 s at one request every 3 s"
+        )
+
+    def test_off_a_terminal_progress_is_log_lines(self) -> None:
+        """Without a terminal, each step is a backfill_progress line with the time left."""
+        reporter = BackfillReporter(io.StringIO(), 3.0)
+        with capture_logs() as logs:
+            reporter(BackfillProgress(1, 4, 1, 3, 2))
+        (line,) = logs
+        assert line["event"] == "backfill_progress"
+        assert (line["papers_done"], line["papers_total"], line["seconds_left"]) == (1, 4, 6.0)
+
+    def test_on_a_terminal_progress_is_a_bar_redrawn_in_place(self) -> None:
+        """On a terminal the bar is redrawn with a carriage return and ended with a newline."""
+
+        class Terminal(io.StringIO):
+            def isatty(self) -> bool:
+                return True
+
+        stream = Terminal()
+        reporter = BackfillReporter(stream, 3.0)
+        reporter(BackfillProgress(0, 4, 0, 2, 0))
+        reporter(BackfillProgress(2, 4, 1, 2, 3))
+        reporter.close()
+        frames = stream.getvalue().split("\r")[1:]
+        assert "0/4 papers  0/2 requests  about 6 s left" in frames[0]
+        assert "2/4 papers  1/2 requests  about 3 s left" in frames[1]
+        assert frames[1].endswith("\n")
