@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks import common
 from benchmarks.profiling import format_hotspots
 
-ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests")
+ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill")
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 
@@ -52,6 +52,7 @@ class Plan:
     fanout_scaling: dict[str, tuple[int, ...]]
     author_counts: tuple[int, ...]
     request_interval: float
+    backfill_papers: int
 
 
 FULL = Plan(
@@ -69,6 +70,7 @@ FULL = Plan(
     fanout_scaling={"sqlite": (500, 1_000, 2_000), "postgresql": (1_000, 5_000)},
     author_counts=(1, 10, 100),
     request_interval=3.0,
+    backfill_papers=1_000,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -83,6 +85,7 @@ QUICK = Plan(
     fanout_scaling={"sqlite": (), "postgresql": ()},
     author_counts=(1, 10, 30),
     request_interval=0.1,
+    backfill_papers=200,
 )
 
 
@@ -348,6 +351,12 @@ def _requests(ctx: _Context) -> dict[str, Any]:
     return authors.run(ctx.plan.author_counts, ctx.plan.request_interval)
 
 
+def _backfill(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import backfill  # noqa: PLC0415
+
+    return backfill.run(ctx.plan.backfill_papers, 3.0)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -355,6 +364,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "memory": _memory,
     "fanout": _fanout,
     "requests": _requests,
+    "backfill": _backfill,
 }
 
 
@@ -457,6 +467,20 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                     ),
                 )
             )
+    if "backfill" in rows:
+        r = rows["backfill"]
+        out.append(
+            (
+                f"Backfill: {r['papers']:,} papers missing {r['missing_versions']:,} versions",
+                f"{r['requests']} requests, {r['versions_stored']:,} stored,"
+                f" {_s(r['backfill_seconds_at_interval_0'])} at interval 0",
+                f"ceil(V / {r['batch']}) = {r['expected_requests']};"
+                f" one per version {r['one_per_version']:,}",
+                f"{r['seconds_at_interval']:g} s at {r['request_interval']:g} s per request",
+                "ceil(V / batch), all stored",
+                _yes(r["met"]),
+            )
+        )
     return out
 
 

@@ -55,8 +55,12 @@ class App:
         self.storage.outbox.register_endpoints([e.spec for e in self.endpoints.values()])
 
     def arxiv_client(self, sleep: Callable[[float], None] = time.sleep) -> ArxivClient:
-        """A client of the configured arXiv API; ``sleep`` lets shutdown cut its waits short."""
-        return ArxivClient(self.settings.arxiv, sleep=sleep)
+        """A client of the configured arXiv API; ``sleep`` lets shutdown cut its waits short.
+
+        On PostgreSQL it paces through the database, so every replica's
+        requests (cycles and backfills alike) share one politeness budget.
+        """
+        return ArxivClient(self.settings.arxiv, sleep=sleep, pacer=self.storage.pacer)
 
     def dispatcher(self) -> Dispatcher:
         """A worker for the configured endpoints' deliveries."""

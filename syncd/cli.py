@@ -21,18 +21,21 @@ from typing import Any, ParamSpec
 
 from syncd import __version__
 from syncd.app import App
+from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
 from syncd.delivery.payload import test_body
 from syncd.delivery.redaction import url_origin
 from syncd.delivery.sender import WebhookSender
-from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
+from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
 from syncd.logs import configure_logging
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
+from syncd.progress import BackfillReporter, describe_plan
 from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
-from syncd.views import event_json, paper_json, revision_json
+from syncd.views import event_json, field_evolution, paper_json, revision_json
+from syncd.vocabulary import RECORD_FIELDS
 
 __all__ = ["configure_gc", "main"]
 
@@ -52,6 +55,8 @@ EXIT_BROKEN_PIPE = 141
 GC_THRESHOLDS = (10_000, 10, 10)
 
 Command = Callable[[argparse.Namespace, App], int]
+
+_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 # Titles in `syncd papers` are cut to this many characters, and further to fit a terminal.
 TITLE_CHARS = 60
@@ -144,6 +149,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     sync.set_defaults(command=_sync)
 
+    backfill = commands.add_parser(
+        "backfill", help="fetch the earlier versions tracked papers' histories lack (resumable)"
+    )
+    backfill.add_argument("--author", help="only this configured author's papers")
+    backfill.add_argument(
+        "--dry-run", action="store_true", help="only say how many requests it would make"
+    )
+    backfill.set_defaults(command=_backfill)
+
     run = commands.add_parser("run", help="the daemon: scheduled cycles, webhooks, HTTP")
     run.set_defaults(command=_run)
 
@@ -175,8 +189,14 @@ def _parser() -> argparse.ArgumentParser:
     papers.add_argument("--json", action="store_true", help="print one JSON array")
     papers.set_defaults(command=_papers)
 
-    history = commands.add_parser("history", help="a paper's revisions, oldest first")
+    history = commands.add_parser("history", help="a paper's revisions, in version order")
     history.add_argument("paper", metavar="PAPER", help="an arXiv id or a seed paper's key")
+    history.add_argument(
+        "--field",
+        choices=[f.name for f in RECORD_FIELDS],
+        metavar="FIELD",
+        help="how one record field evolved: each value and the versions that carried it",
+    )
     history.add_argument("--json", action="store_true", help="print one JSON array")
     history.set_defaults(command=_history)
 
@@ -216,6 +236,31 @@ def _sync(args: argparse.Namespace, app: App) -> int:
         pending, dead = app.storage.outbox.counts()
         print(f"webhooks: {attempted} attempts, {pending} pending, {dead} dead-lettered")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILURE
+
+
+def _backfill(args: argparse.Namespace, app: App) -> int:
+    names = {a.name for a in app.settings.authors}
+    if args.author is not None and args.author not in names:
+        raise ConfigError(f"no configured author named {args.author!r}")
+    gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
+    plan = plan_backfill(gaps)
+    interval = app.settings.arxiv.request_interval
+    print(describe_plan(plan, interval))
+    if args.dry_run or not plan.gaps:
+        return EXIT_OK
+    reporter = BackfillReporter(sys.stderr, interval)
+    with app.arxiv_client() as client:
+        try:
+            done = run_backfill(app.storage, client, plan, progress=reporter)
+        except UpstreamError as exc:
+            reporter.close()
+            return _fail(EXIT_FAILURE, f"{exc}; what arrived is stored: run it again to resume")
+    reporter.close()
+    print(
+        f"backfilled {done.versions_stored} versions of {done.papers_done} papers"
+        f" in {done.requests_done} requests"
+    )
+    return EXIT_OK
 
 
 def _run(args: argparse.Namespace, app: App) -> int:
@@ -323,13 +368,22 @@ def _history(args: argparse.Namespace, app: App) -> int:
     if paper is None:
         raise NotFoundError(f"no paper with key or arXiv id {args.paper!r}")
     revisions = app.storage.papers.history(paper.id)
+    if args.field is not None:
+        evolution = field_evolution(revisions, args.field)
+        if args.json:
+            return _print_json([{"value": v, "versions": list(labels)} for v, labels in evolution])
+        print(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {args.field}")
+        values = [(", ".join(labels), _value_cell(value)) for value, labels in evolution]
+        _print_table(("VERSIONS", args.field.upper()), values)
+        return EXIT_OK
     if args.json:
         return _print_json([revision_json(r) for r in revisions])
     print(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {paper.status}")
     rows = [
         (
             str(r.seq),
-            r.observed_at.strftime("%Y-%m-%d %H:%M:%S"),
+            r.observed_at.strftime(_TIME_FORMAT),
+            r.version_date.strftime(_TIME_FORMAT) if r.version_date else "-",
             r.source,
             str(r.version or "-"),
             ",".join(r.kinds) or "-",
@@ -338,7 +392,8 @@ def _history(args: argparse.Namespace, app: App) -> int:
         )
         for r in revisions
     ]
-    _print_table(("SEQ", "OBSERVED (UTC)", "SOURCE", "V", "KINDS", "WITHDRAWN", "TITLE"), rows)
+    header = ("SEQ", "OBSERVED (UTC)", "VERSION DATE (UTC)", "SOURCE", "V", "KINDS", "WITHDRAWN")
+    _print_table((*header, "TITLE"), rows)
     return EXIT_OK
 
 
@@ -349,7 +404,7 @@ def _events(args: argparse.Namespace, app: App) -> int:
     rows = [
         (
             e.id,
-            e.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            e.created_at.strftime(_TIME_FORMAT),
             e.type,
             e.arxiv_id or e.paper_key,
             ",".join(e.kinds) or "-",
@@ -401,6 +456,15 @@ def _fit_last_column(
 
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _value_cell(value: Any) -> str:
+    """A record field's value in a table: lists joined, flags as yes/no, nothing as "-"."""
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "-" if value is None else str(value)
 
 
 def _withdrawn_cell(record: Record) -> str:

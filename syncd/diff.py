@@ -34,7 +34,11 @@ _LIST_FIELDS = tuple(f.name for f in _COMPARED if f.shape in ("names", "set"))
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """The kinds of a change and, per changed field, ``{"old": ..., "new": ...}``."""
+    """The kinds of a change and, per changed field, ``{"old": ..., "new": ...}``.
+
+    Authors and categories add ``added`` and ``removed``; a version that
+    jumps adds ``skipped_versions``, the versions in between.
+    """
 
     kinds: tuple[str, ...]
     changes: dict[str, dict[str, Any]]
@@ -55,8 +59,19 @@ def diff_records(old: Record, new: Record) -> Change:
     for name in _LIST_FIELDS:
         if name in changes:
             changes[name] |= _list_change(before[name], after[name])
+    if "version" in changes:
+        skipped = _skipped_versions(old.version, new.version)
+        if skipped:
+            changes["version"]["skipped_versions"] = skipped
     reported = {f.kind for f in changed}
     return Change(kinds=tuple(k for k in KINDS if k in reported), changes=changes)
+
+
+def _skipped_versions(old: int | None, new: int | None) -> list[int]:
+    """The versions between ``old`` and ``new`` that neither record is: v2 → v4 skipped [3]."""
+    if old is None or new is None:
+        return []
+    return list(range(old + 1, new))
 
 
 def _list_change(old: list[str], new: list[str]) -> dict[str, list[str]]:

@@ -51,6 +51,7 @@ __all__ = [
     "observe_cycle",
     "observe_delivery",
     "observe_events",
+    "observe_pacing",
     "observe_retry",
     "observe_revisions",
     "observe_upstream",
@@ -141,6 +142,13 @@ _UPSTREAM_RETRIES = Counter(
 _UPSTREAM_BACKOFF = Counter(
     "syncd_upstream_backoff_seconds",
     "Seconds slept in backoff before retrying arXiv API requests.",
+    registry=REGISTRY,
+)
+
+_UPSTREAM_PACING = Counter(
+    "syncd_upstream_pacing_wait_seconds",
+    "Seconds arXiv API requests waited for their turn under arxiv.request_interval;"
+    " on PostgreSQL the budget is shared by every replica.",
     registry=REGISTRY,
 )
 
@@ -236,6 +244,11 @@ def observe_retry(delay: float) -> None:
     """Count one retry and the seconds of backoff before it."""
     _UPSTREAM_RETRIES.inc()
     _UPSTREAM_BACKOFF.inc(_non_negative(delay))
+
+
+def observe_pacing(waited: float) -> None:
+    """Add the seconds one request waited for its turn in the politeness budget."""
+    _UPSTREAM_PACING.inc(_non_negative(waited))
 
 
 def observe_events(events: Iterable[tuple[str, Sequence[str]]]) -> None:

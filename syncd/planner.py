@@ -192,6 +192,18 @@ def _revision(record: Record, source: str, change: Change | None) -> NewRevision
     return NewRevision(record, source, change.kinds, change.changes)
 
 
+def _needs_backfill(status: PaperStatus, version: int | None, known: int | None) -> bool:
+    """Whether a tracked paper's history may now lack versions before ``version``.
+
+    ``known`` is the last version the history held (None: none, or none that
+    counts): a link or an addition at v3 may, a jump from v2 to v4 may, the
+    step from v1 to v2 cannot.  Candidates wait until they are the author's.
+    """
+    if status != PaperStatus.TRACKED or version is None:
+        return False
+    return version - (known or 0) > 1
+
+
 def _linked(paper: Paper, entry: Record) -> PaperWrite:
     change = diff_records(paper.record, entry)
     return PaperWrite(
@@ -204,6 +216,7 @@ def _linked(paper: Paper, entry: Record) -> PaperWrite:
         event_type=EventType.LINKED,
         event_kinds=change.kinds,
         event_changes=change.changes,
+        backfill_pending=_needs_backfill(PaperStatus.TRACKED, entry.version, None),
     )
 
 
@@ -229,6 +242,10 @@ def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
         event_type=event_type,
         event_kinds=change.kinds if change else (),
         event_changes=change.changes if change else {},
+        # Announced again, its whole past counts; else only a jump leaves a gap.
+        backfill_pending=_needs_backfill(
+            status, entry.version, None if announce else paper.record.version
+        ),
     )
 
 
@@ -247,11 +264,13 @@ def _absent(paper: PaperState, removal_after: int) -> PaperWrite:
 
 
 def _discovered(record: Record, plausible: bool) -> PaperWrite:
+    status = PaperStatus.TRACKED if plausible else PaperStatus.CANDIDATE
     return PaperWrite(
         key=record.arxiv_id or "",
         arxiv_id=record.arxiv_id,
-        status=PaperStatus.TRACKED if plausible else PaperStatus.CANDIDATE,
+        status=status,
         origin=Origin.ARXIV,
         revisions=(NewRevision(record, ARXIV_SOURCE),),
         event_type=EventType.ADDED if plausible else None,
+        backfill_pending=_needs_backfill(status, record.version, None),
     )

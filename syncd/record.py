@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "is_withdrawal",
     "normalize_name",
     "normalize_text",
+    "parse_arxiv_time",
     "split_arxiv_id",
 ]
 
@@ -156,6 +158,18 @@ def _old_style_problem(archive: str, yymm: str) -> str | None:
     return None
 
 
+def parse_arxiv_time(text: str | None) -> datetime | None:
+    """An Atom date as arXiv writes it (``2026-03-01T09:00:00Z``, or ``-04:00`` on its old
+    backend) as an aware datetime; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def is_withdrawal(comment: str | None, abstract: str | None) -> bool:
     """Whether a version's comment or abstract announces a withdrawal (``syncd.withdrawal``)."""
     return detect_withdrawal(abstract, comment).withdrawn
@@ -193,6 +207,15 @@ class Record:
     def is_seed(self) -> bool:
         """A record observed in a seed document rather than on arXiv."""
         return self.version is None
+
+    @property
+    def version_date(self) -> datetime | None:
+        """arXiv's date for this version: when it was submitted, None when unknown.
+
+        An entry's ``<updated>`` is the date of the version it carries, and
+        ``<published>`` always v1's (arXiv API manual, 3.3.2.1 and 5.2).
+        """
+        return None if self.is_seed else parse_arxiv_time(self.updated)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict in ``RECORD_FIELDS`` order; tuples become lists.

@@ -1,4 +1,4 @@
-"""Sync cycles: fetch → load → link → plan → apply, for every author.
+"""Sync cycles: fetch → load → link → plan → apply, for every author; then backfill.
 
 Pages are streamed: each page's content hashes are compared with the stored
 ones in one query, and only entries that changed or are new are kept until
@@ -7,6 +7,11 @@ decisions need (``planner.Snapshot``), links seed papers, lets the pure
 planner decide the writes, and applies them in one transaction per author.
 Any upstream answer that cannot be trusted fails the cycle before anything
 is written.  Authors without a custom query share batched OR queries.
+
+Once the cycles are stored, the earlier versions of papers they flagged
+(linked or added at vN > 1, or seen jumping versions) are backfilled for
+every author at once (``syncd.backfill``); that can fail without touching
+what the cycles stored.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import structlog
 
 from syncd import metrics
 from syncd.arxiv import ArxivClient
+from syncd.backfill import backfill_flagged, versioned_id
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
 from syncd.faults import fault_point
@@ -92,9 +98,12 @@ def sync_all(
     Authors without a custom query share batched ``au:"A" OR au:"B"``
     requests, so N authors cost about N / batch requests, not N.  With
     ``claim_window``, an author whose cycle another replica started within
-    that many seconds is skipped (see ``SyncRuns.start``).
+    that many seconds is skipped (see ``SyncRuns.start``).  When a cycle
+    succeeded, flagged papers' missing versions are backfilled last.
     """
     results: list[CycleResult] = []
+    # Earlier versions the cycles fetched to link seeds: the backfill needs no request for them.
+    known: dict[str, Record] = {}
     seeded = []
     for author in authors:
         try:
@@ -104,7 +113,9 @@ def sync_all(
         else:
             seeded.append(author)
     for batch in author_batches(seeded):
-        results += _sync_batch(storage, client, batch, settings, claim_window)
+        results += _sync_batch(storage, client, batch, settings, claim_window, known=known)
+    if any(r.ok for r in results):
+        backfill_flagged(storage, client, known)
     return results
 
 
@@ -116,8 +127,8 @@ def sync_author(
     *,
     claim_window: float | None = None,
 ) -> CycleResult | None:
-    """One cycle of one author; None when another replica claimed it."""
-    results = _sync_batch(storage, client, [author], settings, claim_window)
+    """One cycle of one author, without the backfill; None when another replica claimed it."""
+    results = _sync_batch(storage, client, [author], settings, claim_window, known={})
     return results[0] if results else None
 
 
@@ -159,6 +170,8 @@ class _Cycle:
     started: float
     observed: Observed = field(default_factory=Observed)
     requests: int = 0
+    # Earlier versions fetched to link seeds, by versioned id.
+    fetched: dict[str, Record] = field(default_factory=dict)
 
     @property
     def stats(self) -> SyncStats:
@@ -171,6 +184,8 @@ def _sync_batch(
     batch: Sequence[AuthorSettings],
     settings: SyncSettings,
     claim_window: float | None,
+    *,
+    known: dict[str, Record],
 ) -> list[CycleResult]:
     cycles: list[_Cycle] = []
     failed: list[CycleResult] = []
@@ -204,7 +219,10 @@ def _sync_batch(
     # The batch's requests are shared; each author's run reports them all.
     for cycle in cycles:
         cycle.requests = client.requests - requests_before
-    return [*failed, *(_finish(storage, client, c, settings) for c in cycles)]
+    finished = [_finish(storage, client, c, settings) for c in cycles]
+    for cycle in cycles:
+        known.update(cycle.fetched)
+    return [*failed, *finished]
 
 
 def _gather(storage: Storage, client: ArxivClient, cycles: Sequence[_Cycle]) -> None:
@@ -271,7 +289,7 @@ def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSe
     changed = storage.papers.with_ids(name, observed.changed)
     check_trust(observed, storage.papers.tracked_count(name), changed)
     unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
-    links = _link_seeds(storage, client, unlinked, observed.new)
+    links = _link_seeds(storage, client, unlinked, observed.new, cycle.fetched)
     names: set[str] = set()
     categories: set[str] = set()
     if needs_identity_basis(observed, set(links.values()), changed):
@@ -290,12 +308,17 @@ def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSe
 
 
 def _link_seeds(
-    storage: Storage, client: ArxivClient, unlinked: Sequence[Paper], new: Mapping[str, Record]
+    storage: Storage,
+    client: ArxivClient,
+    unlinked: Sequence[Paper],
+    new: Mapping[str, Record],
+    fetched: dict[str, Record],
 ) -> dict[int, str]:
     """Match unlinked seed papers to new entries (paper id → arXiv id).
 
     Current versions first; only when seeds remain unmatched and some new
-    entry has earlier versions are those fetched, in one batched request.
+    entry has earlier versions are those fetched, in one batched request,
+    and kept in ``fetched`` for the backfill.
     """
     if not unlinked or not new:
         return {}
@@ -309,6 +332,7 @@ def _link_seeds(
         for record in client.fetch_ids(wanted):
             if record.arxiv_id in versions:
                 versions[record.arxiv_id].append(record)
+                fetched[versioned_id(record.arxiv_id, record.version or 0)] = record
         assignment = link_seeds_to_arxiv(seeds, versions)
     for key, close in assignment.ambiguous.items():
         _log.warning("link_ambiguous", paper_id=key, candidates=list(close))

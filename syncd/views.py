@@ -5,11 +5,23 @@ Field names follow DESIGN.md; changing one breaks users' scripts.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from syncd.storage import Event, Paper, Revision
 
-__all__ = ["event_json", "paper_json", "revision_json"]
+__all__ = [
+    "FieldValue",
+    "event_json",
+    "field_evolution",
+    "paper_json",
+    "revision_json",
+    "revision_label",
+]
+
+FieldValue = tuple[Any, tuple[str, ...]]
+"""One value a field took, and the labels of the revisions that carried it."""
 
 
 def paper_json(paper: Paper) -> dict[str, Any]:
@@ -34,6 +46,7 @@ def revision_json(revision: Revision) -> dict[str, Any]:
         "observed_at": revision.observed_at.isoformat(),
         "source": revision.source,
         "version": revision.version,
+        "version_date": revision.version_date.isoformat() if revision.version_date else None,
         "kinds": list(revision.kinds),
         "changes": revision.changes,
         "record": revision.record.to_dict(),
@@ -53,3 +66,27 @@ def event_json(event: Event) -> dict[str, Any]:
         "changes": event.changes,
         "record": event.record.to_dict() if event.record is not None else None,
     }
+
+
+def revision_label(revision: Revision) -> str:
+    """``v2`` for an arXiv version, ``seed`` for a seed document's revision."""
+    return "seed" if revision.version is None else f"v{revision.version}"
+
+
+def field_evolution(revisions: Sequence[Revision], name: str) -> list[FieldValue]:
+    """How one record field evolved: each distinct value once, in order of first appearance,
+    with the labels of the revisions (``seed``, ``v1``, ...) that carried it.
+
+    A seed revision without the field is left out: a seed page that does
+    not show a comment says nothing about it (``vocabulary.RECORD_FIELDS``).
+    """
+    values: dict[str, FieldValue] = {}
+    for revision in revisions:
+        value = revision.record.to_dict()[name]
+        if revision.version is None and value in (None, []):
+            continue
+        key = json.dumps(value, sort_keys=True)
+        known, labels = values.get(key, (value, ()))
+        label = revision_label(revision)
+        values[key] = (known, labels if label in labels else (*labels, label))
+    return list(values.values())

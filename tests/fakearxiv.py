@@ -75,6 +75,7 @@ __all__ = [
     "timeout",
     "total_lie",
     "truncate",
+    "versions_ignored",
 ]
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -632,6 +633,7 @@ FaultKind = Literal[
     "body",
     "slow_drip",
     "empty_result",
+    "versions_ignored",
 ]
 ParamsPredicate = Callable[[Mapping[str, str]], bool]
 
@@ -642,8 +644,8 @@ class Fault:
 
     Build them with the helpers (:func:`status`, :func:`timeout`, :func:`reset`,
     :func:`truncate`, :func:`empty_page`, :func:`total_lie`, :func:`error_feed`,
-    :func:`body`, :func:`slow_drip`, :func:`empty_result`); each field only
-    means something for the kinds that name it.
+    :func:`body`, :func:`slow_drip`, :func:`empty_result`, :func:`versions_ignored`); each
+    field only means something for the kinds that name it.
     """
 
     kind: FaultKind
@@ -761,6 +763,11 @@ def slow_drip(
 def empty_result(*, times: int = 1, when: ParamsPredicate | None = None) -> Fault:
     """A valid feed with totalResults 0 and no entries, whatever the query."""
     return Fault("empty_result", times=times, when=when)
+
+
+def versions_ignored(*, times: int = 1, when: ParamsPredicate | None = None) -> Fault:
+    """Answer versioned ids with the current version, as if their ``vN`` were not there."""
+    return Fault("versions_ignored", times=times, when=when)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1238,10 +1245,12 @@ class FakeArxiv:
             query = _parse_query(params)
         except _ApiError as error:
             return _Plan(status=400, body=render_error_feed(str(error), backend=backend))
+        kind = fault.kind if fault is not None else None
+        if kind == "versions_ignored":
+            query = replace(query, ids=tuple((arxiv_id, None) for arxiv_id, _ in query.ids))
         matches = _sorted(self._select(query), query.sort_by, query.sort_order)
         total = len(matches)
         page = matches[query.start : query.start + query.max_results]
-        kind = fault.kind if fault is not None else None
         if kind in ("empty_page", "empty_result"):
             page = []
             total = 0 if kind == "empty_result" else total

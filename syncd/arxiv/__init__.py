@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from syncd.arxiv._client import ArxivClient
+from syncd.arxiv._client import (
+    MAX_ID_LIST_CHARS,
+    MAX_IDS_PER_REQUEST,
+    ArxivClient,
+    Pacer,
+    id_list_batches,
+)
 from syncd.arxiv._parser import FeedPage, parse_feed
 
-__all__ = ["ArxivClient", "FeedPage", "parse_feed"]
+__all__ = [
+    "MAX_IDS_PER_REQUEST",
+    "MAX_ID_LIST_CHARS",
+    "ArxivClient",
+    "FeedPage",
+    "Pacer",
+    "id_list_batches",
+    "parse_feed",
+]

@@ -8,10 +8,14 @@ backoff and full jitter, honouring ``Retry-After``.  ``timeout`` bounds a whole
 attempt, from connecting to the body's last byte, so a server dripping its
 headers or body cannot hold a cycle past it.
 
+With several replicas on PostgreSQL the pacer is the database's
+(``syncd.storage.pacer``), so the interval holds for all of them together.
+
 Suspicious: every body is read with a size cap and parsed by ``parse_feed``,
 and a search is paged only while the pages add up: a page that is empty, short,
 too long, repeats an id, or disagrees about ``totalResults`` fails the search
-with ``FeedError`` instead of yielding an incomplete result set.
+with ``FeedError`` instead of yielding an incomplete result set.  An answer
+for listed ids must hold each of them, at the version asked for, and no other.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
+from urllib.parse import quote
 
 import httpx
 import structlog
@@ -48,7 +53,14 @@ from syncd.httpio import (
 )
 from syncd.record import Record, split_arxiv_id
 
-__all__ = ["ArxivClient", "retry_delay"]
+__all__ = [
+    "MAX_IDS_PER_REQUEST",
+    "MAX_ID_LIST_CHARS",
+    "ArxivClient",
+    "Pacer",
+    "id_list_batches",
+    "retry_delay",
+]
 
 _log = structlog.get_logger(__name__)
 
@@ -60,6 +72,48 @@ _RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
     httpx.RemoteProtocolError,
     httpx.ProxyError,
 )
+
+
+# How many ids one id_list request carries.  arXiv documents no URL limit,
+# but web front ends commonly refuse request lines over 8 KiB (Apache's
+# LimitRequestLine defaults to 8190 bytes, nginx's header buffers to 8 KiB), so
+# the encoded id_list stays under 7,000 characters, leaving room for the rest
+# of the URL: about 460 versioned new-style ids (``2602.09578v1%2C``, 15
+# characters) or 310 old-style ones.  arXiv also returns at most 2,000
+# entries per request (manual, 3.1.1.2).
+MAX_ID_LIST_CHARS = 7000
+MAX_IDS_PER_REQUEST = 2000
+
+
+def id_list_batches(
+    ids: Sequence[str], max_chars: int = MAX_ID_LIST_CHARS, max_ids: int = MAX_IDS_PER_REQUEST
+) -> list[list[str]]:
+    """``ids`` in order, cut into the fewest requests whose encoded id_list fits ``max_chars``."""
+    batches: list[list[str]] = []
+    current: list[str] = []
+    size = 0
+    for raw in ids:
+        item = raw.strip()
+        # As httpx sends it: a comma is %2C, a slash (old-style ids) %2F.
+        cost = len(quote(item, safe="")) + (3 if current else 0)
+        if current and (size + cost > max_chars or len(current) >= max_ids):
+            batches.append(current)
+            current, size, cost = [], 0, cost - 3
+        current.append(item)
+        size += cost
+    if current:
+        batches.append(current)
+    return batches
+
+
+class Pacer(Protocol):
+    """What spaces request starts: this process's own pacer, or one shared by replicas."""
+
+    def wait_turn(
+        self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
+    ) -> float:
+        """Sleep until this request may start; return the seconds slept."""
+        ...
 
 
 class _Pacer:
@@ -128,7 +182,9 @@ class ArxivClient:
     """Searches and fetches arXiv records through the API; use it as a context manager.
 
     ``requests``, ``retries`` and ``backoff_seconds`` count this instance's
-    requests sent, retries made and seconds slept in backoff.
+    requests sent, retries made and seconds slept in backoff.  ``pacer``
+    spaces the requests: by default this process's, shared by every client
+    instance in it.
     """
 
     def __init__(
@@ -139,8 +195,10 @@ class ArxivClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         self._settings = settings
+        self._pacer: Pacer = pacer if pacer is not None else _PACER
         self._sleep = sleep
         self._clock = clock
         self._rng = rng if rng is not None else random.Random()
@@ -214,22 +272,35 @@ class ArxivClient:
     def fetch_ids(self, ids: Sequence[str]) -> list[Record]:
         """The records of ``ids`` (versioned or not), one request per ``page_size`` ids.
 
-        Every id must come back: callers ask for entries they know exist, so
-        a missing one means an answer that cannot be trusted (``FeedError``).
+        Fewer ids go in a request when more would not fit a URL
+        (``id_list_batches``).  Every id must come back: callers ask for
+        entries they know exist, so a missing one means an answer that
+        cannot be trusted (``FeedError``).
         """
-        size = self._settings.page_size
-        records: list[Record] = []
-        for offset in range(0, len(ids), size):
-            chunk = [i.strip() for i in ids[offset : offset + size]]
-            params: dict[str, str | int] = {
-                "id_list": ",".join(chunk),
-                "start": 0,
-                "max_results": len(chunk),
-            }
-            page = self._get(params, {"id_count": len(chunk), "start": 0})
-            _check_id_page(page, chunk)
-            records.extend(page.records)
-        return records
+        batches = id_list_batches(ids, max_ids=self._settings.page_size)
+        return [record for batch in batches for record in self._fetch_listed(batch)]
+
+    def fetch_versions(self, ids: Sequence[str]) -> Iterator[list[Record]]:
+        """The records of versioned ids (``2602.09578v1``), one list per request, as they arrive.
+
+        As many ids go in one request as ``id_list_batches`` fits.  Each
+        entry must carry exactly an id and version asked for: arXiv's
+        ``<id>`` of a versioned entry names its version (manual, 5.1.1), and
+        any other answer fails the fetch with ``FeedError``.
+        """
+        for batch in id_list_batches(ids):
+            yield self._fetch_listed(batch)
+
+    def _fetch_listed(self, ids: list[str]) -> list[Record]:
+        """One ``id_list`` request for ``ids``, its answer checked against them."""
+        params: dict[str, str | int] = {
+            "id_list": ",".join(ids),
+            "start": 0,
+            "max_results": len(ids),
+        }
+        page = self._get(params, {"id_count": len(ids), "start": 0})
+        _check_id_page(page, ids)
+        return list(page.records)
 
     # -- one request, with retries -------------------------------------------------
 
@@ -256,7 +327,8 @@ class ArxivClient:
                 self.backoff_seconds += delay
                 metrics.observe_retry(delay)
                 self._sleep(delay)
-            _PACER.wait_turn(settings.request_interval, self._clock, self._sleep)
+            waited = self._pacer.wait_turn(settings.request_interval, self._clock, self._sleep)
+            metrics.observe_pacing(waited)
             self.requests += 1
             started = self._clock()
             try:
@@ -404,15 +476,28 @@ def _check_id_page(page: FeedPage, requested: list[str]) -> None:
             f"asked for {len(requested)} ids; arXiv says {page.total_results} results"
             f" but sent {count}"
         )
-    wanted: set[str] = set()
+    # (id, version) pairs; None for an id asked for without one (its latest version).
+    wanted: set[tuple[str, int | None]] = set()
     for raw in requested:
         try:
-            wanted.add(split_arxiv_id(raw)[0])
+            wanted.add(split_arxiv_id(raw))
         except ValueError:
             return  # arXiv accepted an id we cannot read; nothing to compare against
+    answered: set[tuple[str, int | None]] = set()
     for record in page.records:
-        if record.arxiv_id not in wanted:
-            raise FeedError(f"arXiv sent {record.arxiv_id}, which was not asked for")
-    missing = sorted(wanted - {record.arxiv_id for record in page.records})
+        arxiv_id = record.arxiv_id or ""
+        key = (arxiv_id, record.version)
+        if key not in wanted:
+            key = (arxiv_id, None)
+        if key not in wanted:
+            raise FeedError(
+                f"arXiv sent {_versioned(key[0], record.version)}, which was not asked for"
+            )
+        answered.add(key)
+    missing = sorted(_versioned(*key) for key in wanted - answered)
     if missing:
         raise FeedError(f"arXiv did not return {', '.join(missing[:5])} although asked for it")
+
+
+def _versioned(arxiv_id: str, version: int | None) -> str:
+    return arxiv_id if version is None else f"{arxiv_id}v{version}"

@@ -1,9 +1,11 @@
 """The record's storage: the only package that speaks SQL.
 
 ``Storage`` opens one ``Database`` and hands out a repository per aggregate:
-``papers`` (papers and their revisions), ``runs`` (sync cycles), ``events``
-(the event log) and ``outbox`` (webhook endpoints and deliveries).  Callers
-hand in frozen write commands and get frozen domain objects back, never rows.
+``papers`` (papers and their revisions), ``versions`` (what histories lack,
+and backfilled versions), ``runs`` (sync cycles), ``events`` (the event log)
+and ``outbox`` (webhook endpoints and deliveries); on PostgreSQL, ``pacer``
+is the arXiv politeness budget every replica shares.  Callers hand in frozen
+write commands and get frozen domain objects back, never rows.
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
 transaction: papers, revisions, events and their deliveries appear together
 or not at all.
@@ -20,6 +22,7 @@ from syncd.storage.database import Database, now
 from syncd.storage.events import Events, publish
 from syncd.storage.models import (
     Attempt,
+    BackfillWrite,
     Claim,
     EndpointSummary,
     Event,
@@ -30,14 +33,18 @@ from syncd.storage.models import (
     Revision,
     SyncRun,
     SyncStats,
+    VersionGap,
 )
 from syncd.storage.outbox import Outbox
+from syncd.storage.pacer import SharedPacer
 from syncd.storage.papers import Papers, author_id, known_keys, write_papers
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
+from syncd.storage.versions import Versions
 
 __all__ = [
     "Attempt",
+    "BackfillWrite",
     "Claim",
     "Database",
     "EndpointSummary",
@@ -50,10 +57,13 @@ __all__ = [
     "PaperWrite",
     "Papers",
     "Revision",
+    "SharedPacer",
     "Storage",
     "SyncRun",
     "SyncRuns",
     "SyncStats",
+    "VersionGap",
+    "Versions",
     "metadata",
 ]
 
@@ -64,9 +74,12 @@ class Storage:
     def __init__(self, url: str) -> None:
         self.db = Database(url)
         self.papers = Papers(self.db)
+        self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
+        # SQLite has one replica, which paces its requests in process.
+        self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 
     @property
     def engine(self) -> Engine:

@@ -12,6 +12,7 @@ from syncd.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
 __all__ = [
     "Attempt",
+    "BackfillWrite",
     "Claim",
     "EndpointSummary",
     "Event",
@@ -22,6 +23,7 @@ __all__ = [
     "Revision",
     "SyncRun",
     "SyncStats",
+    "VersionGap",
 ]
 
 # -- what storage hands out --------------------------------------------------
@@ -63,9 +65,27 @@ class Revision:
     observed_at: datetime
     source: str
     version: int | None
+    version_date: datetime | None  # arXiv's date for the version; None for seeds
     kinds: tuple[str, ...]
     changes: dict[str, Any]
     record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class VersionGap:
+    """A tracked paper at ``version`` and the arXiv versions its history holds."""
+
+    paper_id: int
+    author: str
+    key: str
+    arxiv_id: str
+    version: int
+    stored: frozenset[int]
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """The earlier versions the history lacks, oldest first."""
+        return tuple(v for v in range(1, self.version) if v not in self.stored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +176,8 @@ class PaperWrite:
     """Insert (``paper_id is None``) or update one paper, append revisions, publish an event.
 
     The event, if any, is attached to the last appended revision.
+    ``backfill_pending`` flags a paper whose earlier versions may be missing
+    from its history; a write never clears the flag (``BackfillWrite`` does).
     """
 
     key: str
@@ -168,6 +190,18 @@ class PaperWrite:
     event_type: EventType | None = None
     event_kinds: tuple[str, ...] = ()
     event_changes: Mapping[str, Any] = field(default_factory=dict)
+    backfill_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillWrite:
+    """Earlier versions of a known paper, to add to its history without touching the paper.
+
+    They publish no events.  Versions the history already holds are skipped.
+    """
+
+    paper_id: int
+    revisions: tuple[NewRevision, ...]
 
 
 @dataclass(frozen=True, slots=True)

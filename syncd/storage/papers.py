@@ -17,11 +17,11 @@ from sqlalchemy.engine import Connection
 from syncd.record import content_hash, split_arxiv_id
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now
-from syncd.storage.models import Paper, PaperState, PaperWrite, Revision
+from syncd.storage.models import NewRevision, Paper, PaperState, PaperWrite, Revision
 from syncd.storage.schema import authors_table, papers_table, revisions_table
 from syncd.vocabulary import PaperStatus
 
-__all__ = ["Papers", "WrittenPaper", "author_id", "write_papers"]
+__all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
 
 
 class Papers:
@@ -127,11 +127,15 @@ class Papers:
         return rows.paper(row) if row is not None else None
 
     def history(self, paper_id: int) -> list[Revision]:
-        """A paper's revisions, oldest first."""
+        """A paper's revisions in version order: seed revisions, then each version's.
+
+        Backfilled versions are stored after the version syncd first saw, so
+        the order is by version, then by when each revision was stored.
+        """
+        r = revisions_table
+        seeds_first = sa.case((r.c.version.is_(None), 0), else_=1)
         query = (
-            sa.select(revisions_table)
-            .where(revisions_table.c.paper_id == paper_id)
-            .order_by(revisions_table.c.seq)
+            sa.select(r).where(r.c.paper_id == paper_id).order_by(seeds_first, r.c.version, r.c.seq)
         )
         with self._db.transaction() as conn:
             return [rows.revision(row) for row in conn.execute(query)]
@@ -200,24 +204,18 @@ def write_papers(
     hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
     paper_ids = _insert_papers(conn, author_id, writes, when, hashes)
     pairs = list(zip(writes, paper_ids, strict=True))
-    last_seq = _per_paper(
-        conn,
-        sa.func.max(revisions_table.c.seq),
-        [paper_id for write, paper_id in pairs if write.paper_id and write.revisions],
+    last_seq = last_seqs(
+        conn, [paper_id for write, paper_id in pairs if write.paper_id and write.revisions]
     )
-    revision_rows: list[dict[str, Any]] = [
-        {
-            "paper_id": paper_id,
-            "seq": last_seq.get(paper_id, 0) + offset,
-            "observed_at": when,
-            "source": revision.source,
-            "version": revision.record.version,
-            "kinds": list(revision.kinds),
-            "changes": dict(revision.changes),
-            "record": revision.record.to_dict(),
-            "record_hash": hashes[id(revision.record)],
-            "sync_run_id": run_id,
-        }
+    revision_rows = [
+        revision_row(
+            paper_id,
+            last_seq.get(paper_id, 0) + offset,
+            revision,
+            hashes[id(revision.record)],
+            run_id=run_id,
+            when=when,
+        )
         for write, paper_id in pairs
         for offset, revision in enumerate(write.revisions, start=1)
     ]
@@ -236,6 +234,37 @@ def write_papers(
     ]
 
 
+def revision_row(
+    paper_id: int,
+    seq: int,
+    revision: NewRevision,
+    record_hash: str,
+    *,
+    run_id: int | None,
+    when: datetime,
+) -> dict[str, Any]:
+    """The revisions row of ``revision``, the ``seq``-th of its paper."""
+    record = revision.record
+    return {
+        "paper_id": paper_id,
+        "seq": seq,
+        "observed_at": when,
+        "source": revision.source,
+        "version": record.version,
+        "version_date": record.version_date,
+        "kinds": list(revision.kinds),
+        "changes": dict(revision.changes),
+        "record": record.to_dict(),
+        "record_hash": record_hash,
+        "sync_run_id": run_id,
+    }
+
+
+def last_seqs(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
+    """The seq of each paper's last revision, by paper id (papers without one left out)."""
+    return _per_paper(conn, sa.func.max(revisions_table.c.seq), paper_ids)
+
+
 def _insert_papers(
     conn: Connection,
     author_id: int,
@@ -252,6 +281,7 @@ def _insert_papers(
             "status": write.status,
             "origin": write.origin,
             "absent_syncs": write.absent_syncs,
+            "backfill_pending": write.backfill_pending,
             "record": write.revisions[-1].record.to_dict(),
             "record_hash": hashes[id(write.revisions[-1].record)],
             "created_at": when,
@@ -293,6 +323,7 @@ def _update_papers(
             "arxiv_id": write.arxiv_id,  # set when a seed paper is linked
             "status": write.status,
             "absent_syncs": write.absent_syncs,
+            "b_backfill": write.backfill_pending,
             "updated_at": when,
         }
         if write.revisions:
@@ -306,6 +337,10 @@ def _update_papers(
         values: dict[str, Any] = {
             c: sa.bindparam(c) for c in ("arxiv_id", "status", "absent_syncs", "updated_at")
         }
+        # Only a backfill clears the flag: a later write must not drop it.
+        values["backfill_pending"] = sa.or_(
+            p.c.backfill_pending, sa.bindparam("b_backfill", type_=sa.Boolean)
+        )
         if with_record:
             values |= {"record_hash": sa.bindparam("record_hash"), "record": latest_record}
         statement = p.update().where(p.c.id == sa.bindparam("b_id")).values(values)

@@ -49,6 +49,7 @@ def revision(row: sa.Row[Any]) -> Revision:
         observed_at=utc(row.observed_at),
         source=row.source,
         version=row.version,
+        version_date=utc(row.version_date) if row.version_date is not None else None,
         kinds=tuple(row.kinds),
         changes=row.changes,
         record=Record.from_dict(row.record),

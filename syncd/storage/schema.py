@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = [
+    "arxiv_pacer_table",
     "authors_table",
     "deliveries_table",
     "endpoints_table",
@@ -52,10 +53,16 @@ papers_table = sa.Table(
     sa.Column("record", _JSON, nullable=False),
     sa.Column("record_hash", sa.String(32), nullable=False),
     sa.Column("absent_syncs", sa.Integer, nullable=False, default=0),
+    # Set when a write may have left earlier versions out of the history (a
+    # link or an addition at vN > 1, a jump of versions); cleared once every
+    # version is in (syncd.backfill).
+    sa.Column("backfill_pending", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("updated_at", _TIME, nullable=False),
     sa.UniqueConstraint("author_id", "key"),
     sa.UniqueConstraint("author_id", "arxiv_id"),
+    # Every cycle looks for flagged papers; almost none are.
+    sa.Index("ix_papers_backfill_pending", "backfill_pending"),
 )
 
 sync_runs_table = sa.Table(
@@ -81,6 +88,9 @@ revisions_table = sa.Table(
     sa.Column("observed_at", _TIME, nullable=False),
     sa.Column("source", sa.String(200), nullable=False),
     sa.Column("version", sa.Integer),
+    # arXiv's date for the version: its entry's <updated> (manual 3.3.2.1);
+    # null for seed revisions and rows arXiv gave no date for.
+    sa.Column("version_date", _TIME),
     sa.Column("kinds", _JSON, nullable=False),
     sa.Column("changes", _JSON, nullable=False),
     sa.Column("record", _JSON, nullable=False),
@@ -141,4 +151,14 @@ deliveries_table = sa.Table(
     sa.Index("ix_deliveries_due", "status", "next_attempt_at", "event_seq"),
     # The claim's "no earlier pending event of this paper" test looks here.
     sa.Index("ix_deliveries_order", "endpoint_id", "paper_id", "status", "event_seq"),
+)
+
+# One row (id 1): when the last arXiv request of any replica was allowed to
+# start.  PostgreSQL replicas reserve their turns here (syncd.storage.pacer);
+# SQLite, one replica only, paces in process and leaves it alone.
+arxiv_pacer_table = sa.Table(
+    "arxiv_pacer",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("last_start", _TIME),
 )

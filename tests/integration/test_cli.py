@@ -164,17 +164,21 @@ class TestCommands:
         assert any(line.endswith("…") for line in lines)
 
     def test_json_logs_bind_the_cycle(self, syncd: Syncd) -> None:
-        """Every request and change log line is JSON bound to the cycle and author."""
+        """Every request and change log line is JSON bound to the cycle and author, or backfill."""
         outcome = syncd("sync")
         lines = [json.loads(line) for line in outcome.err.splitlines()]
         requests = [line for line in lines if line["event"] == "arxiv_request"]
         changes = [line for line in lines if line["event"] == "paper_changed"]
-        assert len(requests) == 2
+        *searches, backfill = requests
+        assert len(searches) == 2
         assert len(changes) == 7
-        for line in requests + changes:
+        for line in searches + changes:
             assert line["cycle"] == 1
             assert line["author"] == "Zhida Jiang"
         assert all(line["paper"] for line in changes)
+        # FlexMARL and OxygenREC were linked at v2: their v1s follow the cycle, for every author.
+        assert backfill["backfill"] is True
+        assert "cycle" not in backfill
 
     @pytest.mark.parametrize("command", ["papers", "events"])
     def test_json_is_one_array(self, syncd: Syncd, command: str) -> None:

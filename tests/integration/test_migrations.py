@@ -39,13 +39,25 @@ def test_empty_database_upgrades_to_the_models(database_url: str) -> None:
         engine.dispose()
 
 
+def _downgrade(engine: sa.Engine, revision: str) -> None:
+    """Take the schema (and its rows) back to ``revision``, as that syncd had them."""
+    with engine.begin() as conn:
+        config = Config()
+        config.set_main_option("script_location", "syncd:migrations")
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+
 def test_previous_revision_upgrades_with_its_data(database_url: str) -> None:
     """A database at 0001 holding a seeded snapshot upgrades to head and keeps every row."""
     storage = Storage(database_url)
     try:
-        upgrade(storage.engine, "0001")
+        # This syncd writes columns 0001 lacks: store at head, then go back.
+        upgrade(storage.engine)
         assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
         before = [(p.key, p.record) for p in storage.papers.all()]
+        _downgrade(storage.engine, "0001")
+        assert current_revision(storage.engine) == "0001"
         upgrade(storage.engine)
         assert current_revision(storage.engine) == head_revision()
         assert [(p.key, p.record) for p in storage.papers.all()] == before
@@ -127,29 +139,25 @@ def _stored_records(database_url: str) -> list[tuple[dict[str, Any], str]]:
         engine.dispose()
 
 
-def _sync_at_0005(syncd: Syncd, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Sync into a database at 0005, then leave its rows as the previous syncd would have."""
+def _sync_at_0005(syncd: Syncd) -> None:
+    """Sync, take the database back to 0005, and leave its rows as the previous syncd would have."""
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
     engine = sa.create_engine(syncd.database_url)
     try:
-        upgrade(engine, "0005")
+        _downgrade(engine, "0005")
     finally:
         engine.dispose()
-    with monkeypatch.context() as patch:
-        patch.setenv("SYNCD_DATABASE_MIGRATE", "false")
-        outcome = syncd("sync")
-        assert outcome.code == 0, outcome.err
     _store_as_before_0006(syncd.database_url)
 
 
-def test_upgrade_to_withdrawn_by_is_quiet(
-    syncd: Syncd, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_upgrade_to_withdrawn_by_is_quiet(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """Rows stored at 0005, withdrawals included, pass 0006 and an unchanged arXiv says nothing."""
     arxiv.withdraw(NESTPIPE, "An error in Lemma 2.")  # the notice opens the abstract
     current = arxiv.current(FLOWTRAIN)  # the shape the previous fake arXiv withdrew in
     comment = "This paper has been withdrawn by the authors."
     arxiv.publish(replace(current, version=2, comment=comment, updated=None))
-    _sync_at_0005(syncd, monkeypatch)
+    _sync_at_0005(syncd)
     before = syncd.counts()
     assert all("withdrawn_by" not in record for record, _ in _stored_records(syncd.database_url))
 
@@ -165,14 +173,12 @@ def test_upgrade_to_withdrawn_by_is_quiet(
         assert digest == content_hash(Record.from_dict(record))
 
 
-def test_upgrade_corrects_a_stored_false_alarm_once(
-    syncd: Syncd, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_upgrade_corrects_a_stored_false_alarm_once(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """A version the previous rule called withdrawn gets one event saying it is not, then quiet."""
     current = arxiv.current(LORA)
     comment = "Supersedes the withdrawn arXiv:2101.00001; 12 pages"
     arxiv.publish(replace(current, version=2, comment=comment, updated=None))
-    _sync_at_0005(syncd, monkeypatch)
+    _sync_at_0005(syncd)
     stored = syncd.json("history", LORA)[-1]["record"]
     assert stored["withdrawn"] is True
     last = syncd.json("events")[-1]["id"]
@@ -195,14 +201,25 @@ def test_withdrawn_by_downgrades_to_rows_the_previous_syncd_reads(
     assert any(r.get("withdrawn_by") == "admin" for r, _ in _stored_records(syncd.database_url))
     engine = sa.create_engine(syncd.database_url)
     try:
-        with engine.begin() as conn:
-            config = Config()
-            config.set_main_option("script_location", "syncd:migrations")
-            config.attributes["connection"] = conn
-            command.downgrade(config, "0005")
+        _downgrade(engine, "0005")
         assert current_revision(engine) == "0005"
     finally:
         engine.dispose()
     for record, digest in _stored_records(syncd.database_url):
         assert "withdrawn_by" not in record
         assert digest == content_hash(Record.from_dict(record))
+
+
+def test_upgrade_to_0007_dates_the_stored_versions(syncd: Syncd) -> None:
+    """Revisions stored before 0007 get their version's date from their own record's updated."""
+    assert syncd("sync").code == 0
+    before = syncd.json("history", NESTPIPE)
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        _downgrade(engine, "0006")
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    after = syncd.json("history", NESTPIPE)
+    assert [h["version_date"] for h in after] == [h["version_date"] for h in before]
+    assert [h["version_date"] for h in after] == [None, "2026-04-08T09:00:00+00:00"]

@@ -38,6 +38,7 @@ EXPECTED_TYPES = {
     "syncd_upstream_requests_total": "counter",
     "syncd_upstream_retries_total": "counter",
     "syncd_upstream_backoff_seconds_total": "counter",
+    "syncd_upstream_pacing_wait_seconds_total": "counter",
     "syncd_events_total": "counter",
     "syncd_event_kinds_total": "counter",
     "syncd_revisions_total": "counter",
@@ -79,6 +80,7 @@ def _observe_a_little_of_everything() -> None:
     for status in (200, 503, None):
         metrics.observe_upstream(status)
     metrics.observe_retry(1.5)
+    metrics.observe_pacing(0.75)
     metrics.observe_events([("paper.revised", ("version", "title")), ("paper.added", ())])
     metrics.observe_revisions(2)
     metrics.observe_delivery("delivered", 0.4)

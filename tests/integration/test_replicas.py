@@ -6,6 +6,7 @@ import itertools
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -106,3 +107,46 @@ def test_sqlite_refuses_a_second_replica(
     )
     assert second.returncode == 2
     assert "SQLite supports one replica" in second.stderr
+
+
+# Authors with a query of their own: a request each, so every replica has requests to make.
+_BUSY_AUTHORS = "".join(
+    f'\n[[authors]]\nname = "{name}"\nquery = \'au:"{name}"\'\n'
+    for name in ("Ada Lovelace", "Grace Hopper", "Emmy Noether", "Lise Meitner", "Kurt Goedel")
+)
+INTERVAL = 0.5
+TOLERANCE = 0.1  # the fake notes arrivals, a little after each turn, by how busy the machine is
+
+
+def _gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(sorted(times))]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_replicas_share_one_politeness_budget(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Three replicas keep one request per interval together; a kill stalls one interval at most."""
+    syncd.request_interval = INTERVAL
+    syncd.extra = _BUSY_AUTHORS
+    # Requests in flight for a while, so a replica is killed with one open.
+    arxiv.inject_always(fa.timeout(0.3))
+    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(3)]
+    daemons.extend(replicas)
+    eventually(lambda: len(arxiv.requests) >= 12, 60, "the replicas at work")
+
+    running = sync_runs_table.c.status == "running"
+    (cycle,) = _rows(syncd.database_url, sa.select(sync_runs_table.c.id).where(running))[-1:]
+    marker = re.compile(rf'"cycle": {cycle.id}[,}}]')
+    eventually(lambda: any(marker.search(d.log.read_text()) for d in replicas), 10, "its log line")
+    victim = next(d for d in replicas if marker.search(d.log.read_text()))
+    victim.kill()
+    killed_at = time.monotonic()
+    eventually(lambda: sum(r.time > killed_at for r in arxiv.requests) >= 8, 30, "survivors")
+    for survivor in (d for d in replicas if d is not victim):
+        survivor.stop()
+
+    arrivals = [r.time for r in arxiv.requests]
+    assert min(_gaps(arrivals)) >= INTERVAL - TOLERANCE, "two requests closer than the interval"
+    around_kill = [t for t in arrivals if killed_at - 2 * INTERVAL <= t]
+    assert max(_gaps(around_kill)) <= 2 * INTERVAL + 2 * TOLERANCE, "the kill stalled the others"

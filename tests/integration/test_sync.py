@@ -73,9 +73,10 @@ class TestFirstSync:
         )
         _synced(syncd)
         assert syncd.papers()[CALIBRATION]["arxiv_id"] == "2606.03328"
-        id_lists = [r.params["id_list"] for r in arxiv.requests if r.params.get("id_list")]
-        assert len(id_lists) == 1
-        assert "2606.03328v1" in id_lists[0].split(",")
+        id_lists = [r.params["id_list"].split(",") for r in arxiv.requests if "id_list" in r.params]
+        assert id_lists[0] == ["2606.03328v1"]
+        # The backfill that follows reuses that answer and asks only for the others' v1s.
+        assert id_lists[1:] == [["2602.09578v1", "2512.22386v1"]]
 
     def test_unmatched_seed_papers_cost_no_extra_request_later(
         self, syncd: Syncd, arxiv: FakeArxiv
@@ -326,7 +327,8 @@ class TestWithdrawals:
         assert event["changes"]["withdrawn_by"] == {"old": "author", "new": None}
         table = syncd("history", NESTPIPE).out.splitlines()
         assert "WITHDRAWN" in table[1]
-        assert [line.split()[6] for line in table[-2:]] == ["author", "-"]
+        # SEQ, OBSERVED and VERSION DATE (a date and a time each), SOURCE, V, KINDS, WITHDRAWN
+        assert [line.split()[8] for line in table[-2:]] == ["author", "-"]
 
 
 class TestAddedAndRemoved:

@@ -439,10 +439,17 @@ _LOGICAL_CHECKS = {
     "paper without revisions": """
         SELECT p.key FROM papers p
         WHERE NOT EXISTS (SELECT 1 FROM revisions r WHERE r.paper_id = p.id)""",
+    # Backfilled versions (source arxiv:vN) are stored later but are the past.
     "paper record_hash differs from its latest revision": """
         SELECT p.key FROM papers p JOIN revisions r ON r.paper_id = p.id
-        WHERE r.seq = (SELECT max(seq) FROM revisions x WHERE x.paper_id = p.id)
+        WHERE r.seq = (
+            SELECT max(seq) FROM revisions x
+            WHERE x.paper_id = p.id AND x.source NOT LIKE 'arxiv:v%')
           AND r.record_hash <> p.record_hash""",
+    "backfilled version the history already held": """
+        SELECT b.paper_id FROM revisions b JOIN revisions o
+          ON o.paper_id = b.paper_id AND o.version = b.version AND o.id <> b.id
+        WHERE b.source LIKE 'arxiv:v%'""",
     "event attached to another paper's revision": """
         SELECT e.id FROM events e JOIN revisions r ON r.id = e.revision_id
         WHERE r.paper_id <> e.paper_id""",

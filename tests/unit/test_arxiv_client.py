@@ -13,7 +13,13 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
-from syncd.arxiv import ArxivClient, FeedPage
+from syncd import metrics
+from syncd.arxiv import (
+    MAX_ID_LIST_CHARS,
+    ArxivClient,
+    FeedPage,
+    id_list_batches,
+)
 from syncd.arxiv import _client as client_module
 from syncd.arxiv._client import retry_delay
 from syncd.config import ArxivSettings
@@ -25,6 +31,7 @@ from syncd.errors import (
     RetryableUpstreamError,
 )
 from syncd.httpio import parse_retry_after
+from syncd.record import split_arxiv_id
 from tests.dripper import HeaderDripper
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
@@ -34,8 +41,9 @@ Handler = Callable[[httpx.Request], httpx.Response]
 
 
 def make_feed(ids: list[str], *, total: int, start: int, per_page: int = 10) -> bytes:
+    """A feed of one entry per id, at v1 unless the id names its version."""
     entries = "".join(
-        f"<entry><id>http://arxiv.org/abs/{i}v1</id><title>Paper {i}</title>"
+        f"<entry><id>http://arxiv.org/abs/{_at_version(i)}</id><title>Paper {i}</title>"
         f"<summary>Abstract of {i}.</summary><author><name>Ada Lovelace</name></author>"
         f'<arxiv:primary_category term="cs.LG"/><category term="cs.LG"/></entry>'
         for i in ids
@@ -49,6 +57,10 @@ def make_feed(ids: list[str], *, total: int, start: int, per_page: int = 10) -> 
         f"<opensearch:itemsPerPage>{per_page}</opensearch:itemsPerPage>"
         f"{entries}</feed>"
     ).encode()
+
+
+def _at_version(arxiv_id: str) -> str:
+    return arxiv_id if split_arxiv_id(arxiv_id)[1] is not None else f"{arxiv_id}v1"
 
 
 def paper_ids(count: int, first: int = 1) -> list[str]:
@@ -622,6 +634,19 @@ class TestFetchIds:
             {"id_list": "2401.00005", "start": "0", "max_results": "1"},
         ]
 
+    def test_a_chunk_never_outgrows_a_url(self, fake_time: FakeTime) -> None:
+        """With page_size 2000, 1,000 versioned ids still go 466 to a request at most."""
+
+        def answer(request: httpx.Request) -> httpx.Response:
+            wanted = request.url.params["id_list"].split(",")
+            return ok(make_feed(wanted, total=len(wanted), start=0, per_page=len(wanted)))
+
+        server = Server(fake_time, answer)
+        with make_client(server, page_size=2000, max_response_bytes=64 * 1024 * 1024) as client:
+            records = client.fetch_ids([f"{i}v1" for i in paper_ids(1000)])
+        assert len(records) == 1000
+        assert [p["max_results"] for p in server.params] == ["466", "466", "68"]
+
     def test_versioned_and_old_style_ids(self, fake_time: FakeTime) -> None:
         """Versioned and old-style ids are sent as given."""
         body = (FIXTURES / "single_affiliations_journalref_oldstyle_id.xml").read_bytes()
@@ -655,6 +680,91 @@ class TestFetchIds:
         server = Server(fake_time, ok(make_feed(["2401.00001"], total=2, start=0)))
         with make_client(server) as client, pytest.raises(FeedError, match="says 2 results"):
             client.fetch_ids(["2401.00001", "2401.00002"])
+
+
+class TestIdListBatches:
+    """How many versioned ids one id_list request carries."""
+
+    def test_as_many_as_the_url_budget_holds(self) -> None:
+        """1,000 versioned new-style ids (15 encoded characters each) take three requests."""
+        ids = [f"{i}v1" for i in paper_ids(1000)]
+        batches = id_list_batches(ids)
+        assert [len(b) for b in batches] == [466, 466, 68]
+        assert [i for b in batches for i in b] == ids
+        for batch in batches:
+            encoded = str(httpx.QueryParams({"id_list": ",".join(batch)}))
+            assert len(encoded) - len("id_list=") <= MAX_ID_LIST_CHARS
+
+    def test_encoded_slashes_count(self) -> None:
+        """An old-style id's slash is sent as %2F, and a batch is measured as sent."""
+        ids = ["math.GT/0309136v1"] * 3
+        assert [len(b) for b in id_list_batches(ids, max_chars=45)] == [2, 1]
+
+    def test_never_more_entries_than_arxiv_returns_at_once(self) -> None:
+        """However short the ids, a request asks for at most max_ids of them."""
+        assert [len(b) for b in id_list_batches(paper_ids(5), max_ids=2)] == [2, 2, 1]
+        assert id_list_batches([]) == []
+
+
+class TestFetchVersions:
+    """Earlier versions by versioned id: many per request, each answer exactly as asked."""
+
+    def test_one_request_for_many_papers_and_versions(self, fake_time: FakeTime) -> None:
+        """Five versions of three papers come back in one request, in one yielded list."""
+        ids = ["2401.00001v1", "2401.00001v2", "2401.00002v1", "2401.00003v1", "2401.00003v2"]
+
+        def answer(request: httpx.Request) -> httpx.Response:
+            wanted = request.url.params["id_list"].split(",")
+            return ok(make_feed(wanted, total=len(wanted), start=0, per_page=len(wanted)))
+
+        server = Server(fake_time, answer)
+        with make_client(server, page_size=2) as client:
+            answers = list(client.fetch_versions(ids))
+        assert [[f"{r.arxiv_id}v{r.version}" for r in records] for records in answers] == [ids]
+        assert server.params == [{"id_list": ",".join(ids), "start": "0", "max_results": "5"}]
+
+    @pytest.mark.parametrize("sent", ["2401.00001v2", "2401.00009v1"])
+    def test_an_entry_of_another_version_or_id_is_refused(
+        self, fake_time: FakeTime, sent: str
+    ) -> None:
+        """Asked for v1, an entry carrying v2 or another id fails the fetch."""
+        server = Server(fake_time, ok(make_feed([sent], total=1, start=0)))
+        with make_client(server) as client, pytest.raises(FeedError, match="not asked for"):
+            list(client.fetch_versions(["2401.00001v1"]))
+
+
+class TestPacer:
+    """Who spaces the requests: the process, or a pacer shared with other replicas."""
+
+    def test_requests_go_through_the_given_pacer(self, fake_time: FakeTime) -> None:
+        """A client given a pacer asks it before every attempt, and counts what it waited."""
+        calls: list[float] = []
+
+        class Recording:
+            def wait_turn(
+                self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
+            ) -> float:
+                calls.append(interval)
+                sleep(1.25)
+                return 1.25
+
+        before = _sample("syncd_upstream_pacing_wait_seconds_total")
+        server = Server(fake_time, httpx.Response(503), ok(ONE))
+        client = ArxivClient(
+            settings(backoff_base=0.0),
+            transport=server.transport(),
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+            pacer=Recording(),
+        )
+        with client:
+            client.fetch_ids(["2401.00001"])
+        assert calls == [3.0, 3.0]
+        assert _sample("syncd_upstream_pacing_wait_seconds_total") - before == 2.5
+
+
+def _sample(name: str) -> float:
+    return metrics.REGISTRY.get_sample_value(name) or 0.0
 
 
 class TestClientSetup:

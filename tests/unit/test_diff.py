@@ -83,6 +83,13 @@ class TestKinds:
         assert "withdrawn" in back.kinds
         assert back.changes["withdrawn_by"] == {"old": "author", "new": None}
 
+    def test_a_jump_of_versions_names_the_skipped_ones(self) -> None:
+        """v1 → v4 lists 2 and 3 as skipped; the step v1 → v2 lists nothing."""
+        jump = diff_records(BASE, replace(BASE, version=4))
+        assert jump.changes["version"] == {"old": 1, "new": 4, "skipped_versions": [2, 3]}
+        step = diff_records(BASE, replace(BASE, version=2))
+        assert step.changes["version"] == {"old": 1, "new": 2}
+
     def test_changes_carry_old_and_new(self) -> None:
         """Every changed field carries its old and new value."""
         change = diff_records(BASE, replace(BASE, journal_ref="INFOCOM 2023"))

@@ -276,15 +276,32 @@ def test_author_terms_look_at_the_current_version_only(
 def test_id_list_returns_current_or_requested_version(
     arxiv: FakeArxiv, client: httpx.Client
 ) -> None:
-    """Bare ids give the current version, versioned ones that version, unknown ones nothing."""
-    first = arxiv.publish(make_record("2606.03328", title="First"))
-    second = arxiv.publish(make_record("2606.03328", version=2, title="Second"))
+    """Bare ids give the current version, versioned ones that version, unknown ones nothing.
+
+    Each version carries its own title, abstract, authors and ``<updated>``;
+    ``<published>`` is v1's in all of them (API manual, 3.3.2.1 and 5.1.1).
+    """
+    first = arxiv.publish(
+        make_record("2606.03328", title="First", abstract="One.", authors=("Ada Lovelace",))
+    )
+    second = arxiv.publish(
+        make_record(
+            "2606.03328",
+            version=2,
+            title="Second",
+            abstract="Two.",
+            authors=("Ada Lovelace", "Mary Somerville"),
+        )
+    )
     arxiv.publish(make_record("math.GT/0309136"))
     ids = "2606.03328,2606.03328v1,2606.03328v7,2606.99999,math.GT/0309136"
     body = client.get(arxiv.url, params={"id_list": ids}).content
     assert _short_ids(body) == ["2606.03328v2", "2606.03328v1", "math.GT/0309136v1"]
     entries = list(_feed(body).iter(_a("entry")))
     assert [e.findtext(_a("title")) for e in entries[:2]] == ["Second", "First"]
+    assert [e.findtext(_a("summary")) for e in entries[:2]] == ["Two.", "One."]
+    names = [[a.findtext(_a("name")) for a in e.iter(_a("author"))] for e in entries[:2]]
+    assert names == [["Ada Lovelace", "Mary Somerville"], ["Ada Lovelace"]]
     assert entries[1].findtext(_a("published")) == entries[0].findtext(_a("published"))
     assert entries[1].findtext(_a("updated")) == first.updated
     assert entries[0].findtext(_a("updated")) == second.updated
@@ -639,6 +656,19 @@ def test_fault_predicates_repeats_and_persistent_faults(
     assert _get(client, stocked).status_code == 200
     with pytest.raises(ValueError, match="at least one"):
         fa.status(503, times=0)
+
+
+def test_versions_ignored_fault_answers_the_current_version(
+    arxiv: FakeArxiv, client: httpx.Client
+) -> None:
+    """The fault answers a versioned id as if its vN were not there, once."""
+    arxiv.publish(make_record("2606.03328"))
+    arxiv.publish(make_record("2606.03328", version=2))
+    arxiv.inject(fa.versions_ignored())
+    params = {"id_list": "2606.03328v1"}
+    assert _short_ids(client.get(arxiv.url, params=params).content) == ["2606.03328v2"]
+    assert _short_ids(client.get(arxiv.url, params=params).content) == ["2606.03328v1"]
+    assert arxiv.requests[0].fault == "versions_ignored"
 
 
 def test_server_survives_clients_that_disconnect(stocked: FakeArxiv, client: httpx.Client) -> None:

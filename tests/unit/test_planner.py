@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from syncd.errors import FeedError
@@ -177,3 +179,55 @@ class TestPlan:
         assert not needs_identity_basis(new, {"2401.00001"}, [])
         assert needs_identity_basis(Observed(), set(), [_paper(ENTRY, PaperStatus.CANDIDATE)])
         assert not needs_identity_basis(Observed(), set(), [_paper(ENTRY)])
+
+
+def _at(version: int, **fields: object) -> Record:
+    return replace(ENTRY, version=version, **fields)  # type: ignore[arg-type]
+
+
+class TestBackfillFlag:
+    """Which writes flag a paper whose history may lack earlier versions."""
+
+    @pytest.mark.parametrize(("version", "flagged"), [(1, False), (2, True), (5, True)])
+    def test_a_link_at_a_later_version_flags(self, version: int, flagged: bool) -> None:
+        """A seed paper linked at vN > 1 has versions 1..N-1 to fetch."""
+        seed = _paper(Record(title="A paper"), PaperStatus.UNLINKED)
+        entry = _at(version)
+        observed = Observed(seen={"2401.00001"}, new={"2401.00001": entry})
+        (write,) = plan_cycle(_snapshot(unlinked=[seed]), observed, {seed.id: "2401.00001"}).writes
+        assert write.backfill_pending is flagged
+
+    @pytest.mark.parametrize(("include", "flagged"), [(True, True), (False, False)])
+    def test_an_addition_at_v3_flags_but_a_candidate_waits(
+        self, include: bool, flagged: bool
+    ) -> None:
+        """A paper added at v3 is flagged; one held as a candidate is not (yet)."""
+        snapshot = _snapshot(include_ids={"2401.00001"} if include else set())
+        observed = Observed(seen={"2401.00001"}, new={"2401.00001": _at(3)})
+        (write,) = plan_cycle(snapshot, observed, {}).writes
+        assert write.backfill_pending is flagged
+
+    @pytest.mark.parametrize(("stored", "seen", "flagged"), [(1, 2, False), (2, 4, True)])
+    def test_only_a_jump_of_versions_flags(self, stored: int, seen: int, flagged: bool) -> None:
+        """v1 → v2 leaves nothing out; v2 → v4 leaves v3 out."""
+        paper = _paper(_at(stored))
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": _at(seen)})
+        (write,) = plan_cycle(_snapshot(changed=[paper]), observed, {}).writes
+        assert write.backfill_pending is flagged
+
+    def test_a_jump_is_one_event_naming_the_skipped_versions(self) -> None:
+        """v2 → v5 is one paper.revised whose version change lists 3 and 4 as skipped."""
+        paper = _paper(_at(2))
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": _at(5, title="B")})
+        (write,) = plan_cycle(_snapshot(changed=[paper]), observed, {}).writes
+        assert write.event_type == EventType.REVISED
+        assert write.event_changes["version"] == {"old": 2, "new": 5, "skipped_versions": [3, 4]}
+        assert [r.record.version for r in write.revisions] == [5]
+
+    def test_a_promoted_candidate_flags_its_whole_past(self) -> None:
+        """A candidate held at v2 and promoted at v2 still has v1 to fetch."""
+        paper = _paper(_at(2), PaperStatus.CANDIDATE)
+        snapshot = _snapshot(changed=[paper], identity_categories={"cs.DC"})
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": _at(2)})
+        (write,) = plan_cycle(snapshot, observed, {}).writes
+        assert (write.event_type, write.backfill_pending) == (EventType.ADDED, True)

@@ -1,0 +1,88 @@
+"""How ``syncd backfill`` shows its progress: a bar on a terminal, plain log lines otherwise.
+
+A backfill's pace is arXiv's, one request per ``request_interval``, so the
+time left is the requests left times that interval, not an extrapolation
+from how fast the first requests happened to go.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import TextIO
+
+import structlog
+
+from syncd.backfill import BackfillPlan, BackfillProgress
+
+__all__ = ["BackfillReporter", "describe_plan", "format_duration"]
+
+_log = structlog.get_logger(__name__)
+_BAR_WIDTH = 24
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``4 min 30 s``, ``2 h 5 min``: a wait as a person reads it."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def describe_plan(plan: BackfillPlan, interval: float) -> str:
+    """One line saying what a backfill will cost: papers, versions, requests, time."""
+    if not plan.requests:
+        return f"{plan.papers} papers miss {plan.versions} versions: no request needed"
+    largest = max(len(batch) for batch in plan.batches)
+    return (
+        f"{plan.papers} papers miss {plan.versions} versions: {plan.requests} requests"
+        f" of up to {largest} ids, about {format_duration(plan.requests * interval)}"
+        f" at one request every {interval:g} s"
+    )
+
+
+class BackfillReporter:
+    """Called with each ``BackfillProgress``: redraws a bar on a terminal, else logs a line."""
+
+    def __init__(self, stream: TextIO, interval: float) -> None:
+        self._stream = stream
+        self._interval = interval
+        self._terminal = stream.isatty()
+        self._drawn = False
+
+    def __call__(self, progress: BackfillProgress) -> None:
+        """Show ``progress``."""
+        left = (progress.requests_total - progress.requests_done) * self._interval
+        if not self._terminal:
+            _log.info(
+                "backfill_progress",
+                papers_done=progress.papers_done,
+                papers_total=progress.papers_total,
+                requests_done=progress.requests_done,
+                requests_total=progress.requests_total,
+                versions_stored=progress.versions_stored,
+                seconds_left=round(left, 1),
+            )
+            return
+        total = progress.papers_total or 1
+        filled = _BAR_WIDTH * progress.papers_done // total
+        line = (
+            f"backfill [{'#' * filled}{'.' * (_BAR_WIDTH - filled)}]"
+            f" {progress.papers_done}/{progress.papers_total} papers"
+            f"  {progress.requests_done}/{progress.requests_total} requests"
+            f"  about {format_duration(left)} left"
+        )
+        width = shutil.get_terminal_size().columns - 1
+        self._stream.write("\r" + line[:width].ljust(width))
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        """End the bar's line, so what follows starts on its own."""
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False

@@ -1,0 +1,279 @@
+"""Every version from arXiv's own record: backfilled by cycles and by `syncd backfill`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from syncd.arxiv import ArxivClient
+from syncd.backfill import BackfillPlan, plan_backfill, run_backfill
+from syncd.config import ArxivSettings
+from syncd.errors import RetryableUpstreamError
+from syncd.storage import Storage
+from syncd.storage.schema import papers_table, revisions_table
+from tests import fakearxiv as fa
+from tests import scenario
+from tests.fakearxiv import FakeArxiv
+from tests.integration.conftest import Syncd
+
+FLEXMARL = "2602.09578"
+OXYGEN = "2512.22386"
+NESTPIPE = "2604.06956"
+CALIBRATION = "2606.03328"
+LINKED = ["paper.linked"] * 7
+
+
+def _id_lists(arxiv: FakeArxiv) -> list[list[str]]:
+    return [r.params["id_list"].split(",") for r in arxiv.requests if "id_list" in r.params]
+
+
+def _history(syncd: Syncd, paper: str) -> list[dict[str, Any]]:
+    return list(syncd.json("history", paper))
+
+
+def _versions(syncd: Syncd, paper: str) -> list[tuple[str, int | None]]:
+    return [(h["source"], h["version"]) for h in _history(syncd, paper)]
+
+
+def _current_version(syncd: Syncd, arxiv_id: str) -> int:
+    (paper,) = [p for p in syncd.papers().values() if p["arxiv_id"] == arxiv_id]
+    return int(paper["version"])
+
+
+def _event_types(syncd: Syncd) -> list[str]:
+    return [e["type"] for e in syncd.json("events")]
+
+
+def _publish(arxiv: FakeArxiv, arxiv_id: str, **fields: Any) -> None:
+    current = arxiv.current(arxiv_id)
+    arxiv.publish(replace(current, version=(current.version or 0) + 1, updated=None, **fields))
+
+
+def _sync(syncd: Syncd) -> str:
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    return outcome.err
+
+
+class TestCycles:
+    def test_flexmarl_linked_at_v2_stores_v1_with_its_own_title(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """v1 is fetched by versioned id, stored with its title and date, and announces nothing."""
+        _sync(syncd)
+        history = _history(syncd, FLEXMARL)
+        assert [(h["source"], h["version"]) for h in history] == [
+            ("seed:000_bae548b29664adf4.txt", None),
+            ("arxiv:v1", 1),
+            ("arxiv", 2),
+        ]
+        seed, v1, v2 = history
+        assert v1["record"]["title"] == scenario.FLEXMARL_V1_TITLE
+        assert v2["record"]["title"] == scenario.seed_title("FlexMARL")
+        assert (v1["version_date"], v2["version_date"]) == (
+            "2026-02-10T09:00:00+00:00",
+            "2026-03-01T09:00:00+00:00",
+        )
+        assert seed["version_date"] is None
+        assert _event_types(syncd) == LINKED
+        assert _current_version(syncd, FLEXMARL) == 2
+        # Both papers linked at v2 share one request.
+        assert _id_lists(arxiv) == [[f"{FLEXMARL}v1", f"{OXYGEN}v1"]]
+
+    def test_calibration_history_holds_both_seed_revisions_v1_and_v2(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Linked at v2, the calibration paper's history is its two seed revisions, v1, v2."""
+        title, abstract = scenario.seed_title("Rethinking"), scenario.seed_abstract("Rethinking")
+        _publish(arxiv, CALIBRATION, title=title, abstract=abstract)
+        _sync(syncd)
+        history = _history(syncd, CALIBRATION)
+        assert [(h["source"], h["version"]) for h in history] == [
+            ("seed:000_bae548b29664adf4.txt", None),
+            ("seed:001_486f742ac3512806.txt", None),
+            ("arxiv:v1", 1),
+            ("arxiv", 2),
+        ]
+        v1 = history[2]["record"]
+        assert v1["title"] == scenario.CALIBRATION_V1_TITLE
+        assert v1["abstract"] == scenario.list_abstract("Hu Xu, Zhaolong Xing")
+        assert v1["authors"][0] == "Hu Xu"
+
+    def test_a_jump_stores_every_version_and_publishes_one_event(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Seen at v2 then v4: v3 and v4 are stored, one paper.revised skips version 3."""
+        _sync(syncd)
+        _publish(arxiv, NESTPIPE, title="NestPipe v2")
+        _sync(syncd)
+        _publish(arxiv, NESTPIPE, title="NestPipe v3")
+        _publish(arxiv, NESTPIPE, title="NestPipe v4")
+        before = syncd.json("events")[-1]["id"]
+        arxiv.reset_log()
+        _sync(syncd)
+        (event,) = syncd.json("events", "--since", before)
+        assert event["type"] == "paper.revised"
+        assert event["changes"]["version"] == {"old": 2, "new": 4, "skipped_versions": [3]}
+        assert event["changes"]["title"] == {"old": "NestPipe v2", "new": "NestPipe v4"}
+        history = _history(syncd, NESTPIPE)
+        assert [(h["source"], h["version"]) for h in history][1:] == [
+            ("arxiv", 1),
+            ("arxiv", 2),
+            ("arxiv:v3", 3),
+            ("arxiv", 4),
+        ]
+        assert history[3]["record"]["title"] == "NestPipe v3"
+        assert history[3]["kinds"] == ["version", "title"]
+        assert _id_lists(arxiv) == [[f"{NESTPIPE}v3"]]
+
+    def test_a_complete_history_costs_no_request(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """Once every version is in, cycles ask arXiv for nothing but the author's papers."""
+        _sync(syncd)
+        arxiv.reset_log()
+        _sync(syncd)
+        assert _id_lists(arxiv) == []
+
+
+BACKFILL = {"when": lambda params: "id_list" in params}
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(fa.status(503, times=3, **BACKFILL), id="503-every-retry"),
+        pytest.param(fa.truncate(0.6, **BACKFILL), id="truncated-xml"),
+        pytest.param(fa.versions_ignored(**BACKFILL), id="wrong-version"),
+    ],
+)
+def test_a_failed_backfill_changes_no_event_and_the_next_cycle_finishes(
+    syncd: Syncd, arxiv: FakeArxiv, fault: fa.Fault
+) -> None:
+    """Faults on the backfill request leave the cycle's events as they are and lose nothing."""
+    arxiv.inject(fault)
+    err = _sync(syncd)
+    assert "backfill_failed" in err
+    assert _event_types(syncd) == LINKED
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv", 2)]
+    assert _current_version(syncd, FLEXMARL) == 2
+
+    _sync(syncd)
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _versions(syncd, OXYGEN)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _event_types(syncd) == LINKED
+    assert _history(syncd, FLEXMARL)[1]["record"]["title"] == scenario.FLEXMARL_V1_TITLE
+
+
+def _forget_backfilled(database_url: str) -> None:
+    """Make the database one syncd wrote before backfills existed."""
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(revisions_table.delete().where(revisions_table.c.source.like("arxiv:v%")))
+            conn.execute(papers_table.update().values(backfill_pending=False))
+    finally:
+        engine.dispose()
+
+
+class TestCommand:
+    @pytest.fixture
+    def existing(self, syncd: Syncd, arxiv: FakeArxiv) -> Syncd:
+        """A synced database whose linked-at-v2 papers lack v1, as before backfills."""
+        _sync(syncd)
+        _forget_backfilled(syncd.database_url)
+        arxiv.reset_log()
+        return syncd
+
+    def test_dry_run_counts_requests_and_sends_none(
+        self, existing: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """--dry-run says papers, versions, requests and time, and asks arXiv nothing."""
+        outcome = existing("backfill", "--dry-run")
+        assert outcome.code == 0, outcome.err
+        assert outcome.out.startswith("2 papers miss 2 versions: 1 requests of up to 2 ids")
+        assert arxiv.requests == []
+
+    def test_fills_every_tracked_paper_then_has_nothing_to_do(
+        self, existing: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """One request fills both papers, logs its progress, and a second run finds nothing."""
+        outcome = existing("backfill")
+        assert outcome.code == 0, outcome.err
+        assert outcome.out.splitlines()[-1] == "backfilled 2 versions of 2 papers in 1 requests"
+        progress = [json.loads(line) for line in outcome.err.splitlines()]
+        assert [p["requests_done"] for p in progress if p["event"] == "backfill_progress"] == [0, 1]
+        assert _versions(existing, FLEXMARL)[1] == ("arxiv:v1", 1)
+        assert _event_types(existing) == LINKED
+        again = existing("backfill")
+        assert again.out.strip() == "0 papers miss 0 versions: no request needed"
+        assert len(_id_lists(arxiv)) == 1
+
+    def test_a_failed_request_is_one_line_and_a_rerun_resumes(
+        self, existing: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """arXiv failing ends with exit 1 and a line saying to run again, which then finishes."""
+        arxiv.inject(fa.status(503, times=3))
+        failed = existing("backfill")
+        assert failed.code == 1
+        assert failed.err.splitlines()[-1].startswith("syncd: error: arXiv did not answer")
+        assert "run it again to resume" in failed.err
+        assert existing("backfill").code == 0
+        assert _versions(existing, OXYGEN)[1] == ("arxiv:v1", 1)
+
+    def test_only_a_configured_author(self, existing: Syncd) -> None:
+        """--author naming nobody configured is a usage error."""
+        outcome = existing("backfill", "--author", "Nobody")
+        assert outcome.code == 2
+        assert "no configured author named 'Nobody'" in outcome.err
+
+
+def test_what_arrived_before_a_failure_stays(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """A backfill of two requests whose second fails keeps the first's versions, then resumes."""
+    _sync(syncd)
+    _forget_backfilled(syncd.database_url)
+    storage = Storage(syncd.database_url)
+    settings = ArxivSettings(api_url=arxiv.url, request_interval=0, max_retries=0)
+    try:
+        plan = plan_backfill(storage.versions.gaps())
+        split = BackfillPlan(
+            plan.gaps, tuple((ident,) for batch in plan.batches for ident in batch)
+        )
+        arxiv.inject(fa.status(503, when=lambda params: params.get("id_list") == f"{OXYGEN}v1"))
+        with ArxivClient(settings) as client, pytest.raises(RetryableUpstreamError):
+            run_backfill(storage, client, split)
+        assert [g.arxiv_id for g in storage.versions.gaps() if g.missing] == [OXYGEN]
+        with ArxivClient(settings) as client:
+            done = run_backfill(storage, client, plan_backfill(storage.versions.gaps()))
+        assert (done.requests_done, done.versions_stored) == (1, 1)
+    finally:
+        storage.close()
+
+
+class TestHistoryOutput:
+    def test_the_table_shows_the_version_date_beside_observed(self, syncd: Syncd) -> None:
+        """The history table has arXiv's date of each version next to when syncd saw it."""
+        _sync(syncd)
+        lines = syncd("history", FLEXMARL).out.splitlines()
+        assert lines[1].split()[:6] == ["SEQ", "OBSERVED", "(UTC)", "VERSION", "DATE", "(UTC)"]
+        assert lines[2].split()[3] == "-"  # the seed revision has no version date
+        assert lines[3].split()[3:5] == ["2026-02-10", "09:00:00"]
+
+    def test_field_shows_how_one_field_evolved(self, syncd: Syncd) -> None:
+        """--field title prints each title once, with the versions that carried it."""
+        _sync(syncd)
+        lines = syncd("history", FLEXMARL, "--field", "title").out.splitlines()
+        assert lines[1].split() == ["VERSIONS", "TITLE"]
+        assert lines[2].startswith("seed, v2  FlexMARL: Graph-Driven")
+        assert lines[3].startswith("v1        Rollout-Training Co-Design")
+        as_json = syncd.json("history", FLEXMARL, "--field", "title")
+        assert as_json[1] == {"value": scenario.FLEXMARL_V1_TITLE, "versions": ["v1"]}
+
+    def test_field_must_be_a_record_field(self, syncd: Syncd) -> None:
+        """An unknown field is a usage error naming the choices."""
+        _sync(syncd)
+        with pytest.raises(SystemExit) as exit_info:
+            syncd("history", FLEXMARL, "--field", "colour")
+        assert exit_info.value.code == 2
