@@ -29,8 +29,8 @@ from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
-from syncd.views import event_json, paper_json, revision_json
-from syncd.webhooks import WebhookSender, test_body, url_origin
+from syncd.views import endpoint_json, event_json, paper_json, revision_json
+from syncd.webhooks import WebhookSender, test_body
 
 __all__ = ["configure_gc", "main"]
 
@@ -241,27 +241,13 @@ def _db_check(args: argparse.Namespace, app: App) -> int:
 
 
 def _webhooks_list(args: argparse.Namespace, app: App) -> int:
-    summaries = _endpoint_summaries(app)
+    summaries = app.endpoint_summaries()
     if args.json:
-        return _print_json(
-            [
-                {
-                    "name": e.name,
-                    "url": _endpoint_url(app, e.name),
-                    "active": e.active,
-                    "disabled_at": e.disabled_at.isoformat() if e.disabled_at else None,
-                    "disabled_reason": e.disabled_reason,
-                    "pending": e.pending,
-                    "delivered": e.delivered,
-                    "dead": e.dead,
-                }
-                for e in summaries
-            ]
-        )
+        return _print_json([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
     rows = [
         (
             e.name,
-            _endpoint_url(app, e.name),
+            app.endpoint_origin(e.name),
             _endpoint_state(e),
             str(e.pending),
             str(e.delivered),
@@ -356,24 +342,6 @@ def _events(args: argparse.Namespace, app: App) -> int:
     ]
     _print_table(("ID", "CREATED (UTC)", "TYPE", "PAPER", "KINDS"), rows)
     return EXIT_OK
-
-
-def _endpoint_summaries(app: App) -> list[EndpointSummary]:
-    """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""
-    known = app.storage.outbox.summaries()
-    names = {e.name for e in known}
-    fresh = [
-        EndpointSummary(e.name, True, None, None, 0, 0, 0)
-        for e in app.endpoints.values()
-        if e.name not in names
-    ]
-    return sorted([*known, *fresh], key=lambda e: e.name)
-
-
-def _endpoint_url(app: App, name: str) -> str:
-    """Where a configured endpoint points, down to its host: chat services put tokens in paths."""
-    endpoint = app.endpoints.get(name)
-    return url_origin(endpoint.spec.url) if endpoint is not None else "-"
 
 
 def _endpoint_state(summary: EndpointSummary) -> str:

@@ -1,4 +1,4 @@
-"""The JSON shapes of syncd's public surface: CLI ``--json`` output, later the HTTP API.
+"""The JSON shapes of syncd's public surface: CLI ``--json`` output and the HTTP API.
 
 Field names follow DESIGN.md; changing one breaks users' scripts.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.storage import Event, Paper, Revision
+from syncd.storage import EndpointSummary, Event, Paper, Revision
 
-__all__ = ["event_json", "paper_json", "revision_json"]
+__all__ = ["endpoint_json", "event_json", "paper_json", "revision_json"]
 
 
 def paper_json(paper: Paper) -> dict[str, Any]:
@@ -52,4 +52,21 @@ def event_json(event: Event) -> dict[str, Any]:
         "kinds": list(event.kinds),
         "changes": event.changes,
         "record": event.record.to_dict() if event.record is not None else None,
+    }
+
+
+def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
+    """A webhook endpoint and its delivery counts, as ``syncd webhooks list --json`` shows it.
+
+    ``origin`` is the URL's scheme and host only: chat services put tokens in paths.
+    """
+    return {
+        "name": summary.name,
+        "url": origin,
+        "active": summary.active,
+        "disabled_at": summary.disabled_at.isoformat() if summary.disabled_at else None,
+        "disabled_reason": summary.disabled_reason,
+        "pending": summary.pending,
+        "delivered": summary.delivered,
+        "dead": summary.dead,
     }

@@ -15,6 +15,8 @@ __all__ = [
     "Claim",
     "EndpointSummary",
     "Event",
+    "EventQuery",
+    "EventStamp",
     "NewRevision",
     "Paper",
     "PaperState",
@@ -82,6 +84,15 @@ class Event:
     kinds: tuple[str, ...]
     changes: dict[str, Any]
     record: Record | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventStamp:
+    """What a reader's view of the event log depends on: its size and its newest event."""
+
+    count: int
+    last_seq: int | None
+    last_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +179,23 @@ class PaperWrite:
     event_type: EventType | None = None
     event_kinds: tuple[str, ...] = ()
     event_changes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EventQuery:
+    """Which events a reader asks for: a filter, a position in the log and a page size.
+
+    Oldest first after seq ``after``, or (``newest_first``) newest first below
+    seq ``before``; ``None`` leaves that bound open.
+    """
+
+    author: str | None = None
+    paper_id: int | None = None
+    type: str | None = None
+    after: int | None = None
+    before: int | None = None
+    newest_first: bool = False
+    limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
