@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, HTTPException, Query
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
@@ -79,7 +79,11 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
     @router.get("/")
-    def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
+    def papers(
+        author: PrintableText | None = None, status: PrintableText | None = None
+    ) -> Response:
+        # The filter form sends "" for "all".
+        author, status = author or None, _status(status or None)
         every = app.storage.papers.all(author)
         shown = [p for p in every if status in (None, p.status)]
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
@@ -118,6 +122,14 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
         return _page("docs.html", csp=_DOCS_CSP, swagger=SWAGGER_UI)
 
     return router
+
+
+def _status(value: str | None) -> PaperStatus | None:
+    try:
+        return PaperStatus(value) if value is not None else None
+    except ValueError:
+        known = ", ".join(PaperStatus)
+        raise HTTPException(400, f"bad parameter 'status': one of {known}") from None
 
 
 def _event(event: Event, fragments: Fragments) -> _Shown:
