@@ -88,10 +88,9 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class EventStamp:
-    """What a reader's view of the event log depends on: its size and its newest event."""
+    """What a feed of the newest events depends on: their seqs and the newest one's time."""
 
-    count: int
-    last_seq: int | None
+    seqs: tuple[int, ...]
     last_at: datetime | None
 
 
