@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks import common
 from benchmarks.profiling import format_hotspots
 
-ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests")
+ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "web")
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 
@@ -52,6 +52,8 @@ class Plan:
     fanout_scaling: dict[str, tuple[int, ...]]
     author_counts: tuple[int, ...]
     request_interval: float
+    web_sizes: tuple[int, ...]  # events stored for the read surface's rows
+    web_requests: int
 
 
 FULL = Plan(
@@ -69,6 +71,8 @@ FULL = Plan(
     fanout_scaling={"sqlite": (500, 1_000, 2_000), "postgresql": (1_000, 5_000)},
     author_counts=(1, 10, 100),
     request_interval=3.0,
+    web_sizes=(10_000, 100_000),
+    web_requests=200,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -83,6 +87,8 @@ QUICK = Plan(
     fanout_scaling={"sqlite": (), "postgresql": ()},
     author_counts=(1, 10, 30),
     request_interval=0.1,
+    web_sizes=(1_000, 5_000),
+    web_requests=20,
 )
 
 
@@ -348,6 +354,12 @@ def _requests(ctx: _Context) -> dict[str, Any]:
     return authors.run(ctx.plan.author_counts, ctx.plan.request_interval)
 
 
+def _web(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import web  # noqa: PLC0415
+
+    return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -355,6 +367,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "memory": _memory,
     "fanout": _fanout,
     "requests": _requests,
+    "web": _web,
 }
 
 
@@ -457,6 +470,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                     ),
                 )
             )
+    if "web" in rows:
+        from benchmarks import web  # noqa: PLC0415
+
+        out += web.table_rows(rows["web"])
     return out
 
 
