@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import feedparser
 import pytest
@@ -11,6 +12,7 @@ import rnc2rng
 from lxml import etree
 
 from syncd.record import Record
+from syncd.web import fragments
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import (
     NESTPIPE,
@@ -143,3 +145,33 @@ def _ids(body: bytes) -> list[str]:
 
 def _new_paper(arxiv_id: str) -> Record:
     return make_record(arxiv_id, authors=("Zhida Jiang", "Zhaolong Xing"))
+
+
+def test_head_answers_the_headers_alone(site: Site) -> None:
+    """HEAD of a feed has GET's status, type and ETag, and no body."""
+    get = site.get("/feeds/events.atom")
+    head = site.http.head("/feeds/events.atom")
+    assert head.status_code == 200
+    assert head.headers["etag"] == get.headers["etag"]
+    assert head.headers["content-type"] == get.headers["content-type"]
+    assert head.content == b""
+
+
+def test_polls_render_each_change_once(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fetching a feed again renders no diff again: fragments are kept per event."""
+    rendered: list[int] = []
+    original = fragments.changes_html
+
+    def counting(changes: Any) -> Any:
+        rendered.append(1)
+        return original(changes)
+
+    monkeypatch.setattr(fragments, "changes_html", counting)
+    site.get("/feeds/events.atom")
+    site.get(f"/papers/{NESTPIPE}")
+    before = len(rendered)
+    assert before > 0
+    for _ in range(3):
+        assert site.get("/feeds/events.atom").status_code == 200
+        assert site.get(f"/papers/{NESTPIPE}").status_code == 200
+    assert len(rendered) == before

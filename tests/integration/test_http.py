@@ -154,6 +154,17 @@ def test_stop_is_idempotent_and_frees_the_port(switch: Switch) -> None:
         httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5.0)
 
 
+def test_stop_does_not_wait_for_a_kept_alive_connection(switch: Switch) -> None:
+    """A client holding its connection open between requests does not hold up stop()."""
+    http = HttpServer("127.0.0.1", 0, ready=switch)
+    http.start()
+    with httpx.Client(base_url=f"http://127.0.0.1:{http.port}", timeout=5.0) as client:
+        assert client.get("/healthz").status_code == 200  # the connection stays open
+        started = time.monotonic()
+        http.stop()
+        assert time.monotonic() - started < 2.0
+
+
 def test_port_before_start_raises(switch: Switch) -> None:
     """Asking for the port of a server never started is an error."""
     with pytest.raises(RuntimeError, match="not been started"):
