@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from structlog.testing import capture_logs
 
 from syncd import metrics
 from syncd.http import HttpServer, Readiness
@@ -135,6 +136,21 @@ def test_malformed_request_gets_json_without_echo(server: HttpServer) -> None:
     assert head.startswith(b"HTTP/1.1 400")
     assert json.loads(body) == {"status": "error", "error": "bad request"}
     assert b"<script>" not in answer
+
+
+def test_uvicorns_own_lines_are_syncds_json_lines(
+    server: HttpServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """uvicorn's warning about a malformed request comes through structlog, not as plain text."""
+    with capture_logs() as logs, socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /<script> extra HTTP/1.1\r\n\r\n")
+        _read_all(sock)
+    assert {
+        "event": "uvicorn",
+        "message": "Invalid HTTP request received.",
+        "log_level": "debug",
+    } in logs
+    assert "Invalid HTTP request" not in capfd.readouterr().err
 
 
 def test_no_python_version_in_server_header(client: httpx.Client) -> None:
