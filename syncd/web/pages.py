@@ -87,7 +87,7 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
         every = app.storage.papers.all(author)
         shown = [p for p in every if status in (None, p.status)]
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({p.author for p in app.storage.papers.all()})
+        authors = sorted({a.name for a in app.settings.authors} | {p.author for p in every})
         last = app.storage.papers.last_observed([p.id for p in shown])
         return _page(
             "papers.html",
