@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks import common
 from benchmarks.profiling import format_hotspots
 
-ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill")
+ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill", "web")
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 
@@ -53,6 +53,8 @@ class Plan:
     author_counts: tuple[int, ...]
     request_interval: float
     backfill_papers: int
+    web_sizes: tuple[int, ...]  # events stored for the read surface's rows
+    web_requests: int
 
 
 FULL = Plan(
@@ -71,6 +73,8 @@ FULL = Plan(
     author_counts=(1, 10, 100),
     request_interval=3.0,
     backfill_papers=1_000,
+    web_sizes=(10_000, 100_000),
+    web_requests=200,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -86,6 +90,8 @@ QUICK = Plan(
     author_counts=(1, 10, 30),
     request_interval=0.1,
     backfill_papers=200,
+    web_sizes=(1_000, 5_000),
+    web_requests=20,
 )
 
 
@@ -357,6 +363,12 @@ def _backfill(ctx: _Context) -> dict[str, Any]:
     return backfill.run(ctx.plan.backfill_papers, 3.0)
 
 
+def _web(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import web  # noqa: PLC0415
+
+    return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -365,6 +377,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "fanout": _fanout,
     "requests": _requests,
     "backfill": _backfill,
+    "web": _web,
 }
 
 
@@ -481,6 +494,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 _yes(r["met"]),
             )
         )
+    if "web" in rows:
+        from benchmarks import web  # noqa: PLC0415
+
+        out += web.table_rows(rows["web"])
     return out
 
 

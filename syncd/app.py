@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings
+from syncd.delivery.redaction import url_origin
 from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
 from syncd.delivery.worker import Dispatcher
-from syncd.storage import Storage
+from syncd.storage import EndpointSummary, Storage
 
 __all__ = ["App", "endpoints_from"]
 
@@ -70,3 +71,19 @@ class App:
         """What the database-backed gauges show, read now."""
         pending, dead = self.storage.outbox.counts()
         return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead)
+
+    def endpoint_summaries(self) -> list[EndpointSummary]:
+        """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""
+        known = self.storage.outbox.summaries()
+        names = {e.name for e in known}
+        fresh = [
+            EndpointSummary(e.name, True, None, None, 0, 0, 0)
+            for e in self.endpoints.values()
+            if e.name not in names
+        ]
+        return sorted([*known, *fresh], key=lambda e: e.name)
+
+    def endpoint_origin(self, name: str) -> str:
+        """Where an endpoint points, down to its host: chat services put tokens in paths."""
+        endpoint = self.endpoints.get(name)
+        return url_origin(endpoint.spec.url) if endpoint is not None else "-"

@@ -25,7 +25,6 @@ from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
 from syncd.delivery.payload import test_body
-from syncd.delivery.redaction import url_origin
 from syncd.delivery.sender import WebhookSender
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
 from syncd.logs import configure_logging
@@ -34,7 +33,7 @@ from syncd.progress import BackfillReporter, describe_plan
 from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
-from syncd.views import event_json, field_evolution, paper_json, revision_json
+from syncd.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
 from syncd.vocabulary import RECORD_FIELDS
 
 __all__ = ["configure_gc", "main"]
@@ -288,27 +287,13 @@ def _db_check(args: argparse.Namespace, app: App) -> int:
 
 
 def _webhooks_list(args: argparse.Namespace, app: App) -> int:
-    summaries = _endpoint_summaries(app)
+    summaries = app.endpoint_summaries()
     if args.json:
-        return _print_json(
-            [
-                {
-                    "name": e.name,
-                    "url": _endpoint_url(app, e.name),
-                    "active": e.active,
-                    "disabled_at": e.disabled_at.isoformat() if e.disabled_at else None,
-                    "disabled_reason": e.disabled_reason,
-                    "pending": e.pending,
-                    "delivered": e.delivered,
-                    "dead": e.dead,
-                }
-                for e in summaries
-            ]
-        )
+        return _print_json([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
     rows = [
         (
             e.name,
-            _endpoint_url(app, e.name),
+            app.endpoint_origin(e.name),
             _endpoint_state(e),
             str(e.pending),
             str(e.delivered),
@@ -413,24 +398,6 @@ def _events(args: argparse.Namespace, app: App) -> int:
     ]
     _print_table(("ID", "CREATED (UTC)", "TYPE", "PAPER", "KINDS"), rows)
     return EXIT_OK
-
-
-def _endpoint_summaries(app: App) -> list[EndpointSummary]:
-    """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""
-    known = app.storage.outbox.summaries()
-    names = {e.name for e in known}
-    fresh = [
-        EndpointSummary(e.name, True, None, None, 0, 0, 0)
-        for e in app.endpoints.values()
-        if e.name not in names
-    ]
-    return sorted([*known, *fresh], key=lambda e: e.name)
-
-
-def _endpoint_url(app: App, name: str) -> str:
-    """Where a configured endpoint points, down to its host: chat services put tokens in paths."""
-    endpoint = app.endpoints.get(name)
-    return url_origin(endpoint.spec.url) if endpoint is not None else "-"
 
 
 def _endpoint_state(summary: EndpointSummary) -> str:

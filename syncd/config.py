@@ -302,7 +302,7 @@ class ScheduleSettings(_Section):
 
 
 class HttpSettings(_Section):
-    """Where /metrics, /healthz and /readyz are served."""
+    """Where /metrics, /healthz, /readyz, the read API, the feeds and the pages are served."""
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
@@ -310,6 +310,9 @@ class HttpSettings(_Section):
     # by default two schedule periods and ten minutes.  At most 30 days: the
     # default for a weekly schedule (two weeks, a day's jitter) fits.
     ready_max_age: float | None = Field(None, gt=0, le=30 * DAY)
+    # The bearer token of the operator views (GET /api/v1/webhooks); without
+    # one they answer 404.  Better from the environment: SYNCD_HTTP_ADMIN_TOKEN.
+    admin_token: SecretStr | None = Field(None, min_length=16, max_length=512)
 
 
 class DeliverySettings(_Section):

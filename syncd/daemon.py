@@ -149,7 +149,7 @@ class _Daemon:
         """Start everything, wait for a signal, stop everything; return the exit code."""
         settings = self._settings
         # Bound first: a port in use stops syncd before there is anything to undo.
-        server = HttpServer(settings.http.host, settings.http.port, ready=self.ready)
+        server = HttpServer(settings.http.host, settings.http.port, ready=self.ready, app=self._app)
         _listen(server, settings.http.host, settings.http.port)
         collector = metrics.register_store_collector(self._app.store_snapshot)
         scheduler = self._scheduler()

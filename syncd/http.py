@@ -1,97 +1,60 @@
-"""The operations surface: ``/metrics``, ``/healthz`` and ``/readyz`` over plain HTTP.
+"""The HTTP server of ``syncd run``: one ASGI app (``syncd.web``) on uvicorn, in a thread.
 
-A stdlib ``ThreadingHTTPServer`` on a daemon thread, so a stuck scraper can
-never keep the process alive or block a sync cycle.  ``/healthz`` (liveness)
-only proves the process answers and touches nothing else; ``/readyz`` asks the
-daemon's ``ready`` callback, whose verdict ``readiness`` computes.  Responses
-carry counts, states and check names only: no configuration, URLs or secrets.
-Requests are logged at debug level, since Prometheus scrapes every few seconds.
+uvicorn runs its own event loop on a daemon thread, so a stuck client can
+never keep the process alive or block a sync cycle; ``stop()`` asks it to
+exit and waits a bounded time.
 
 The port is open to whatever can reach it, so what a client can hold is
-bounded: at most ``max_connections`` at once (more are closed at once), a
-request head of at most 16 KiB (else 431), arriving within ``head_timeout``
-seconds however slowly it drips, and one request per connection.
+bounded here, as the hand-written server before it did: at most
+``max_connections`` connections at once (more are closed at once, before a
+byte is read), a request head of at most 16 KiB (else 431), arriving within
+``head_timeout`` seconds however slowly it drips (else the connection is
+dropped), and an idle kept-alive connection closed after 5 s.  A malformed
+request gets a JSON 400 that echoes nothing back.
 """
 
 from __future__ import annotations
 
-import http.client
-import io
+import asyncio
 import json
+import logging
 import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
-from urllib.parse import urlsplit
+from typing import Self
 
+import h11
 import structlog
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from syncd.metrics import render
+from syncd.app import App
+from syncd.web import build_app
+from syncd.web.ops import Readiness, readiness
 
 __all__ = ["HttpServer", "Readiness", "readiness"]
 
 _log = structlog.get_logger(__name__)
 
-_JSON = "application/json"
 MAX_CONNECTIONS = 32
 MAX_HEAD_BYTES = 16 * 1024
 HEAD_TIMEOUT = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class Readiness:
-    """Whether syncd should receive traffic, and the verdict of each check by name."""
-
-    ready: bool
-    checks: dict[str, str]
-
-
-def readiness(
-    database_ok: bool,
-    last_success: datetime | None,
-    started_at: datetime,
-    now: datetime,
-    max_age: float,
-) -> Readiness:
-    """Ready when the database answers and a cycle succeeded within ``max_age`` seconds.
-
-    Before the first successful cycle the process counts as ready for
-    ``max_age`` seconds after ``started_at`` (startup grace), then not.
-    """
-    cycle_ok, cycle_check = _last_cycle_check(last_success, started_at, now, max_age)
-    checks = {
-        "database": "ok" if database_ok else "unreachable",
-        "last_cycle": cycle_check,
-    }
-    return Readiness(ready=database_ok and cycle_ok, checks=checks)
-
-
-def _last_cycle_check(
-    last_success: datetime | None, started_at: datetime, now: datetime, max_age: float
-) -> tuple[bool, str]:
-    """The ``last_cycle`` verdict and its one-line explanation."""
-    if last_success is None:
-        uptime = (now - started_at).total_seconds()
-        if uptime <= max_age:
-            return True, f"starting: no successful cycle yet, {uptime:.0f} s since start"
-        return False, f"missing: no successful cycle in {uptime:.0f} s since start"
-    age = (now - last_success).total_seconds()
-    if age <= max_age:
-        return True, f"ok: last success {age:.0f} s ago"
-    return False, f"stale: last success {age:.0f} s ago, more than {max_age:g} s"
+KEEP_ALIVE = 5.0
+# How long start() waits for the socket to listen, and stop() for the loop to end.
+_START_WAIT = 10.0
+_STOP_WAIT = 5.0
+_ERROR_PHRASES = {400: "Bad Request", 431: "Request Header Fields Too Large"}
 
 
 class HttpServer:
-    """Serves the operations endpoints on ``host:port`` from a daemon thread.
+    """Serves ``syncd.web`` on ``host:port`` from a daemon thread.
 
-    ``port`` 0 picks a free port; ``.port`` tells which once started.  Use it
-    as a context manager or call ``start()`` and ``stop()``.
+    Without ``app`` only the operations endpoints answer (``/metrics``,
+    ``/healthz``, ``/readyz``); with it, the read API, the feeds and the pages
+    too.  ``port`` 0 picks a free port; ``.port`` tells which once started.
+    Use it as a context manager or call ``start()`` and ``stop()``.
     """
 
     def __init__(
@@ -100,16 +63,18 @@ class HttpServer:
         port: int,
         *,
         ready: Callable[[], Readiness],
+        app: App | None = None,
         max_connections: int = MAX_CONNECTIONS,
         head_timeout: float = HEAD_TIMEOUT,
     ) -> None:
         self._host = host
         self._requested_port = port
-        self._ready = ready
+        self._asgi = build_app(ready, app)
+        _route_uvicorn_logs()
         self._max_connections = max_connections
         self._head_timeout = head_timeout
         self._lock = threading.Lock()
-        self._server: _Server | None = None
+        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
 
@@ -125,19 +90,17 @@ class HttpServer:
         with self._lock:
             if self._server is not None:
                 return
-            server_class = _Server6 if ":" in self._host else _Server
-            server = server_class((self._host, self._requested_port), _Handler)
-            server.ready = self._ready
-            server.slots = threading.BoundedSemaphore(self._max_connections)
-            server.head_timeout = self._head_timeout
-            self._port = int(server.server_address[1])
+            # Bound here, in the caller's thread, so a taken port raises here.
+            sock = _bind(self._host, self._requested_port)
+            self._port = int(sock.getsockname()[1])
+            server = uvicorn.Server(self._config())
             thread = threading.Thread(
-                target=server.serve_forever,
-                kwargs={"poll_interval": 0.2},
-                name=f"syncd-http-{self._port}",
-                daemon=True,
+                target=_serve, args=(server, sock), name=f"syncd-http-{self._port}", daemon=True
             )
             thread.start()
+            deadline = time.monotonic() + _START_WAIT
+            while not server.started and thread.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.005)
             self._server, self._thread = server, thread
         _log.info("http_listening", host=self._host, port=self._port)
 
@@ -146,12 +109,14 @@ class HttpServer:
         with self._lock:
             server, thread = self._server, self._thread
             self._server, self._thread = None, None
-        if server is None:
+        if server is None or thread is None:
             return
-        server.shutdown()
-        server.server_close()
-        if thread is not None:
-            thread.join(timeout=5.0)
+        server.should_exit = True
+        thread.join(timeout=_STOP_WAIT)
+        if thread.is_alive():
+            # A request stuck in the database: drop the connections rather than wait.
+            server.force_exit = True
+            thread.join(timeout=_STOP_WAIT)
         _log.info("http_stopped", port=self._port)
 
     def __enter__(self) -> Self:
@@ -166,195 +131,140 @@ class HttpServer:
     ) -> None:
         self.stop()
 
-
-class _Server(ThreadingHTTPServer):
-    """The stdlib server plus the readiness callback, with errors logged instead of printed."""
-
-    daemon_threads = True
-    ready: Callable[[], Readiness]
-    slots: threading.BoundedSemaphore
-    head_timeout: float
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        # A thread per connection, but only while a slot is free: a flood of
-        # idle connections is closed at once instead of growing threads.
-        if not self.slots.acquire(blocking=False):
-            _log.debug("http_connection_refused", reason="too many connections")
-            self.shutdown_request(request)
-            return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # The stdlib prints a traceback to stderr; a client hanging up mid-answer
-        # is routine, so it goes to the debug log instead.
-        _log.debug("http_connection_error", exc_info=True)
-
-
-class _Server6(_Server):
-    """The same server on an IPv6 address (``::`` or ``::1``)."""
-
-    address_family = socket.AF_INET6
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Routes GET and HEAD to the three endpoints; everything else gets JSON errors."""
-
-    server: _Server
-    # No Python version in the Server header; it says nothing useful to a scraper.
-    server_version = "syncd"
-    sys_version = ""
-    # A client that goes silent frees its thread after this many seconds.
-    timeout = 10.0
-
-    def setup(self) -> None:
-        super().setup()
-        # The head is all we ever read (no route takes a body): bound its
-        # size and the time it may take to arrive, not just each read.
-        head = _HeadReader(self.connection, MAX_HEAD_BYTES, self.server.head_timeout)
-        self.rfile = io.BufferedReader(head)
-
-    def do_GET(self) -> None:
-        self._route()
-
-    def do_HEAD(self) -> None:
-        self._route()
-
-    def do_POST(self) -> None:
-        self._method_not_allowed()
-
-    def do_PUT(self) -> None:
-        self._method_not_allowed()
-
-    def do_DELETE(self) -> None:
-        self._method_not_allowed()
-
-    def do_PATCH(self) -> None:
-        self._method_not_allowed()
-
-    def do_OPTIONS(self) -> None:
-        self._method_not_allowed()
-
-    def _route(self) -> None:
-        started = time.monotonic()
-        path = urlsplit(self.path).path
-        try:
-            status, body, content_type = self._answer(path)
-        except Exception:
-            # Whatever broke, the client learns nothing about it but the status.
-            _log.warning("http_handler_failed", path=path[:200], exc_info=True)
-            status, body, content_type = _json(
-                HTTPStatus.INTERNAL_SERVER_ERROR, {"status": "error"}
-            )
-        # Logged before answering, so the line is written before the client
-        # (or a test) can move on and shut the server down.
-        _log.debug(
-            "http_request",
-            method=self.command,
-            path=path[:200],
-            status=int(status),
-            duration_ms=round((time.monotonic() - started) * 1000.0, 1),
+    def _config(self) -> uvicorn.Config:
+        protocol = _bounded_protocol(self._max_connections, self._head_timeout)
+        return uvicorn.Config(
+            self._asgi,
+            http=protocol,
+            ws="none",
+            lifespan="off",
+            # syncd logs each request itself (syncd.web), through structlog.
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            headers=[("server", "syncd")],
+            limit_concurrency=self._max_connections,
+            h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+            timeout_keep_alive=int(KEEP_ALIVE),
+            timeout_graceful_shutdown=int(_STOP_WAIT),
         )
-        self._send(status, body, content_type)
-
-    def _answer(self, path: str) -> tuple[HTTPStatus, bytes, str]:
-        if path == "/metrics":
-            body, content_type = render()
-            return HTTPStatus.OK, body, content_type
-        if path == "/healthz":
-            return _json(HTTPStatus.OK, {"status": "ok"})
-        if path == "/readyz":
-            return self._readyz()
-        return _json(HTTPStatus.NOT_FOUND, {"status": "error", "error": "not found"})
-
-    def _readyz(self) -> tuple[HTTPStatus, bytes, str]:
-        try:
-            verdict = self.server.ready()
-        except Exception as exc:
-            # A failing check is a verdict, not a crash; its message may name
-            # hosts or users, so it goes to the log and not into the response.
-            _log.warning("readiness_check_failed", error=f"{type(exc).__name__}: {exc}")
-            verdict = Readiness(ready=False, checks={"readiness": f"error: {type(exc).__name__}"})
-        status = HTTPStatus.OK if verdict.ready else HTTPStatus.SERVICE_UNAVAILABLE
-        label = "ready" if verdict.ready else "unready"
-        return _json(status, {"status": label, "checks": dict(verdict.checks)})
-
-    def _method_not_allowed(self) -> None:
-        status, body, content_type = _json(
-            HTTPStatus.METHOD_NOT_ALLOWED, {"status": "error", "error": "method not allowed"}
-        )
-        self._send(status, body, content_type, extra={"Allow": "GET, HEAD"})
-
-    def _send(
-        self,
-        status: HTTPStatus,
-        body: bytes,
-        content_type: str,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        """Answer with ``body``, or with its headers alone for HEAD."""
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        if getattr(self, "command", None) != "HEAD":
-            self.wfile.write(body)
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Malformed requests get a JSON error too, echoing nothing the client sent."""
-        self.close_connection = True
-        status = HTTPStatus(code)
-        payload = {"status": "error", "error": status.phrase.lower()}
-        _, body, content_type = _json(status, payload)
-        self._send(status, body, content_type)
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        # _route logs each answered request once, with its duration.
-        pass
-
-    def log_message(self, format: str, *args: Any) -> None:
-        # Timeouts and malformed requests: routine noise on an open port.
-        _log.debug("http_message", message=format % args)
 
 
-class _HeadReader(io.RawIOBase):
-    """The connection's bytes, at most ``limit`` of them, all within ``timeout`` seconds.
+class _UvicornToStructlog(logging.Handler):
+    """uvicorn's own log lines, as syncd's JSON lines.
 
-    Past the limit it raises ``LineTooLong``, which ``BaseHTTPRequestHandler``
-    answers with 431; past the deadline, ``TimeoutError``, which drops the
-    connection.
+    Its warnings ("Invalid HTTP request received.") are routine on an open
+    port and go to debug, like the requests; its errors to warning.
     """
 
-    def __init__(self, connection: socket.socket, limit: int, timeout: float) -> None:
-        super().__init__()
-        self._connection = connection
-        self._left = limit
-        self._deadline = time.monotonic() + timeout
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._left <= 0:
-            raise http.client.LineTooLong("request head")
-        remaining = self._deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("the request head took too long")
-        self._connection.settimeout(remaining)
-        view = memoryview(buffer)[: self._left]
-        count = self._connection.recv_into(view)
-        self._left -= count
-        return count
+    def emit(self, record: logging.LogRecord) -> None:
+        level = "warning" if record.levelno >= logging.ERROR else "debug"
+        getattr(_log, level)("uvicorn", message=record.getMessage()[:500])
 
 
-def _json(status: HTTPStatus, payload: dict[str, Any]) -> tuple[HTTPStatus, bytes, str]:
-    """A status and a compact JSON body."""
-    return status, json.dumps(payload, separators=(",", ":")).encode(), _JSON
+def _route_uvicorn_logs() -> None:
+    """Send uvicorn's loggers through structlog once (without it they print plain text)."""
+    logger = logging.getLogger("uvicorn")
+    if not any(isinstance(h, _UvicornToStructlog) for h in logger.handlers):
+        logger.addHandler(_UvicornToStructlog())
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (IPv6 when the host is an IPv6 literal)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+    """The thread's body: uvicorn's loop until ``should_exit``; signals stay the daemon's."""
+    # uvicorn installs signal handlers only on the main thread; this is not it.
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    except Exception:
+        _log.exception("http_server_failed")
+    finally:
+        sock.close()
+
+
+def _bounded_protocol(max_connections: int, head_timeout: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with syncd's bounds on connections and request heads."""
+
+    class BoundedProtocol(H11Protocol):
+        _head_deadline: asyncio.TimerHandle | None = None
+        _head_bytes = 0
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            # Over the limit: closed before a byte is read (uvicorn itself would
+            # read the request and answer 503, holding the connection meanwhile).
+            if len(self.connections) >= max_connections:
+                self.transport = transport
+                transport.close()
+                _log.debug("http_connection_refused", reason="too many connections")
+                return
+            super().connection_made(transport)
+            self._arm_head_deadline()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm_head_deadline()
+            super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            # The next request on a kept-alive connection gets the same deadline.
+            self._arm_head_deadline()
+
+        def data_received(self, data: bytes) -> None:
+            # h11 bounds only a head still incomplete; one that arrives whole
+            # in a single read would pass at any size, so count it here.
+            if self.conn.their_state is h11.IDLE:
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD_BYTES:
+                    _send_error(self, 431)
+                    return
+            super().data_received(data)
+
+        def send_400_response(self, msg: str) -> None:
+            # A malformed request: JSON that echoes nothing of it.
+            _send_error(self, 400)
+
+        def _arm_head_deadline(self) -> None:
+            self._disarm_head_deadline()
+            self._head_bytes = 0
+            self._head_deadline = self.loop.call_later(head_timeout, self._head_too_slow)
+
+        def _disarm_head_deadline(self) -> None:
+            if self._head_deadline is not None:
+                self._head_deadline.cancel()
+                self._head_deadline = None
+
+        def _head_too_slow(self) -> None:
+            # Still waiting for a request's head (h11 has not seen one): drop it.
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                _log.debug("http_connection_dropped", reason="request head too slow")
+                self.transport.close()
+
+    return BoundedProtocol
+
+
+def _send_error(protocol: H11Protocol, status: int) -> None:
+    """A JSON error answer, written raw (h11 has given up on the connection), then close."""
+    phrase = _ERROR_PHRASES[status]
+    body = json.dumps({"status": "error", "error": phrase.lower()}, separators=(",", ":"))
+    head = (
+        f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\nserver: syncd\r\n\r\n"
+    )
+    if not protocol.transport.is_closing():
+        protocol.transport.write((head + body).encode())
+        protocol.transport.close()

@@ -19,17 +19,17 @@ import contextlib
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from prometheus_client import (
-    CONTENT_TYPE_PLAIN_0_0_4,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
     Info,
     disable_created_metrics,
-    generate_latest,
+    make_asgi_app,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -48,6 +48,7 @@ __all__ = [
     "STATUS_CLASSES",
     "StoreCollector",
     "StoreSnapshot",
+    "asgi_app",
     "observe_cycle",
     "observe_delivery",
     "observe_events",
@@ -56,7 +57,6 @@ __all__ = [
     "observe_revisions",
     "observe_upstream",
     "register_store_collector",
-    "render",
     "status_class",
     "unregister_store_collector",
 ]
@@ -272,12 +272,13 @@ def observe_delivery(outcome: str, latency: float | None) -> None:
         _DELIVERY_LATENCY.observe(_non_negative(latency))
 
 
-def render() -> tuple[bytes, str]:
-    """The registry in Prometheus' text format, and its content type."""
-    # The body is the classic 0.0.4 format (every name here is a legacy name);
-    # prometheus-client's CONTENT_TYPE_LATEST announces 1.0.0, which older
-    # Prometheus servers and other scrapers do not know.
-    return generate_latest(REGISTRY), CONTENT_TYPE_PLAIN_0_0_4
+def asgi_app() -> Callable[..., Any]:
+    """prometheus-client's ASGI app over syncd's registry: what ``/metrics`` serves.
+
+    Asked without an ``Accept`` header for more, it answers the classic 0.0.4
+    text format (every name here is a legacy name), which every scraper knows.
+    """
+    return make_asgi_app(REGISTRY)
 
 
 # -- gauges read from the database at scrape time -------------------------------

@@ -1,4 +1,4 @@
-"""The JSON shapes of syncd's public surface: CLI ``--json`` output, later the HTTP API.
+"""The JSON shapes of syncd's public surface: CLI ``--json`` output and the HTTP API.
 
 Field names follow DESIGN.md; changing one breaks users' scripts.
 """
@@ -9,10 +9,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.storage import Event, Paper, Revision
+from syncd.storage import EndpointSummary, Event, Paper, Revision
 
 __all__ = [
     "FieldValue",
+    "endpoint_json",
     "event_json",
     "field_evolution",
     "paper_json",
@@ -90,3 +91,20 @@ def field_evolution(revisions: Sequence[Revision], name: str) -> list[FieldValue
         label = revision_label(revision)
         values[key] = (known, labels if label in labels else (*labels, label))
     return list(values.values())
+
+
+def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
+    """A webhook endpoint and its delivery counts, as ``syncd webhooks list --json`` shows it.
+
+    ``origin`` is the URL's scheme and host only: chat services put tokens in paths.
+    """
+    return {
+        "name": summary.name,
+        "url": origin,
+        "active": summary.active,
+        "disabled_at": summary.disabled_at.isoformat() if summary.disabled_at else None,
+        "disabled_reason": summary.disabled_reason,
+        "pending": summary.pending,
+        "delivered": summary.delivered,
+        "dead": summary.dead,
+    }

@@ -1,7 +1,8 @@
 """Shared fixtures: a database of each kind, a fake arXiv on loopback, a syncd runner.
 
 PostgreSQL tests skip with a visible reason when no server is reachable;
-with SYNCD_TEST_REQUIRE_POSTGRES=1 (set by .ci/run) they fail instead.
+with SYNCD_TEST_REQUIRE_POSTGRES=1 (set by .ci/run) they fail instead.  The
+browser tests do the same for Debian's Chromium (SYNCD_TEST_REQUIRE_BROWSER).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ def _postgres_unavailable(reason: str) -> None:
     if os.environ.get("SYNCD_TEST_REQUIRE_POSTGRES") == "1":
         pytest.fail(f"PostgreSQL is required here but unreachable: {reason}")
     pytest.skip(f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {reason}")
+
+
+def browser_unavailable(reason: str) -> None:
+    """Skip a browser test with ``reason``, or fail it where a browser is required (CI)."""
+    if os.environ.get("SYNCD_TEST_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"Chromium is required here but unusable: {reason}")
+    pytest.skip(f"no usable Chromium: {reason}")
 
 
 @pytest.fixture(scope="session")

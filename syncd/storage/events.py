@@ -13,8 +13,8 @@ from sqlalchemy.engine import Connection
 from syncd.delivery.routing import accepts
 from syncd.errors import NotFoundError
 from syncd.storage import rows
-from syncd.storage.database import Database, chunks
-from syncd.storage.models import Event
+from syncd.storage.database import Database, chunks, utc
+from syncd.storage.models import Event, EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
     authors_table,
@@ -46,6 +46,46 @@ class Events:
                 condition = events_table.c.seq > event_seq(conn, event_id)
             return events_where(conn, condition)
 
+    def page(self, query: EventQuery) -> list[Event]:
+        """The events ``query`` selects, at most ``query.limit`` of them, in its order."""
+        condition = _matching(query)
+        if query.after is not None:
+            condition = sa.and_(condition, events_table.c.seq > query.after)
+        if query.before is not None:
+            condition = sa.and_(condition, events_table.c.seq < query.before)
+        with self._db.transaction() as conn:
+            return events_where(conn, condition, limit=query.limit, newest_first=query.newest_first)
+
+    def stamp(self, query: EventQuery) -> EventStamp:
+        """The seqs of the newest ``query.limit`` events ``query``'s filter matches, and when
+        the newest of them was published.
+
+        Enough to answer a conditional GET of a feed of those events without
+        loading them: read newest first along the primary key, it costs the
+        same at any size of the log, and an event that commits late with an
+        earlier seq still changes it if it belongs in the feed.
+        """
+        select = sa.select(events_table.c.seq, events_table.c.created_at)
+        if query.author is not None:
+            select = select.join(authors_table, events_table.c.author_id == authors_table.c.id)
+        select = select.where(_matching(query)).order_by(events_table.c.seq.desc())
+        with self._db.transaction() as conn:
+            newest = conn.execute(select.limit(query.limit)).all()
+        last_at = max((utc(row.created_at) for row in newest), default=None)
+        return EventStamp(tuple(row.seq for row in newest), last_at)
+
+
+def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
+    """The condition of ``query``'s filter (author, paper, type), position aside."""
+    conditions: list[sa.ColumnElement[bool]] = []
+    if query.author is not None:
+        conditions.append(authors_table.c.name == query.author)
+    if query.paper_id is not None:
+        conditions.append(events_table.c.paper_id == query.paper_id)
+    if query.type is not None:
+        conditions.append(events_table.c.type == query.type)
+    return sa.and_(sa.true(), *conditions)
+
 
 def event_seq(conn: Connection, event_id: str) -> int:
     """The seq of event ``event_id``; ``NotFoundError`` when there is none."""
@@ -55,8 +95,15 @@ def event_seq(conn: Connection, event_id: str) -> int:
     return int(seq)
 
 
-def events_where(conn: Connection, condition: sa.ColumnElement[bool]) -> list[Event]:
-    """The events matching ``condition``, in publication order."""
+def events_where(
+    conn: Connection,
+    condition: sa.ColumnElement[bool],
+    *,
+    limit: int | None = None,
+    newest_first: bool = False,
+) -> list[Event]:
+    """The events matching ``condition``, in publication order or newest first."""
+    order = events_table.c.seq.desc() if newest_first else events_table.c.seq
     query = (
         sa.select(
             events_table,
@@ -69,7 +116,8 @@ def events_where(conn: Connection, condition: sa.ColumnElement[bool]) -> list[Ev
         .join(papers_table, events_table.c.paper_id == papers_table.c.id)
         .outerjoin(revisions_table, events_table.c.revision_id == revisions_table.c.id)
         .where(condition)
-        .order_by(events_table.c.seq)
+        .order_by(order)
+        .limit(limit)
     )
     return [rows.event(row) for row in conn.execute(query)]
 

@@ -16,6 +16,8 @@ __all__ = [
     "Claim",
     "EndpointSummary",
     "Event",
+    "EventQuery",
+    "EventStamp",
     "NewRevision",
     "Paper",
     "PaperState",
@@ -102,6 +104,14 @@ class Event:
     kinds: tuple[str, ...]
     changes: dict[str, Any]
     record: Record | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventStamp:
+    """What a feed of the newest events depends on: their seqs and the newest one's time."""
+
+    seqs: tuple[int, ...]
+    last_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +212,23 @@ class BackfillWrite:
 
     paper_id: int
     revisions: tuple[NewRevision, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EventQuery:
+    """Which events a reader asks for: a filter, a position in the log and a page size.
+
+    Oldest first after seq ``after``, or (``newest_first``) newest first below
+    seq ``before``; ``None`` leaves that bound open.
+    """
+
+    author: str | None = None
+    paper_id: int | None = None
+    type: str | None = None
+    after: int | None = None
+    before: int | None = None
+    newest_first: bool = False
+    limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection
 
 from syncd.record import content_hash, split_arxiv_id
 from syncd.storage import rows
-from syncd.storage.database import Database, chunks, now
+from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.models import NewRevision, Paper, PaperState, PaperWrite, Revision
 from syncd.storage.schema import authors_table, papers_table, revisions_table
 from syncd.vocabulary import PaperStatus
@@ -152,6 +152,21 @@ class Papers:
                 )
                 for row in conn.execute(query):
                     found[row.paper_id].append(rows.revision(row))
+        return found
+
+    def last_observed(self, paper_ids: Sequence[int]) -> dict[int, datetime]:
+        """When each paper's latest revision was observed, by paper id."""
+        found: dict[int, datetime] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(paper_ids):
+                query = (
+                    sa.select(
+                        revisions_table.c.paper_id, sa.func.max(revisions_table.c.observed_at)
+                    )
+                    .where(revisions_table.c.paper_id.in_(chunk))
+                    .group_by(revisions_table.c.paper_id)
+                )
+                found |= {row[0]: utc(row[1]) for row in conn.execute(query)}
         return found
 
     def counts(self) -> dict[str, int]:

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import sqlalchemy as sa
 
+from syncd.app import App
 from syncd.cli import main
+from syncd.config import load_settings
+from syncd.http import HttpServer, Readiness
+from syncd.logs import configure_logging
 from syncd.storage.schema import events_table, revisions_table, sync_runs_table
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
@@ -126,3 +133,77 @@ def syncd(
 ) -> Syncd:
     """syncd configured for the seeded author against the fake arXiv, on each database."""
     return Syncd(arxiv=arxiv, database_url=database_url, workdir=tmp_path, capsys=capsys)
+
+
+NESTPIPE = "2604.06956"
+CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
+# NestPipe's v2 as the site fixtures publish it: three title words changed, a
+# sentence added to the abstract, the first two authors swapped.
+NESTPIPE_V2_TITLE = (
+    "NestPipe: Scaling Recommendation Training to 1,500+ Accelerators with Nested Pipelining"
+)
+NESTPIPE_V2_SENTENCE = "Code and traces are public."
+
+
+def revise_nestpipe(arxiv: FakeArxiv, **fields: Any) -> None:
+    """Publish NestPipe's v2: a new title, a sentence more, two authors swapped (or ``fields``)."""
+    (v1,) = [r for r in scenario.upstream_versions() if r.arxiv_id == NESTPIPE]
+    authors = (v1.authors[1], v1.authors[0], *v1.authors[2:])
+    changes: dict[str, Any] = {
+        "version": 2,
+        "updated": None,
+        "title": NESTPIPE_V2_TITLE,
+        "abstract": f"{v1.abstract} {NESTPIPE_V2_SENTENCE}",
+        "authors": authors,
+    }
+    arxiv.publish(replace(v1, **(changes | fields)))
+
+
+@dataclass
+class Site:
+    """syncd's HTTP surface over a database the ``syncd`` fixture filled."""
+
+    url: str
+    http: httpx.Client
+    syncd: Syncd
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.http.get(path, **kwargs)
+
+
+@contextmanager
+def serving(syncd: Syncd) -> Iterator[Site]:
+    """An HttpServer with the read surface over ``syncd``'s configuration, on a free port.
+
+    Its own lines (starting, stopping) go nowhere: ``syncd(...)`` points structlog
+    at pytest's capture of stderr, which may be closed by the time it stops, and
+    stdout is where the CLI's JSON is read from.
+    """
+    app = App.open(load_settings(syncd.config))
+    configure_logging("warning", "json", io.StringIO())
+    try:
+        ready = Readiness(True, {"database": "ok"})
+        with (
+            HttpServer("127.0.0.1", 0, ready=lambda: ready, app=app) as server,
+            httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=10.0) as http,
+        ):
+            yield Site(f"http://127.0.0.1:{server.port}", http, syncd)
+            configure_logging("warning", "json", io.StringIO())
+    finally:
+        app.close()
+
+
+def sync_ok(syncd: Syncd) -> None:
+    """One ``syncd sync`` that must succeed."""
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+
+
+@pytest.fixture
+def site(syncd: Syncd, arxiv: FakeArxiv) -> Iterator[Site]:
+    """Served after a first sync and NestPipe's v2 (title, abstract, authors changed)."""
+    sync_ok(syncd)
+    revise_nestpipe(arxiv)
+    sync_ok(syncd)
+    with serving(syncd) as running:
+        yield running

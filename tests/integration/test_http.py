@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from structlog.testing import capture_logs
 
 from syncd import metrics
 from syncd.http import HttpServer, Readiness
@@ -132,9 +133,24 @@ def test_malformed_request_gets_json_without_echo(server: HttpServer) -> None:
         sock.sendall(b"GET /<script> extra HTTP/1.1\r\n\r\n")
         answer = _read_all(sock)
     head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.0 400")
+    assert head.startswith(b"HTTP/1.1 400")
     assert json.loads(body) == {"status": "error", "error": "bad request"}
     assert b"<script>" not in answer
+
+
+def test_uvicorns_own_lines_are_syncds_json_lines(
+    server: HttpServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """uvicorn's warning about a malformed request comes through structlog, not as plain text."""
+    with capture_logs() as logs, socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /<script> extra HTTP/1.1\r\n\r\n")
+        _read_all(sock)
+    assert {
+        "event": "uvicorn",
+        "message": "Invalid HTTP request received.",
+        "log_level": "debug",
+    } in logs
+    assert "Invalid HTTP request" not in capfd.readouterr().err
 
 
 def test_no_python_version_in_server_header(client: httpx.Client) -> None:
@@ -154,6 +170,17 @@ def test_stop_is_idempotent_and_frees_the_port(switch: Switch) -> None:
         httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5.0)
 
 
+def test_stop_does_not_wait_for_a_kept_alive_connection(switch: Switch) -> None:
+    """A client holding its connection open between requests does not hold up stop()."""
+    http = HttpServer("127.0.0.1", 0, ready=switch)
+    http.start()
+    with httpx.Client(base_url=f"http://127.0.0.1:{http.port}", timeout=5.0) as client:
+        assert client.get("/healthz").status_code == 200  # the connection stays open
+        started = time.monotonic()
+        http.stop()
+        assert time.monotonic() - started < 2.0
+
+
 def test_port_before_start_raises(switch: Switch) -> None:
     """Asking for the port of a server never started is an error."""
     with pytest.raises(RuntimeError, match="not been started"):
@@ -164,6 +191,14 @@ def test_taken_port_raises(server: HttpServer, switch: Switch) -> None:
     """Starting on a port another server holds raises OSError."""
     with pytest.raises(OSError):
         HttpServer("127.0.0.1", server.port, ready=switch).start()
+
+
+def _closed_unanswered(sock: socket.socket) -> bool:
+    """Whether the peer closed (or reset) the connection without sending a byte."""
+    try:
+        return sock.recv(100) == b""
+    except ConnectionResetError:
+        return True
 
 
 def _read_all(sock: socket.socket) -> bytes:
@@ -178,26 +213,36 @@ class TestBounds:
     """What one client, or a crowd of them, can hold of the ops port."""
 
     def test_idle_connections_beyond_the_limit_are_closed(self, switch: Switch) -> None:
-        """With every slot held by a silent client, another is closed at once, not threaded."""
+        """With every slot held by an idle client, another is closed unanswered; then it serves."""
         with HttpServer("127.0.0.1", 0, ready=switch, max_connections=4, head_timeout=5) as srv:
             before = threading.active_count()
             idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(40)]
             try:
-                extra = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-                extra.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
-                assert extra.recv(100) == b""  # closed without an answer
-                extra.close()
-                assert threading.active_count() - before <= 4
+                with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as extra:
+                    extra.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                    assert _closed_unanswered(extra)
+                assert threading.active_count() == before  # no thread per connection
             finally:
                 for conn in idle:
                     conn.close()
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                try:
+                    answer = httpx.get(f"http://127.0.0.1:{srv.port}/healthz", timeout=5)
+                except httpx.TransportError:
+                    time.sleep(0.05)  # the server has not seen the idle ones go yet
+                    continue
+                assert answer.status_code == 200
+                break
+            else:
+                pytest.fail("the server did not serve again once the idle clients left")
 
     def test_an_oversized_head_gets_431(self, server: HttpServer) -> None:
         """A 60 KB header line is refused with 431 after 16 KiB, not buffered whole."""
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as conn:
             conn.sendall(b"GET /healthz HTTP/1.1\r\nX-Pad: " + b"a" * 60_000 + b"\r\n\r\n")
             answer = conn.recv(200)
-        assert answer.startswith(b"HTTP/1.0 431")
+        assert answer.startswith(b"HTTP/1.1 431")
 
     def test_a_dripped_head_is_cut_at_the_deadline(self, switch: Switch) -> None:
         """A head dripped a byte at a time is dropped at head_timeout, whatever each read takes."""

@@ -105,6 +105,14 @@ class TestErrors:
         assert needle in str(caught.value)
         assert "syncd.toml" in str(caught.value)
 
+    def test_a_short_admin_token_is_refused_without_echoing_it(self, tmp_path: Path) -> None:
+        """An admin_token under 16 characters names the key and never the token."""
+        text = MINIMAL + '[http]\nadmin_token = "tiny-tok3n"\n'
+        with pytest.raises(ConfigError) as caught:
+            load_settings(_write(tmp_path, text))
+        assert "http.admin_token" in str(caught.value)
+        assert "tiny-tok3n" not in str(caught.value)
+
     def test_not_toml(self, tmp_path: Path) -> None:
         """A TOML syntax error names the line."""
         with pytest.raises(ConfigError, match="line 2"):

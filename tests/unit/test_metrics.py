@@ -3,7 +3,9 @@ and the readiness decision of syncd.http."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -279,11 +281,21 @@ class TestNaming:
         assert labels
         assert not labels & FORBIDDEN_LABELS
 
-    def test_render_is_prometheus_text(self) -> None:
-        """render() returns the text exposition format, without _created series."""
-        body, content_type = metrics.render()
-        assert content_type.startswith("text/plain; version=0.0.4")
-        text = body.decode()
+    def test_asgi_app_serves_prometheus_text(self) -> None:
+        """The /metrics app answers the 0.0.4 text format by default, without _created series."""
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/metrics", "headers": []}
+        asyncio.run(metrics.asgi_app()(scope, receive, send))
+        headers = dict(sent[0]["headers"])
+        assert headers[b"Content-Type"].startswith(b"text/plain; version=0.0.4")
+        text = sent[1]["body"].decode()
         assert "# TYPE syncd_sync_cycles_total counter" in text
         assert "_created" not in text
 

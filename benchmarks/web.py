@@ -1,0 +1,422 @@
+"""The read surface against bare baselines serving the same rows (issue 11's targets).
+
+Rows, each at 10,000 and 100,000 stored events (SQLite, syncd's own schema,
+filled with Core ``executemany``: a record per revision, an event per revision):
+
+- ``GET /api/v1/events?limit=1000&after=SEQ`` against a bare ASGI app that runs
+  the same joined ``select`` (events, authors, papers, revisions) with
+  SQLAlchemy Core and ``json.dumps`` the rows as dicts of the same shape;
+- ``GET /feeds/events.atom`` against the same latest 50 rows put into an lxml
+  Atom tree (no diff: the bare side has none to render);
+- the page of a paper with 50 revisions, against a bare render of the same 50
+  diff fragments (``syncd.rendering.changes_html``) joined into a page, in
+  the measuring process, with no database and no HTTP.
+
+Both servers run in one subprocess (``python -m benchmarks.web serve URL``) on
+uvicorn with the same settings, syncd's through ``syncd.http.HttpServer``; a
+keep-alive ``httpx.Client`` alternates between them, so each request pays the
+same client and loopback costs.  Figures: requests per second (from the
+mean) and p99 of each side, and the ratio of median times per request (a
+shared machine stalls a few requests of either side); targets 2x (API,
+feed), flat from 10,000 to 100,000 events (median time per request at
+100,000 within 1.5x of 10,000's), and 3x for the page.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks import common
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE_REVISIONS = 50
+FEED_SIZE = 50
+API_LIMIT = 1000
+TARGET_API = 2.0
+TARGET_PAGE = 3.0
+TARGET_FLAT = 1.5  # 100,000 events vs 10,000, time per request
+
+
+def run(sizes: Sequence[int], requests: int, folder: Path) -> dict[str, Any]:
+    """Every size's API and feed figures, and the paper page's; the targets' verdicts."""
+    points = []
+    for size in sizes:
+        url = common.sqlite_url(folder, f"web-{size}")
+        paper_key = fill(url, size)
+        with _servers(url) as (syncd_url, bare_url):
+            points.append(_point(size, requests, syncd_url, bare_url))
+            page = _page_row(syncd_url, paper_key, requests) if size == sizes[-1] else None
+    large, small = points[-1], points[0]
+    flat = {
+        kind: large[kind]["syncd_median_seconds"] / small[kind]["syncd_median_seconds"]
+        for kind in ("api", "feed")
+    }
+    assert page is not None
+    return {
+        "points": points,
+        "page": page,
+        "flatness_large_vs_small": {k: round(v, 3) for k, v in flat.items()},
+        "met": {
+            "api": large["api"]["ratio"] <= TARGET_API,
+            "feed": large["feed"]["ratio"] <= TARGET_API,
+            "flat": all(v <= TARGET_FLAT for v in flat.values()),
+            "page": page["ratio"] <= TARGET_PAGE,
+        },
+    }
+
+
+def table_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """The rows of benchmarks.run's table."""
+    out = []
+    flat = result["flatness_large_vs_small"]
+    met = result["met"]
+    for kind, label in (("api", "API events?limit=1000"), ("feed", "Feed events.atom")):
+        for point in result["points"]:
+            r = point[kind]
+            out.append(
+                (
+                    f"{label}, {point['events']:,} events",
+                    f"{r['syncd_rps']:.0f}/s, p99 {r['syncd_p99_seconds'] * 1000:.1f} ms",
+                    f"{r['bare_rps']:.0f}/s, p99 {r['bare_p99_seconds'] * 1000:.1f} ms",
+                    f"{r['ratio']:.2f}x time/request",
+                    f"<= {TARGET_API:g}x; flat (large/small {flat[kind]:.2f}x)",
+                    _yes(r["ratio"] <= TARGET_API and met["flat"]),
+                )
+            )
+    page = result["page"]
+    out.append(
+        (
+            f"Paper page, {PAGE_REVISIONS} revisions",
+            f"{page['syncd_mean_seconds'] * 1e3:.1f} ms (first {page['first_seconds'] * 1e3:.0f})",
+            f"bare render {page['bare_mean_seconds'] * 1000:.1f} ms",
+            f"{page['ratio']:.2f}x",
+            f"<= {TARGET_PAGE:g}x",
+            _yes(met["page"]),
+        )
+    )
+    return out
+
+
+def _yes(met: bool) -> str:
+    return "yes" if met else "NO"
+
+
+# -- the data ----------------------------------------------------------------------------
+
+
+def fill(url: str, events: int) -> str:
+    """Write ``events`` revisions and their events into a fresh database; return the key of a
+    paper with ``PAGE_REVISIONS`` of them (each a new version changing title and abstract)."""
+    import sqlalchemy as sa  # noqa: PLC0415
+
+    from syncd.migrate import upgrade  # noqa: PLC0415
+    from syncd.record import content_hash  # noqa: PLC0415
+    from syncd.storage import schema  # noqa: PLC0415
+
+    engine = sa.create_engine(url)
+    upgrade(engine)
+    base = _base_record()
+    papers = max(1, events // PAGE_REVISIONS)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            schema.authors_table.insert(), [{"id": 1, "name": "Zhida Jiang", "created_at": start}]
+        )
+        conn.execute(
+            schema.papers_table.insert(),
+            [
+                {
+                    "id": p + 1, "author_id": 1,
+                    "key": f"2601.{p:05d}", "arxiv_id": f"2601.{p:05d}",
+                    "status": "tracked", "origin": "arxiv", "record": base.to_dict(),
+                    "record_hash": content_hash(base), "absent_syncs": 0,
+                    "created_at": start, "updated_at": start,
+                }
+                for p in range(papers)
+            ],
+        )  # fmt: skip
+        for first in range(0, events, 5000):
+            revisions, rows = [], []
+            for n in range(first, min(events, first + 5000)):
+                paper, version = n // PAGE_REVISIONS + 1, n % PAGE_REVISIONS + 1
+                old, new = _versions(base, paper, version)
+                when = start + timedelta(seconds=n)
+                changes = _changes(old, new)
+                revisions.append(
+                    {
+                        "id": n + 1, "paper_id": paper, "seq": version, "observed_at": when,
+                        "source": "arxiv", "version": version, "kinds": list(changes),
+                        "changes": changes, "record": new.to_dict(),
+                        "record_hash": content_hash(new), "sync_run_id": None,
+                    }
+                )  # fmt: skip
+                rows.append(
+                    {
+                        "seq": n + 1, "id": f"evt_{n:032x}", "type": "paper.revised",
+                        "created_at": when, "author_id": 1, "paper_id": paper,
+                        "revision_id": n + 1, "sync_run_id": None, "kinds": list(changes),
+                        "changes": changes,
+                    }
+                )  # fmt: skip
+            conn.execute(schema.revisions_table.insert(), revisions)
+            conn.execute(schema.events_table.insert(), rows)
+    engine.dispose()
+    return "2601.00000"
+
+
+def _base_record() -> Any:
+    from syncd.arxiv import parse_feed  # noqa: PLC0415
+
+    fixture = ROOT / "tests" / "fixtures" / "arxiv-api" / "query_all-testing_start0_max10.xml"
+    return parse_feed(fixture.read_bytes()).records[0]
+
+
+def _versions(base: Any, paper: int, version: int) -> tuple[Any, Any]:
+    """Version ``version - 1`` and ``version`` of paper ``paper``: a word of the title and a
+    sentence of the abstract differ from one to the next."""
+
+    def nth(v: int) -> Any:
+        return replace(
+            base,
+            arxiv_id=f"2601.{paper - 1:05d}",
+            version=v,
+            title=f"{base.title} revision {v}",
+            abstract=f"{base.abstract} Revision {v} adds {v * 7 % 13} results.",
+        )
+
+    return nth(max(1, version - 1)), nth(version)
+
+
+def _changes(old: Any, new: Any) -> dict[str, Any]:
+    from syncd.diff import diff_records  # noqa: PLC0415
+
+    return diff_records(old, new).changes
+
+
+# -- the servers --------------------------------------------------------------------------
+
+
+@contextmanager
+def _servers(url: str) -> Iterator[tuple[str, str]]:
+    argv = [sys.executable, "-m", "benchmarks.web", "serve", url]
+    process = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=common.child_env()
+    )
+    try:
+        assert process.stdout is not None
+        syncd_port, bare_port = process.stdout.readline().split()
+        yield f"http://127.0.0.1:{syncd_port}", f"http://127.0.0.1:{bare_port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def serve(url: str) -> None:
+    """The subprocess: syncd's HttpServer and the bare app, until terminated."""
+    import threading  # noqa: PLC0415
+
+    import uvicorn  # noqa: PLC0415
+
+    from syncd.app import App  # noqa: PLC0415
+    from syncd.config import Settings  # noqa: PLC0415
+    from syncd.http import HttpServer, Readiness  # noqa: PLC0415
+
+    common.like_the_cli()
+    settings = Settings.model_validate(
+        {"database": {"url": url}, "authors": [{"name": "Zhida Jiang"}]}
+    )
+    app = App.open(settings)
+    ready = Readiness(True, {})
+    with HttpServer("127.0.0.1", 0, ready=lambda: ready, app=app) as server:
+        bare = uvicorn.Server(
+            uvicorn.Config(
+                _bare_app(url), port=0, log_config=None, access_log=False, lifespan="off"
+            )
+        )
+        sock = _listen()
+        threading.Thread(target=bare.run, kwargs={"sockets": [sock]}, daemon=True).start()
+        print(server.port, sock.getsockname()[1], flush=True)
+        threading.Event().wait()
+
+
+def _listen() -> Any:
+    import socket  # noqa: PLC0415
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+def _bare_app(url: str) -> Callable[..., Any]:
+    """The baselines as one raw ASGI app: ``/events?after=N`` (JSON) and ``/feed`` (Atom)."""
+    from urllib.parse import parse_qs  # noqa: PLC0415
+
+    import sqlalchemy as sa  # noqa: PLC0415
+    from lxml import etree  # noqa: PLC0415
+
+    from syncd.storage import schema  # noqa: PLC0415
+
+    engine = sa.create_engine(url)
+    e, r = schema.events_table, schema.revisions_table
+    joined = (
+        sa.select(
+            e, schema.authors_table.c.name.label("author"), schema.papers_table.c.key,
+            schema.papers_table.c.arxiv_id, r.c.record,
+        )
+        .join(schema.authors_table, e.c.author_id == schema.authors_table.c.id)
+        .join(schema.papers_table, e.c.paper_id == schema.papers_table.c.id)
+        .outerjoin(r, e.c.revision_id == r.c.id)
+    )  # fmt: skip
+
+    def rows(query: Any) -> list[dict[str, Any]]:
+        with engine.connect() as conn:
+            return [
+                {
+                    "id": row.id, "seq": row.seq, "type": row.type,
+                    "created_at": row.created_at.isoformat(), "author": row.author,
+                    "paper": {"key": row.key, "arxiv_id": row.arxiv_id},
+                    "kinds": row.kinds, "changes": row.changes, "record": row.record,
+                }
+                for row in conn.execute(query)
+            ]  # fmt: skip
+
+    def feed() -> bytes:
+        atom = "{http://www.w3.org/2005/Atom}"
+        root = etree.Element(f"{atom}feed")
+        for row in rows(joined.order_by(e.c.seq.desc()).limit(FEED_SIZE)):
+            entry = etree.SubElement(root, f"{atom}entry")
+            for name, text in (
+                ("id", row["id"]),
+                ("title", row["record"]["title"]),
+                ("updated", row["created_at"]),
+                ("content", row["record"]["abstract"]),
+            ):
+                etree.SubElement(entry, f"{atom}{name}").text = text  # fmt: skip
+        return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["path"] == "/feed":
+            body, kind = feed(), b"application/atom+xml"
+        else:
+            after = int(parse_qs(scope["query_string"].decode()).get("after", ["0"])[0])
+            query = joined.where(e.c.seq > after).order_by(e.c.seq).limit(API_LIMIT)
+            body, kind = (
+                json.dumps(rows(query), separators=(",", ":")).encode(),
+                b"application/json",
+            )
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]}
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+# -- the measurements -------------------------------------------------------------------
+
+
+def _point(size: int, requests: int, syncd_url: str, bare_url: str) -> dict[str, Any]:
+    rng = random.Random(size)
+    afters = [rng.randrange(0, max(1, size - API_LIMIT)) for _ in range(requests)]
+    with httpx.Client(timeout=60) as client:
+        api = _compare(
+            client, requests,
+            lambda i: f"{syncd_url}/api/v1/events?limit={API_LIMIT}&after={afters[i]}",
+            lambda i: f"{bare_url}/events?after={afters[i]}",
+        )  # fmt: skip
+        client.get(f"{syncd_url}/feeds/events.atom")  # the fragments, rendered once
+        feed = _compare(
+            client,
+            requests,
+            lambda i: f"{syncd_url}/feeds/events.atom",
+            lambda i: f"{bare_url}/feed",
+        )
+        etag = client.get(f"{syncd_url}/feeds/events.atom").headers["etag"]
+        matching = {"If-None-Match": etag}
+        conditional = [
+            _time(lambda: client.get(f"{syncd_url}/feeds/events.atom", headers=matching))
+            for _ in range(requests)
+        ]
+    feed["syncd_304_mean_seconds"] = round(statistics.mean(conditional), 6)
+    return {"events": size, "api": api, "feed": feed}
+
+
+def _compare(
+    client: httpx.Client, requests: int, syncd: Callable[[int], str], bare: Callable[[int], str]
+) -> dict[str, Any]:
+    """``requests`` GETs of each side, alternating; per-request times of each."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    for i in range(requests):
+        pair = [(ours, syncd(i)), (theirs, bare(i))]
+        for times, url in pair if i % 2 == 0 else reversed(pair):
+            times.append(_time(lambda url=url: client.get(url).raise_for_status()))
+    return {
+        "requests": requests,
+        "syncd_mean_seconds": round(statistics.mean(ours), 6),
+        "bare_mean_seconds": round(statistics.mean(theirs), 6),
+        "syncd_median_seconds": round(statistics.median(ours), 6),
+        "bare_median_seconds": round(statistics.median(theirs), 6),
+        "syncd_rps": round(1 / statistics.mean(ours), 1),
+        "bare_rps": round(1 / statistics.mean(theirs), 1),
+        "syncd_p99_seconds": round(common.percentile(ours, 0.99), 6),
+        "bare_p99_seconds": round(common.percentile(theirs, 0.99), 6),
+        # Medians: on a shared machine a few requests stall behind other work.
+        "ratio": round(statistics.median(ours) / statistics.median(theirs), 3),
+    }
+
+
+def _page_row(syncd_url: str, key: str, requests: int) -> dict[str, Any]:
+    """The paper page over HTTP (first and steady) against a bare render of its fragments."""
+    from syncd.rendering import changes_html  # noqa: PLC0415
+
+    with httpx.Client(timeout=60) as client:
+        first = _time(lambda: client.get(f"{syncd_url}/papers/{key}").raise_for_status())
+        ours = [_time(lambda: client.get(f"{syncd_url}/papers/{key}")) for _ in range(requests)]
+    base = _base_record()
+    pairs = [_versions(base, 1, v) for v in range(1, PAGE_REVISIONS + 1)]
+    changes = [_changes(old, new) for old, new in pairs]
+
+    def bare() -> str:
+        items = "".join(f"<li>{changes_html(c)}</li>" for c in changes)
+        return f"<!doctype html><html><body><ol>{items}</ol></body></html>"
+
+    theirs = [_time(bare) for _ in range(requests)]
+    return {
+        "revisions": PAGE_REVISIONS,
+        "first_seconds": round(first, 6),
+        "syncd_mean_seconds": round(statistics.mean(ours), 6),
+        "bare_mean_seconds": round(statistics.mean(theirs), 6),
+        "ratio": round(statistics.mean(ours) / statistics.mean(theirs), 3),
+    }
+
+
+def _time(fn: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    common.use_snapshot()
+    if sys.argv[1:2] == ["serve"]:
+        serve(sys.argv[2])
+    else:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(run((1_000, 10_000), 50, Path(tmp)), indent=1))

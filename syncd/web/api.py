@@ -1,0 +1,174 @@
+"""The JSON read API under ``/api/v1``: the objects ``syncd ... --json`` prints, over HTTP.
+
+Each route returns ``syncd.views``' dicts, encoded once with ``json.dumps``;
+the pydantic models of ``syncd.web.schemas`` document them in the OpenAPI
+schema without a second, per-object validation pass (a page of 1,000 events
+would spend most of its time there).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.responses import Response
+
+from syncd.app import App
+from syncd.storage import EventQuery, Paper
+from syncd.views import endpoint_json, event_json, paper_json, revision_json
+from syncd.vocabulary import EventType, PaperStatus
+from syncd.web.schemas import EndpointOut, ErrorOut, EventOut, PaperOut, RevisionOut
+
+__all__ = [
+    "API_PREFIX",
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "PrintableText",
+    "RefPath",
+    "api_router",
+    "find_paper",
+]
+
+API_PREFIX = "/api/v1"
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+# Text a parameter may hold: no control characters (PostgreSQL refuses NUL in
+# a string, and nothing syncd stores has any), at most 200 characters.
+_PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
+_MAX_SEQ = 2**31 - 1  # events.seq is a 32-bit INTEGER; past it a comparison would fail
+
+PrintableText = Annotated[str, Query(max_length=200, pattern=_PRINTABLE)]
+RefPath = Annotated[
+    str,
+    Path(
+        max_length=200,
+        pattern=_PRINTABLE,
+        description="a paper's key or arXiv id (any version), as for `syncd history`",
+    ),
+]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "a parameter is not valid; the message names it"},
+    503: {"model": ErrorOut, "description": "the database does not answer"},
+}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "no paper has this key or arXiv id"}
+}
+_EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "model": list[EventOut],
+        "description": "oldest first, as `syncd events --json`",
+        "headers": {
+            "Link": {
+                "description": '`<...?after=SEQ...>; rel="next"` when more follow',
+                "schema": {"type": "string"},
+            }
+        },
+    },
+    **_NOT_FOUND,
+}
+_bearer = HTTPBearer(auto_error=False, description="`[http] admin_token`")
+
+
+def find_paper(app: App, ref: str) -> Paper:
+    """The paper ``ref`` names (key or arXiv id); a 404 naming ``ref`` when there is none."""
+    paper = app.storage.papers.find(ref)
+    if paper is None:
+        raise HTTPException(404, f"no paper with key or arXiv id {ref!r}")
+    return paper
+
+
+def api_router(app: App) -> APIRouter:
+    """The ``/api/v1`` routes over ``app``'s storage."""
+    router = APIRouter(prefix=API_PREFIX, tags=["read API"], responses=_ERRORS)
+
+    @router.get(
+        "/papers",
+        response_class=Response,
+        responses={200: {"model": list[PaperOut], "description": "as `syncd papers --json`"}},
+    )
+    def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
+        """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
+        found = app.storage.papers.all(author)
+        return _json([paper_json(p) for p in found if status in (None, p.status)])
+
+    @router.get(
+        "/papers/{ref:path}/history",
+        response_class=Response,
+        responses={200: {"model": list[RevisionOut]}, **_NOT_FOUND},
+    )
+    def history(ref: RefPath) -> Response:
+        """A paper's revisions, oldest first, as `syncd history --json`."""
+        paper = find_paper(app, ref)
+        return _json([revision_json(r) for r in app.storage.papers.history(paper.id)])
+
+    @router.get(
+        "/papers/{ref:path}",
+        response_class=Response,
+        responses={200: {"model": PaperOut}, **_NOT_FOUND},
+    )
+    def paper(ref: RefPath) -> Response:
+        """One paper, by key or arXiv id."""
+        return _json(paper_json(find_paper(app, ref)))
+
+    @router.get(
+        "/events",
+        response_class=Response,
+        responses=_EVENTS_RESPONSES,
+    )
+    def events(
+        request: Request,
+        after: Annotated[int | None, Query(ge=0, le=_MAX_SEQ, description="a seq")] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+        event_type: Annotated[EventType | None, Query(alias="type")] = None,
+        paper: PrintableText | None = None,
+    ) -> Response:
+        """Published events after seq ``after``, at most ``limit``, of one type or paper."""
+        paper_id = find_paper(app, paper).id if paper is not None else None
+        query = EventQuery(paper_id=paper_id, type=event_type, after=after, limit=limit + 1)
+        page = app.storage.events.page(query)
+        response = _json([event_json(e) for e in page[:limit]])
+        if len(page) > limit:
+            params = dict(request.query_params) | {"after": str(page[limit - 1].seq)}
+            next_url = f"{request.url.path}?{urlencode(params)}"
+            response.headers["Link"] = f'<{next_url}>; rel="next"'
+        return response
+
+    @router.get(
+        "/webhooks",
+        response_class=Response,
+        tags=["operators"],
+        responses={
+            200: {"model": list[EndpointOut], "description": "as `syncd webhooks list --json`"},
+            401: {"model": ErrorOut, "description": "no or a wrong bearer token"},
+            404: {"model": ErrorOut, "description": "no `[http] admin_token` is configured"},
+        },
+    )
+    def webhooks(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> Response:
+        """Per webhook endpoint: pending, delivered and dead-lettered deliveries (operators)."""
+        _check_admin(app, credentials)
+        summaries = app.endpoint_summaries()
+        return _json([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
+
+    return router
+
+
+def _check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> None:
+    """Let an operator's request through; a 404 when no token is set, a 401 for a wrong one."""
+    token = app.settings.http.admin_token
+    if token is None:
+        raise HTTPException(404, "not found")
+    given = credentials.credentials if credentials is not None else ""
+    # Constant time: how long a refusal takes says nothing about the token.
+    if not hmac.compare_digest(given.encode(), token.get_secret_value().encode()):
+        raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
+
+
+def _json(payload: Any) -> Response:
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return Response(body, media_type="application/json")

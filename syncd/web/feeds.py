@@ -1,0 +1,196 @@
+"""Atom feeds (RFC 4287) of the event log, for feed readers.
+
+``/feeds/events.atom`` holds the latest ``FEED_SIZE`` events (``?author=``
+narrows them), ``/feeds/papers/{ref}.atom`` one paper's.  An entry per
+event: its ``id`` a tag URI (RFC 4151) minted from the event's id, so the
+same on every fetch and across restarts; ``updated`` the event's time; a
+readable title; a link to the paper's page here (``alternate``) and to its
+arXiv abstract page (``related``); the change as escaped HTML.
+
+Feed readers poll, so every feed carries an ``ETag`` and ``Last-Modified``
+computed from the seqs of the events it holds (read along the primary key:
+the same cost at any size of the log), and a conditional GET that matches is
+answered 304 before any event is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from lxml import etree
+from starlette.responses import Response
+
+from syncd import __version__
+from syncd.app import App
+from syncd.rendering import event_headline
+from syncd.storage import Event, EventQuery, EventStamp
+from syncd.web.api import PrintableText, RefPath, find_paper
+from syncd.web.fragments import Fragments
+
+__all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router", "paper_path"]
+
+FEED_SIZE = 50
+ATOM_NS = "http://www.w3.org/2005/Atom"
+_ATOM = f"{{{ATOM_NS}}}"
+# RFC 4151: an authority and a date, then what the id names.  Event ids are
+# unique (96 random bits each), so the tag is too, and it never depends on
+# where syncd is served from.
+_TAG = "tag:syncd,2026:"
+_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Characters XML 1.0 cannot carry; a seed document could hold one.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Part of every ETag: a syncd that renders entries differently is a new feed.
+_RENDERING = f"syncd {__version__}; 1"
+
+
+@dataclass(frozen=True, slots=True)
+class FeedHead:
+    """What a feed says about itself."""
+
+    id: str
+    title: str
+    self_url: str
+    page_url: str
+
+
+def entry_id(event: Event) -> str:
+    """The stable Atom id of ``event``'s entry."""
+    return f"{_TAG}event:{event.id}"
+
+
+def paper_path(key: str) -> str:
+    """The path of a paper's page here (keys of old-style arXiv ids hold a slash)."""
+    return f"/papers/{quote(key, safe='/')}"
+
+
+def atom_feed(
+    head: FeedHead, events: Sequence[Event], updated: datetime, base: str, fragments: Fragments
+) -> bytes:
+    """The feed document of ``events`` (newest first); links are absolute from ``base``."""
+    # The default namespace's prefix is None, which lxml-stubs does not allow for.
+    feed = etree.Element(f"{_ATOM}feed", nsmap={None: ATOM_NS})  # type: ignore[dict-item]
+    _text(feed, "id", head.id)
+    _text(feed, "title", head.title)
+    _text(feed, "updated", _rfc3339(updated))
+    author = etree.SubElement(feed, f"{_ATOM}author")
+    _text(author, "name", "syncd")
+    _link(feed, "self", base + head.self_url, "application/atom+xml")
+    _link(feed, "alternate", base + head.page_url, "text/html")
+    _text(feed, "generator", "syncd").set("version", __version__)
+    for event in events:
+        _entry(feed, event, base, fragments)
+    return bytes(etree.tostring(feed, xml_declaration=True, encoding="utf-8"))
+
+
+def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) -> None:
+    record = event.record
+    entry = etree.SubElement(feed, f"{_ATOM}entry")
+    _text(entry, "id", entry_id(event))
+    title = record.title if record is not None else event.paper_key
+    version = record.version if record is not None else None
+    headline = event_headline(event.type, title, event.arxiv_id, version, event.kinds)
+    _text(entry, "title", headline)
+    _text(entry, "updated", _rfc3339(event.created_at))
+    _link(entry, "alternate", base + paper_path(event.paper_key), "text/html")
+    if event.arxiv_id is not None:
+        suffix = f"v{version}" if version is not None else ""
+        _link(entry, "related", f"https://arxiv.org/abs/{event.arxiv_id}{suffix}", "text/html")
+    etree.SubElement(entry, f"{_ATOM}category").set("term", event.type)
+    # Escaped HTML as text: lxml escapes it once more, a reader unescapes it once.
+    _text(entry, "content", str(fragments.event(event))).set("type", "html")
+
+
+def feeds_router(app: App, fragments: Fragments) -> APIRouter:
+    """The two feed routes over ``app``'s event log."""
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/feeds/events.atom")
+    def events_feed(request: Request, author: PrintableText | None = None) -> Response:
+        whose = f" of {author}" if author is not None else ""
+        head = FeedHead(
+            id=f"{_TAG}feed:events" + (f"?author={quote(author)}" if author else ""),
+            title=f"syncd: changes to the arXiv papers{whose}",
+            self_url=request.url.path + (f"?author={quote(author)}" if author else ""),
+            page_url="/events",
+        )
+        return _serve(app, fragments, request, head, EventQuery(author=author))
+
+    @router.get("/feeds/papers/{ref:path}.atom")
+    def paper_feed(request: Request, ref: RefPath) -> Response:
+        paper = find_paper(app, ref)
+        head = FeedHead(
+            id=f"{_TAG}feed:paper:{quote(paper.key, safe='/')}",
+            title=f"syncd: changes to {paper.record.title or paper.key}",
+            self_url=f"/feeds{paper_path(paper.key)}.atom",
+            page_url=paper_path(paper.key),
+        )
+        return _serve(app, fragments, request, head, EventQuery(paper_id=paper.id))
+
+    return router
+
+
+def _serve(
+    app: App, fragments: Fragments, request: Request, head: FeedHead, query: EventQuery
+) -> Response:
+    """The feed, or a 304 when the client's copy is current."""
+    base = str(request.base_url).rstrip("/")
+    stamp = app.storage.events.stamp(replace(query, limit=FEED_SIZE))
+    headers = _validators(stamp, head, base)
+    if _not_modified(request, headers["ETag"], stamp.last_at):
+        return Response(status_code=304, headers=headers)
+    events = app.storage.events.page(replace(query, newest_first=True, limit=FEED_SIZE))
+    body = atom_feed(head, events, stamp.last_at or _EPOCH, base, fragments)
+    # Readers ask again whenever they like; the validators make that cheap.
+    headers["Cache-Control"] = "no-cache"
+    return Response(body, media_type=_CONTENT_TYPE, headers=headers)
+
+
+def _validators(stamp: EventStamp, head: FeedHead, base: str) -> dict[str, str]:
+    state = f"{_RENDERING}|{base}|{head.self_url}|{stamp.seqs}"
+    headers = {"ETag": f'"{hashlib.sha256(state.encode()).hexdigest()[:32]}"'}
+    if stamp.last_at is not None:
+        headers["Last-Modified"] = format_datetime(stamp.last_at.astimezone(UTC), usegmt=True)
+    return headers
+
+
+def _not_modified(request: Request, etag: str, last_at: datetime | None) -> bool:
+    """RFC 9110 13.1: If-None-Match decides when present; else If-Modified-Since."""
+    if_none_match = request.headers.get("if-none-match")
+    if if_none_match is not None:
+        tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+        return "*" in tags or etag in tags
+    since = request.headers.get("if-modified-since")
+    if since is None or last_at is None:
+        return False
+    try:
+        when = parsedate_to_datetime(since)
+    except (TypeError, ValueError):
+        return False  # RFC 9110: an invalid date is ignored
+    if when.tzinfo is None:
+        return False
+    return last_at.replace(microsecond=0) <= when
+
+
+def _text(parent: etree._Element, name: str, text: str) -> etree._Element:
+    element = etree.SubElement(parent, f"{_ATOM}{name}")
+    element.text = _NOT_XML.sub("\ufffd", text)
+    return element
+
+
+def _link(parent: etree._Element, rel: str, href: str, media_type: str) -> None:
+    link = etree.SubElement(parent, f"{_ATOM}link")
+    link.set("rel", rel)
+    link.set("href", href)
+    link.set("type", media_type)
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

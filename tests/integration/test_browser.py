@@ -1,0 +1,149 @@
+"""The pages in a real browser: Debian's Chromium, driven by Playwright.
+
+Playwright's own browser download cannot work here (no internet), so it
+drives /usr/bin/chromium.  Without it the tests skip with the reason; under
+SYNCD_TEST_REQUIRE_BROWSER=1 (CI) they fail.  Screenshots go to
+build/screenshots/ (ignored by git); docs/paper-page.png is one of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import browser_unavailable
+from tests.fakearxiv import FakeArxiv
+from tests.integration.conftest import NESTPIPE, Site, Syncd, serving, sync_ok
+from tests.integration.test_pages import HOSTILE_ID, hostile_paper
+
+CHROMIUM = Path(os.environ.get("SYNCD_TEST_CHROMIUM", "/usr/bin/chromium"))
+# Chromium as a test needs it: no sandbox (root in a container), nothing fetched
+# from Google's services at start-up, no GPU.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1000, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, one per module."""
+    if not CHROMIUM.exists():
+        browser_unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import Error, sync_playwright  # noqa: PLC0415 - only when present
+
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000
+            )
+        except Error as exc:
+            browser_unavailable(str(exc).splitlines()[0])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page that fails the test on any script error or dialog."""
+    context = browser.new_context(viewport=DESKTOP)
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.on("dialog", lambda dialog: problems.append(f"dialog: {dialog.message}"))
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert not problems
+
+
+def _shot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def _fits_the_width(page: Any) -> bool:
+    """Nothing sticks out sideways: the page scrolls only down."""
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def test_the_papers_page_filters_by_status(site: Site, page: Any) -> None:
+    """/ shows every paper and its counts; choosing a status and Show narrows the list."""
+    page.goto(f"{site.url}/")
+    papers = site.syncd.json("papers")
+    assert page.locator("ul.papers > li").count() == len(papers)
+    page.select_option("select[name=status]", "unlinked")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/?*status=unlinked*")
+    unlinked = [p for p in papers if p["status"] == "unlinked"]
+    assert page.locator("ul.papers > li").count() == len(unlinked)
+    assert page.locator("ul.papers .status").all_inner_texts() == ["unlinked"] * len(unlinked)
+    page.set_viewport_size(PHONE)
+    page.goto(f"{site.url}/")
+    assert _fits_the_width(page)
+    _shot(page, "papers-phone")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_paper_page_shows_a_title_change(site: Site, page: Any, viewport: Any) -> None:
+    """NestPipe after v2: words struck and inserted, its version, where each revision came from."""
+    page.set_viewport_size(viewport)
+    page.goto(f"{site.url}/papers/{NESTPIPE}")
+    assert page.locator("h1").inner_text().startswith("NestPipe: Scaling Recommendation")
+    assert page.locator(".meta .version").inner_text() == "v2"
+    sources = page.locator(".timeline .source").all_inner_texts()
+    assert sources[0] == "seed document 000_bae548b29664adf4.txt"
+    assert sources[-1] == "arXiv v2, seen by a sync"
+    title = page.locator("dd.change-title").last
+    assert title.locator("del").all_inner_texts() == ["Large-Scale", "on", "via"]
+    assert title.locator("ins").all_inner_texts() == ["Scaling", "to", "with"]
+    struck = title.locator("del").first.evaluate("e => getComputedStyle(e).textDecorationLine")
+    assert struck == "line-through"
+    assert _fits_the_width(page)
+    _shot(page, f"paper-{'phone' if viewport is PHONE else 'desktop'}")
+
+
+def test_the_events_page_shows_the_changes(site: Site, page: Any) -> None:
+    """/events: newest first, each with a readable headline and its diff."""
+    page.goto(f"{site.url}/events")
+    first = page.locator("ol.events > li").first
+    assert first.locator(".headline").inner_text() == (
+        f"NestPipe: … ({NESTPIPE}) v2: version, title, authors, abstract"
+    )
+    assert first.locator("dd.change-title ins").all_inner_texts() == ["Scaling", "to", "with"]
+    _shot(page, "events")
+    first.locator(".headline").click()
+    page.wait_for_url("**/papers/nestpipe-*")
+    assert page.locator("h1").inner_text().startswith("NestPipe")
+
+
+def test_a_hostile_abstract_runs_nothing(syncd: Syncd, arxiv: FakeArxiv, page: Any) -> None:
+    """A title and abstract holding <script> and <img onerror> show as text and run nothing."""
+    sync_ok(syncd)
+    arxiv.publish(hostile_paper())
+    sync_ok(syncd)
+    with serving(syncd) as site:
+        for path in ("/", f"/papers/{HOSTILE_ID}", "/events"):
+            page.goto(f"{site.url}{path}")
+            page.wait_for_load_state("load")
+            assert page.evaluate("typeof window.pwned") == "undefined"
+            assert page.locator("main script, main img").count() == 0
+        assert "<script>window.pwned = 'abstract'</script>" in page.locator("main").inner_text()
+        _shot(page, "hostile")

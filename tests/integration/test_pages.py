@@ -1,0 +1,186 @@
+"""The web pages over HTTP: what they show, what they refuse, and what they never carry."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from lxml import html as lxml_html
+
+from syncd.record import Record
+from tests.fakearxiv import FakeArxiv, make_record
+from tests.integration.conftest import (
+    CALIBRATION,
+    NESTPIPE,
+    Site,
+    Syncd,
+    serving,
+    sync_ok,
+)
+
+HOSTILE_ID = "2601.00666"
+HOSTILE_TITLE = "Owned: <script>window.pwned = 'title'</script> a study"
+HOSTILE_ABSTRACT = (
+    "We study <script>window.pwned = 'abstract'</script> and "
+    "<img src=x onerror=\"window.pwned = 'img'\"> injection."
+)
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+HOOK_URL = "http://127.0.0.1:9/services/T000/B000/token-in-the-path"
+ADMIN_TOKEN = "operator-token-never-shown-anywhere"
+
+
+def hostile_paper(arxiv_id: str = HOSTILE_ID) -> Record:
+    """A paper of the author whose title and abstract hold markup that would run."""
+    return make_record(
+        arxiv_id,
+        title=HOSTILE_TITLE,
+        abstract=HOSTILE_ABSTRACT,
+        authors=("Zhida Jiang", "Zhaolong <b>Xing</b>"),
+    )
+
+
+def _tree(site: Site, path: str) -> lxml_html.HtmlElement:
+    answer = site.get(path)
+    assert answer.status_code == 200, answer.text[:300]
+    return lxml_html.fromstring(answer.text)
+
+
+class TestWhatPagesShow:
+    def test_papers_with_status_counts_and_filters(self, site: Site) -> None:
+        """/ lists every paper with counts per status; ?status= and ?author= narrow it."""
+        page = _tree(site, "/")
+        titles = page.xpath("//ul[@class='papers']/li/a[@class='title']")
+        assert len(titles) == len(site.syncd.json("papers"))
+        counts = {
+            a.text.strip(): int(a.findtext("b")) for a in page.xpath("//p[@class='counts']/a")
+        }
+        assert counts["tracked"] == sum(p["status"] == "tracked" for p in site.syncd.json("papers"))
+        tracked = _tree(site, "/?status=tracked").xpath("//ul[@class='papers']/li")
+        assert len(tracked) == counts["tracked"]
+        assert _tree(site, "/?author=Nobody").xpath("//ul[@class='papers']/li") == []
+
+    def test_a_paper_page_shows_the_title_diff_and_every_revision(self, site: Site) -> None:
+        """NestPipe's page: every revision with its source, and v2's title as <del>/<ins> words."""
+        page = _tree(site, f"/papers/{NESTPIPE}")
+        sources = [
+            s.text_content() for s in page.xpath("//ol[@class='timeline']//*[@class='source']")
+        ]
+        assert sources == [
+            "seed document 000_bae548b29664adf4.txt",
+            "arXiv v1, seen by a sync",
+            "arXiv v2, seen by a sync",
+        ]
+        title_change = page.xpath("//dd[@class='change-title']")[-1]
+        assert [d.text for d in title_change.iter("del")] == ["Large-Scale", "on", "via"]
+        assert [i.text for i in title_change.iter("ins")] == ["Scaling", "to", "with"]
+        authors = page.xpath("//dd[@class='change-authors']")[-1].text_content()
+        assert "moved: Zhaolong Xing (#2 → #1), Zhida Jiang (#1 → #2)" in authors
+
+    def test_the_calibration_papers_seed_abstracts_show_as_a_diff(self, site: Site) -> None:
+        """The two seed documents' abstracts of the calibration paper read as a word diff."""
+        page = _tree(site, f"/papers/{CALIBRATION}")
+        (abstract,) = page.xpath("//dd[@class='change-abstract']")[:1]
+        assert abstract.xpath(".//del") and abstract.xpath(".//ins")
+        history = site.syncd.json("history", CALIBRATION)
+        assert history[1]["source"] == "seed:001_486f742ac3512806.txt"
+        assert "abstract" in history[1]["kinds"]
+
+    def test_events_page_pages_back(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """/events shows 50 newest first and links to the older ones, which follow on."""
+        for number in range(55):
+            arxiv.publish(make_record(f"2601.{number:05d}", authors=("Zhida Jiang",)))
+        sync_ok(syncd)
+        with serving(syncd) as site:
+            first = _tree(site, "/events")
+            older = first.xpath("//p[@class='pager']/a/@href")
+            assert len(first.xpath("//ol[@class='events']/li")) == 50
+            rest = _tree(site, f"/events{older[0]}").xpath("//ol[@class='events']/li")
+        assert len(rest) == len(syncd.json("events")) - 50
+
+    def test_unknown_paper_and_bad_parameter_are_pages(self, site: Site) -> None:
+        """A 404 and a 400 on the pages are HTML a person can read."""
+        missing = site.get("/papers/no-such-paper")
+        assert missing.status_code == 404
+        message = lxml_html.fromstring(missing.text).findtext(".//p[@class='error']")
+        assert message == "no paper with key or arXiv id 'no-such-paper'"
+        bad = site.get("/?status=lost")
+        assert bad.status_code == 400
+        assert bad.headers["content-type"].startswith("text/html")
+
+
+class TestSafety:
+    @pytest.fixture
+    def hostile(self, syncd: Syncd, arxiv: FakeArxiv) -> Site:
+        """The record holds a paper whose title and abstract carry script."""
+        arxiv.publish(hostile_paper())
+        sync_ok(syncd)
+        with serving(syncd) as site:
+            yield site
+
+    @pytest.mark.parametrize(
+        "path", ["/", f"/papers/{HOSTILE_ID}", "/events", "/feeds/events.atom"]
+    )
+    def test_arxiv_markup_is_escaped_everywhere(self, hostile: Site, path: str) -> None:
+        """No page or feed carries the hostile markup as markup; pages keep it as text."""
+        answer = hostile.get(path)
+        assert answer.status_code == 200
+        assert "<script>window.pwned" not in answer.text
+        assert "<img src=x" not in answer.text
+        assert "<b>Xing" not in answer.text
+        if path in ("/", f"/papers/{HOSTILE_ID}", "/events"):
+            assert "&lt;script&gt;window.pwned" in answer.text
+            tree = lxml_html.fromstring(answer.text)
+            assert tree.xpath("//script") == []
+            assert tree.xpath("//main//img") == []
+
+    def test_the_api_is_data_a_browser_will_not_render(self, hostile: Site) -> None:
+        """The API returns arXiv's text as JSON strings, typed so no browser sniffs it as HTML."""
+        answer = hostile.get("/api/v1/events")
+        assert answer.headers["content-type"] == "application/json"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["content-security-policy"].startswith("default-src 'none'")
+        assert HOSTILE_ABSTRACT in [e["record"]["abstract"] for e in answer.json()]
+
+    @pytest.mark.parametrize("path", ["/", f"/papers/{NESTPIPE}", "/events", "/papers/nothing"])
+    def test_pages_allow_no_inline_script(self, site: Site, path: str) -> None:
+        """Every page's CSP allows no script at all (so none inline) and only our styles."""
+        csp = site.get(path).headers["content-security-policy"]
+        directives = dict(d.strip().split(" ", 1) for d in csp.split(";"))
+        assert directives["default-src"] == "'none'"
+        assert "script-src" not in directives
+        assert "unsafe-inline" not in csp
+        assert directives["style-src"] == "'self'"
+
+    def test_no_response_carries_a_secret_url_or_database(self, syncd: Syncd) -> None:
+        """A crawl of every page, feed and API answer finds no secret, hook URL or database URL."""
+        syncd.sections = (
+            f'[http]\nadmin_token = "{ADMIN_TOKEN}"\n'
+            f'[[webhooks]]\nname = "lab-chat"\nurl = "{HOOK_URL}"\nsecret = "{SECRET}"\n'
+        )
+        sync_ok(syncd)
+        with serving(syncd) as site:
+            bodies = [site.get(path) for path in _crawl(site)]
+            bodies.append(site.get("/api/v1/webhooks", headers={"Authorization": "Bearer x" * 3}))
+        assert len(bodies) > 10
+        forbidden = [SECRET, HOOK_URL, "token-in-the-path", ADMIN_TOKEN, syncd.database_url]
+        forbidden.append(str(syncd.workdir))
+        for answer in bodies:
+            text = answer.text + str(answer.headers)
+            for secret in forbidden:
+                assert secret not in text, answer.url
+            assert "Traceback" not in text
+
+
+def _crawl(site: Site) -> list[str]:
+    """Every same-site link reachable from / (two hops), and the API and feed roots."""
+    seen = {"/", "/api/v1/openapi.json", "/api/v1/papers", "/api/v1/events", "/nope", "/api/v1/x"}
+    frontier = ["/"]
+    for _ in range(2):
+        found: list[str] = []
+        for path in frontier:
+            answer = site.get(path)
+            if answer.headers.get("content-type", "").startswith("text/html"):
+                found += re.findall(r'href="(/[^"]*)"', answer.text)
+        frontier = [p.replace("&amp;", "&") for p in found if p not in seen]
+        seen |= set(frontier)
+    return sorted(seen)

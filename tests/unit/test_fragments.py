@@ -1,0 +1,48 @@
+"""syncd.web.fragments: rendered changes kept per event and revision, within a bound."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from syncd.record import Record
+from syncd.storage import Event, Revision
+from syncd.web.fragments import Fragments
+
+WHEN = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _event(number: int, title: str = "New") -> Event:
+    changes = {"title": {"old": "Old", "new": title}}
+    return Event(
+        number, f"evt_{number}", "paper.revised", WHEN, "A", "k", None, ("title",), changes, None
+    )
+
+
+def test_an_event_is_rendered_once() -> None:
+    """Asking again for the same event gives the first rendering back."""
+    kept = Fragments()
+    first = kept.event(_event(1))
+    assert "<ins>New</ins>" in first
+    # An event never changes; were it rendered again, this title would show.
+    assert kept.event(_event(1, title="Other")) is first
+
+
+def test_the_least_recently_used_go_first() -> None:
+    """Past its size the fragment used longest ago is dropped and rendered anew."""
+    kept = Fragments(size=2)
+    kept.event(_event(1))
+    kept.event(_event(2))
+    kept.event(_event(1))  # now 2 is the oldest
+    kept.event(_event(3))
+    assert "Other" not in kept.event(_event(1, title="Other"))
+    assert "Other" in kept.event(_event(2, title="Other"))
+
+
+def test_a_first_revision_shows_the_record() -> None:
+    """A paper's first revision, which changes nothing, shows the record; later ones say so."""
+    record = Record(title="A <b>title</b>", authors=("Ada",))
+    kept = Fragments()
+    first = kept.revision(1, Revision(1, WHEN, "seed:x.txt", None, (), {}, record))
+    assert "A &lt;b&gt;title&lt;/b&gt;" in first
+    later = kept.revision(1, Revision(2, WHEN, "arxiv", 1, (), {}, record))
+    assert "No change" in later

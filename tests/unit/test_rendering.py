@@ -1,0 +1,135 @@
+"""syncd.rendering: word-level diffs, name lists and headlines, always escaped."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from syncd.record import Record
+from syncd.rendering import (
+    changes_html,
+    event_headline,
+    names_diff,
+    record_html,
+    short_title,
+    word_diff,
+)
+
+
+def _text(html: str) -> str:
+    """What a browser shows of ``html``: tags dropped, entities decoded."""
+    plain = re.sub(r"<[^>]+>", "", html)
+    return (
+        plain.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#34;", '"')
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+    )
+
+
+class TestWordDiff:
+    def test_changed_words_are_marked(self) -> None:
+        """Removed words are in <del>, added ones in <ins>, the rest as it was."""
+        html = word_diff("Training on 1,500 accelerators", "Training across 1,500 GPUs")
+        assert str(html) == (
+            "Training <del>on</del> <ins>across</ins> 1,500 <del>accelerators</del> <ins>GPUs</ins>"
+        )
+
+    def test_equal_text_has_no_marks(self) -> None:
+        """Equal text comes back escaped and unmarked."""
+        assert str(word_diff("a < b", "a < b")) == "a &lt; b"
+
+    def test_markup_in_either_side_is_escaped(self) -> None:
+        """<script> and <img onerror> from arXiv are text, inside or outside the marks."""
+        html = str(word_diff("safe", "safe <script>alert(1)</script> <img src=x onerror=alert(2)>"))
+        assert "<script>" not in html
+        assert "<img" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+    def test_none_is_empty(self) -> None:
+        """A missing side (a seed without abstract) diffs as empty text."""
+        assert str(word_diff(None, "New")) == "<ins>New</ins>"
+
+    @given(st.text(max_size=60), st.text(max_size=60))
+    def test_both_sides_can_be_read_back(self, old: str, new: str) -> None:
+        """Dropping <ins> gives the old words, dropping <del> the new ones."""
+        html = str(word_diff(old, new))
+        without_ins = re.sub(r"<ins>.*?</ins>", "", html)
+        without_del = re.sub(r"<del>.*?</del>", "", html)
+        assert _text(without_ins).split() == old.split()
+        assert _text(without_del).split() == new.split()
+
+
+class TestNames:
+    def test_added_removed_and_moved(self) -> None:
+        """Authors added, removed and moved are each named once."""
+        html = str(names_diff(["Ada", "Bob", "Cy"], ["Bob", "Ada", "Dee"]))
+        assert "added: <ins>Dee</ins>" in html
+        assert "removed: <del>Cy</del>" in html
+        assert "moved: Bob (#2 → #1), Ada (#1 → #2)" in html
+
+    def test_sets_do_not_move(self) -> None:
+        """Categories are a set: a new order is no change."""
+        assert "moved" not in str(names_diff(["cs.LG", "cs.DC"], ["cs.DC", "cs.LG"], ordered=False))
+
+    def test_names_are_escaped(self) -> None:
+        """A name holding markup shows as text."""
+        assert "&lt;b&gt;" in str(names_diff([], ["<b>Eve</b>"]))
+
+
+class TestChanges:
+    def test_every_field_of_an_event(self) -> None:
+        """A stored change set renders each field with its label, in order."""
+        changes = {
+            "version": {"old": 1, "new": 2},
+            "title": {"old": "A study", "new": "A new study"},
+            "authors": {"old": ["Ada"], "new": ["Ada", "Bob"], "added": ["Bob"], "removed": []},
+            "doi": {"old": None, "new": "10.1/x"},
+            "withdrawn": {"old": False, "new": True},
+        }
+        html = str(changes_html(changes))
+        labels = re.findall(r"<dt>([^<]+)</dt>", html)
+        assert labels == ["Version", "Title", "Authors", "DOI", "Withdrawn"]
+        assert "<del>1</del> → <ins>2</ins>" in html
+        assert "A <ins>new</ins> study" in html
+        assert "<del>(none)</del> → <ins>10.1/x</ins>" in html
+        assert "<del>no</del> → <ins>yes</ins>" in html
+
+    def test_a_record_is_escaped(self) -> None:
+        """A new paper's record shows its abstract as text, markup and all."""
+        record = Record(title="T", abstract='<img src=x onerror="alert(1)">', authors=("Ada",))
+        html = str(record_html(record))
+        assert "<img" not in html
+        assert "Ada et al." in html  # the list is not known to be complete
+
+
+class TestHeadlines:
+    def test_a_revision(self) -> None:
+        """A revised event reads as short title, id, version and kinds."""
+        headline = event_headline(
+            "paper.revised",
+            "NestPipe: Large-Scale Recommendation Training",
+            "2604.06956",
+            2,
+            ["title", "authors", "abstract"],
+        )
+        assert headline == "NestPipe: … (2604.06956) v2: title, authors, abstract"
+
+    def test_other_types(self) -> None:
+        """Added, linked and removed events say so in words."""
+        assert event_headline("paper.added", "A", "2601.00001", 1, []).endswith("v1: new paper")
+        assert event_headline("paper.linked", "A", "2601.00001", 1, ["title"]).endswith(
+            "v1: linked to arXiv, title"
+        )
+        assert event_headline("paper.removed", "A", "2601.00001", None, []).endswith(
+            "(2601.00001): gone from arXiv"
+        )
+
+    def test_long_titles_without_colon_are_cut(self) -> None:
+        """A title with no colon is cut to 60 characters with an ellipsis."""
+        title = "word " * 30
+        assert len(short_title(title)) == 60
+        assert short_title(title).endswith("…")
