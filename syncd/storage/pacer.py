@@ -1,17 +1,20 @@
-"""One politeness budget for every replica: arXiv turns reserved in the database.
+"""One politeness budget for every replica: arXiv turns taken in the database.
 
 arXiv's terms ask for at most one request every three seconds "from all of
 the machines under your control as a whole".  Each replica paces its own
 requests in process; with several replicas on one PostgreSQL database they
-also reserve each start here, so all of them together keep one interval.
+also take each turn here, so all of them together keep one interval.
 
-A reservation is one UPDATE of one row (``arxiv_pacer``), which moves
-``last_start`` to the first free turn and returns it with the database's
-clock: the row lock lasts that statement's transaction only, never the
-request, and every reading of time is the database's, so replicas' clocks
-need not agree.  A replica that dies after reserving (or mid-request)
-leaves at most its own turn unused: the others are delayed by one interval
-at most, and nothing waits for it to come back.
+A turn is taken, right before the request is sent, in one short
+transaction on one row (``arxiv_pacer``): lock it, and if ``interval`` has
+passed since ``last_start``, stamp ``last_start`` with the database's clock
+and go; else learn how long is left, sleep, and try again.  Stamping when
+the request really starts (not when a future slot is booked) keeps a late
+sender from squeezing the next request closer, and every reading of time is
+the database's, so replicas' clocks need not agree.  No lock outlives the
+transaction: a replica killed mid-request has stamped its own start only,
+so it delays the others by one interval at most, and one killed while
+waiting holds nothing at all.
 """
 
 from __future__ import annotations
@@ -25,18 +28,19 @@ from syncd.storage.schema import arxiv_pacer_table
 
 __all__ = ["SharedPacer"]
 
-# GREATEST ignores NULL: the first reservation ever starts now.
-# statement_timestamp() is one instant for the whole statement.
-_RESERVE = sa.text(
+# Seconds until the next turn (negative or NULL: it is now), with the row
+# locked until the transaction ends.
+_LEFT = sa.text(
     """
-    UPDATE arxiv_pacer
-    SET last_start = GREATEST(
-        last_start + make_interval(secs => :interval), statement_timestamp()
-    )
-    WHERE id = 1
-    RETURNING EXTRACT(EPOCH FROM last_start - statement_timestamp()) AS wait
+    SELECT EXTRACT(EPOCH FROM
+        last_start + make_interval(secs => :interval) - clock_timestamp()) AS left
+    FROM arxiv_pacer WHERE id = 1 FOR UPDATE
     """
 )
+_TAKE = sa.text("UPDATE arxiv_pacer SET last_start = clock_timestamp() WHERE id = 1")
+# The stamp must be quick, not durable: a stamp lost in a crash costs nothing,
+# and waiting for the WAL to flush would delay the request it times.
+_QUICK_COMMIT = sa.text("SET LOCAL synchronous_commit TO OFF")
 
 
 class SharedPacer:
@@ -49,23 +53,30 @@ class SharedPacer:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def reserve(self, interval: float) -> float:
-        """Reserve the next turn at least ``interval`` after the last one; return the wait."""
+    def try_take(self, interval: float) -> float:
+        """Take the turn if ``interval`` has passed since the last one (return 0.0), else
+        return the seconds left."""
         with self._db.transaction() as conn:
-            wait = conn.execute(_RESERVE, {"interval": interval}).scalar()
-            if wait is None:  # the row is gone (restored from an old dump?): make it again
+            conn.execute(_QUICK_COMMIT)
+            row = conn.execute(_LEFT, {"interval": interval}).first()
+            if row is None:  # the row is gone (restored from an old dump?): make it again
                 conn.execute(
                     self._db.insert_ignoring_conflicts(arxiv_pacer_table, "id").values(id=1)
                 )
-                wait = conn.execute(_RESERVE, {"interval": interval}).scalar()
-        return max(0.0, float(wait or 0.0))
+                row = conn.execute(_LEFT, {"interval": interval}).one()
+            left = float(row.left) if row.left is not None else 0.0
+            if left > 0:
+                return left
+            conn.execute(_TAKE)
+        return 0.0
 
     def wait_turn(
         self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
     ) -> float:
-        """Reserve a turn and sleep until it comes; return the seconds slept."""
+        """Sleep until this process's request may start, and take the turn; return the wait."""
         del clock  # the database's clock decides
-        waited = self.reserve(interval)
-        if waited > 0:
-            sleep(waited)
+        waited = 0.0
+        while (left := self.try_take(interval)) > 0:
+            sleep(left)
+            waited += left
         return waited

@@ -153,9 +153,9 @@ deliveries_table = sa.Table(
     sa.Index("ix_deliveries_order", "endpoint_id", "paper_id", "status", "event_seq"),
 )
 
-# One row (id 1): when the last arXiv request of any replica was allowed to
-# start.  PostgreSQL replicas reserve their turns here (syncd.storage.pacer);
-# SQLite, one replica only, paces in process and leaves it alone.
+# One row (id 1): when the last arXiv request of any replica started.
+# PostgreSQL replicas take their turns here (syncd.storage.pacer); SQLite,
+# one replica only, paces in process and leaves it alone.
 arxiv_pacer_table = sa.Table(
     "arxiv_pacer",
     metadata,

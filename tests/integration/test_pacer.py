@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +15,7 @@ from syncd.storage import SharedPacer, Storage
 from syncd.storage.schema import arxiv_pacer_table
 
 ON_POSTGRES = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+INTERVAL = 0.5
 
 
 @pytest.fixture
@@ -29,33 +33,60 @@ def replicas(database_url: str) -> Iterator[list[SharedPacer]]:
 
 
 @ON_POSTGRES
-def test_turns_of_all_replicas_are_one_interval_apart(replicas: list[SharedPacer]) -> None:
-    """Three replicas asking at once get turns now, one interval later and two intervals later."""
-    waits = [pacer.reserve(0.5) for pacer in replicas]
-    assert waits[0] == pytest.approx(0.0, abs=0.05)
-    assert 0.4 < waits[1] <= 0.5
-    assert 0.9 < waits[2] <= 1.0
+def test_a_turn_is_taken_once_per_interval_across_replicas(replicas: list[SharedPacer]) -> None:
+    """The first replica takes the turn; the others, asking at once, learn what is left of it."""
+    first, second, third = replicas
+    assert first.try_take(INTERVAL) == 0.0
+    assert 0.4 < second.try_take(INTERVAL) <= INTERVAL
+    assert 0.4 < third.try_take(INTERVAL) <= INTERVAL
+    time.sleep(INTERVAL)
+    assert second.try_take(INTERVAL) == 0.0
+    assert 0.4 < first.try_take(INTERVAL) <= INTERVAL
 
 
 @ON_POSTGRES
-def test_an_unused_turn_delays_the_others_by_one_interval_at_most(
-    replicas: list[SharedPacer],
-) -> None:
-    """A replica that reserved a turn and died costs the next one that turn, no more."""
-    first, dead, next_one = replicas
-    first.reserve(0.5)
-    dead.reserve(0.5)  # and never sends its request
-    assert 0.9 < next_one.reserve(0.5) <= 1.0
+def test_replicas_waiting_together_start_one_interval_apart(replicas: list[SharedPacer]) -> None:
+    """Three replicas pacing at once start at least an interval apart, each once."""
+    starts: list[float] = []
+
+    def request(pacer: SharedPacer) -> None:
+        pacer.wait_turn(INTERVAL, time.monotonic, time.sleep)
+        starts.append(time.monotonic())
+
+    threads = [threading.Thread(target=request, args=(pacer,)) for pacer in replicas]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    starts.sort()
+    assert len(starts) == 3
+    assert all(b - a >= INTERVAL - 0.01 for a, b in itertools.pairwise(starts))
+    assert starts[-1] - starts[0] < 3 * INTERVAL
 
 
 @ON_POSTGRES
-def test_wait_turn_sleeps_the_reserved_wait(replicas: list[SharedPacer]) -> None:
+def test_a_replica_gone_while_waiting_holds_nothing(replicas: list[SharedPacer]) -> None:
+    """One that learned its wait and died costs nobody anything: the turn goes to who asks."""
+    first, gone, next_one = replicas
+    first.try_take(INTERVAL)
+    assert gone.try_take(INTERVAL) > 0  # and it never comes back
+    time.sleep(INTERVAL)
+    assert next_one.try_take(INTERVAL) == 0.0
+
+
+@ON_POSTGRES
+def test_wait_turn_sleeps_what_is_left(replicas: list[SharedPacer]) -> None:
     """The client's pacer interface sleeps through the injected sleep and reports the wait."""
     slept: list[float] = []
-    assert replicas[0].wait_turn(0.5, lambda: 0.0, slept.append) == 0.0
-    waited = replicas[1].wait_turn(0.5, lambda: 0.0, slept.append)
-    assert slept == [waited]
-    assert 0.4 < waited <= 0.5
+    assert replicas[0].wait_turn(INTERVAL, time.monotonic, slept.append) == 0.0
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        time.sleep(seconds)
+
+    waited = replicas[1].wait_turn(INTERVAL, time.monotonic, sleep)
+    assert sum(slept) == pytest.approx(waited)
+    assert 0.4 < waited <= INTERVAL + 0.05
 
 
 @ON_POSTGRES
@@ -67,8 +98,8 @@ def test_a_lost_row_is_made_again(replicas: list[SharedPacer], database_url: str
             conn.execute(arxiv_pacer_table.delete())
     finally:
         engine.dispose()
-    assert replicas[0].reserve(0.5) == pytest.approx(0.0, abs=0.05)
-    assert 0.4 < replicas[1].reserve(0.5) <= 0.5
+    assert replicas[0].try_take(INTERVAL) == 0.0
+    assert 0.4 < replicas[1].try_take(INTERVAL) <= INTERVAL
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

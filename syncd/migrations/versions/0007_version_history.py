@@ -12,7 +12,7 @@ Issue 13: a paper's history is arXiv's own record.
 * ``papers.backfill_pending``: a write that may have left earlier versions
   out of the history sets it, a complete backfill clears it.  Existing papers
   start cleared: ``syncd backfill`` fills their past once, on demand.
-* ``arxiv_pacer``: the one row PostgreSQL replicas reserve their turns in.
+* ``arxiv_pacer``: the one row PostgreSQL replicas take their turns in.
 """
 
 from __future__ import annotations
