@@ -5,7 +5,10 @@ answers ``GET /api/query`` (and ``POST``) with ``search_query`` / ``id_list`` /
 paging / sorting semantics close enough to export.arxiv.org for syncd's tests,
 renders the current backend's format byte for byte (or the old backend's, with
 per-element namespaces and hard-wrapped text), logs every request, and injects
-faults one request at a time::
+faults one request at a time: transport faults (statuses, timeouts, resets,
+truncated or dripped bodies), lies in the counters, and hostile entries (a
+version lower than the one before, markup in a text field, a repeated element,
+an id outside arXiv's scheme)::
 
     from tests import fakearxiv as fa
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import hashlib
 import re
 import socket
@@ -65,12 +69,16 @@ __all__ = [
     "body",
     "empty_page",
     "empty_result",
+    "entry_id",
     "error_feed",
     "make_record",
+    "markup",
     "render_error_feed",
     "render_feed",
+    "repeated",
     "reset",
     "slow_drip",
+    "stale_version",
     "status",
     "timeout",
     "total_lie",
@@ -634,7 +642,16 @@ FaultKind = Literal[
     "slow_drip",
     "empty_result",
     "versions_ignored",
+    "stale_version",
+    "markup",
+    "repeated",
+    "entry_id",
 ]
+# The faults that change the page's first fitting entry, and find nothing to change
+# on a page without one.
+_ENTRY_FAULTS: frozenset[FaultKind] = frozenset({"stale_version", "markup", "repeated", "entry_id"})
+# The Atom text elements of an entry that markup() and repeated() may change.
+_ENTRY_TEXT_ELEMENTS = ("id", "title", "summary", "published", "updated")
 ParamsPredicate = Callable[[Mapping[str, str]], bool]
 
 
@@ -644,7 +661,8 @@ class Fault:
 
     Build them with the helpers (:func:`status`, :func:`timeout`, :func:`reset`,
     :func:`truncate`, :func:`empty_page`, :func:`total_lie`, :func:`error_feed`,
-    :func:`body`, :func:`slow_drip`, :func:`empty_result`, :func:`versions_ignored`); each
+    :func:`body`, :func:`slow_drip`, :func:`empty_result`, :func:`versions_ignored`,
+    :func:`stale_version`, :func:`markup`, :func:`repeated`, :func:`entry_id`); each
     field only means something for the kinds that name it.
     """
 
@@ -659,12 +677,17 @@ class Fault:
     delta: int = 0  # total_lie
     message: str = ""  # error_feed
     chunk_size: int = 64  # slow_drip
+    element: str = "title"  # markup, repeated: the entry's Atom element changed
+    lead: int = 1  # markup: the words left before the child element
+    text: str | None = None  # repeated: the second element's text; entry_id: the id
     times: int = 1
     when: ParamsPredicate | None = None
 
     def __post_init__(self) -> None:
         if self.times < 1:
             raise ValueError("a fault applies to at least one request")
+        if self.kind in ("markup", "repeated") and self.element not in _ENTRY_TEXT_ELEMENTS:
+            raise ValueError(f"{self.kind}() changes one of {_ENTRY_TEXT_ELEMENTS}")
 
     def applies_to(self, params: Mapping[str, str]) -> bool:
         """Whether this fault hits a request with these params."""
@@ -770,13 +793,59 @@ def versions_ignored(*, times: int = 1, when: ParamsPredicate | None = None) -> 
     return Fault("versions_ignored", times=times, when=when)
 
 
+def stale_version(*, times: int = 1, when: ParamsPredicate | None = None) -> Fault:
+    """The page's first entry at version 2 or later sent as its previous version instead.
+
+    arXiv's versions never go down, so a client that stored the later version
+    must refuse the answer.  A page with no such entry is sent unchanged.
+    """
+    return Fault("stale_version", times=times, when=when)
+
+
+def markup(
+    element: str = "title",
+    *,
+    lead: int = 1,
+    times: int = 1,
+    when: ParamsPredicate | None = None,
+) -> Fault:
+    """The first entry's ``element`` with its text after ``lead`` words inside a child ``<b>``.
+
+    ``markup("title")`` sends ``<title>Paper <b>on engines</b></title>``, which a
+    parser reading ``.text`` takes for the title "Paper"; ``lead=0`` leaves the
+    element holding only the child.
+    """
+    return Fault("markup", element=element, lead=lead, times=times, when=when)
+
+
+def repeated(
+    element: str = "title",
+    text: str | None = None,
+    *,
+    times: int = 1,
+    when: ParamsPredicate | None = None,
+) -> Fault:
+    """The first entry's ``element`` followed by a second one holding ``text`` (or the same)."""
+    return Fault("repeated", element=element, text=text, times=times, when=when)
+
+
+def entry_id(arxiv_id: str, *, times: int = 1, when: ParamsPredicate | None = None) -> Fault:
+    """The first entry's ``<id>`` naming ``arxiv_id``, in which ``{id}`` is the entry's own bare id.
+
+    ``entry_id("{id}v0")`` keeps the paper and gives it version 0;
+    ``entry_id("2613.00001v1")`` names a month that does not exist.
+    """
+    return Fault("entry_id", text=arxiv_id, times=times, when=when)
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedRequest:
     """One request as the fake saw it.
 
     ``time`` is ``time.monotonic()`` at arrival; ``status`` is the HTTP status
     sent, or 0 when the connection was closed without a response; ``fault`` the
-    kind of fault applied, if any.
+    kind of fault applied, if any; ``missed`` whether that fault found nothing
+    to change (an entry fault on a page without an entry it fits).
     """
 
     time: float
@@ -784,6 +853,7 @@ class LoggedRequest:
     status: int
     fault: FaultKind | None = None
     path: str = API_PATH
+    missed: bool = False
 
 
 @dataclass(slots=True)
@@ -805,6 +875,7 @@ class _Plan:
     chunk_delay: float = 0.0
     chunk_size: int = 0
     fault: FaultKind | None = None
+    missed: bool = False  # the fault found nothing to change
 
     @property
     def logged_status(self) -> int:
@@ -829,6 +900,35 @@ def _apply_fault(plan: _Plan, fault: Fault) -> _Plan:
             fault=fault.kind,
         )
     return replace(plan, fault=fault.kind)
+
+
+def _edit_first_entry(feed: bytes, fault: Fault, backend: Backend) -> bytes | None:
+    """``feed`` with its first entry changed as a markup/repeated/entry_id ``fault`` says.
+
+    ``None`` when the feed has no entry.  The feed is the fake's own rendering,
+    so it is parsed back as it is, and written in its backend's way again.
+    """
+    root = etree.fromstring(feed)
+    entry = root.find(_atom("entry"))
+    name = "id" if fault.kind == "entry_id" else fault.element
+    element = entry.find(_atom(name)) if entry is not None else None
+    if element is None:
+        return None
+    text = element.text or ""
+    if fault.kind == "entry_id":
+        bare, _ = split_arxiv_id(text)
+        prefix = text.rsplit("/abs/", 1)[0]
+        element.text = f"{prefix}/abs/{(fault.text or '').replace('{id}', bare)}"
+    elif fault.kind == "markup":
+        words = text.split()
+        element.text = " ".join(words[: fault.lead]) + " " if fault.lead else None
+        child = etree.SubElement(element, _atom("b"))
+        child.text = " ".join(words[fault.lead :])
+    else:
+        twin = copy.deepcopy(element)
+        twin.text = fault.text if fault.text is not None else text
+        element.addnext(twin)
+    return _serialize(root, backend)
 
 
 def _standalone_plan(fault: Fault, backend: Backend) -> _Plan | None:
@@ -1244,18 +1344,23 @@ class FakeArxiv:
         try:
             query = _parse_query(params)
         except _ApiError as error:
-            return _Plan(status=400, body=render_error_feed(str(error), backend=backend))
+            missed = fault is not None and fault.kind in _ENTRY_FAULTS
+            body = render_error_feed(str(error), backend=backend)
+            return _Plan(status=400, body=body, missed=missed)
         kind = fault.kind if fault is not None else None
         if kind == "versions_ignored":
             query = replace(query, ids=tuple((arxiv_id, None) for arxiv_id, _ in query.ids))
         matches = _sorted(self._select(query), query.sort_by, query.sort_order)
         total = len(matches)
         page = matches[query.start : query.start + query.max_results]
+        missed = False
         if kind in ("empty_page", "empty_result"):
             page = []
             total = 0 if kind == "empty_result" else total
         elif kind == "total_lie" and fault is not None:
             total += fault.delta
+        elif kind == "stale_version":
+            page, missed = self._stale(page)
         feed = render_feed(
             page,
             total=total,
@@ -1268,7 +1373,23 @@ class FakeArxiv:
             now=self._clock(),
             affiliations=self._affiliations,
         )
-        return _Plan(body=feed)
+        if fault is not None and kind in ("markup", "repeated", "entry_id"):
+            edited = _edit_first_entry(feed, fault, backend)
+            missed = edited is None
+            feed = edited if edited is not None else feed
+        return _Plan(body=feed, missed=missed)
+
+    def _stale(self, page: list[Record]) -> tuple[list[Record], bool]:
+        """``page`` with its first entry at version 2 or later sent as the version before.
+
+        Also whether no entry fitted (the page is then unchanged).
+        """
+        for index, record in enumerate(page):
+            version = record.version or 0
+            if version >= 2:
+                earlier = self._papers[record.arxiv_id or ""][version - 2]
+                return [*page[:index], earlier, *page[index + 1 :]], False
+        return page, True
 
     def _plan(self, path: str, params: Mapping[str, str]) -> _Plan:
         if path != API_PATH:
@@ -1289,7 +1410,9 @@ class FakeArxiv:
             with self._lock:
                 plan = self._plan(path, params)
                 self._log.append(
-                    LoggedRequest(arrival, params, plan.logged_status, plan.fault, path)
+                    LoggedRequest(
+                        arrival, params, plan.logged_status, plan.fault, path, plan.missed
+                    )
                 )
         except Exception as error:  # a bug in the fake: answer 500 and fail the test on exit
             self.errors.append(error)

@@ -5,7 +5,12 @@ seeded coin faults each request with probability ``rate`` (a fifth), taking
 the next fault of a seeded list built in shuffled rounds of every kind in
 ``FAULTS`` (timeouts, resets, 429/500/503 with and without Retry-After,
 truncated bodies, empty pages, totalResults lies, error feeds, slow drips
-under and over the client's timeout, empty results).  Every ``every`` cycles
+under and over the client's timeout, empty results, and hostile entries: a
+version lower than the one stored, markup in a title or summary, a repeated
+title, an id outside arXiv's scheme, a version out of range).  A lower
+version is only sent once syncd holds every version the fake serves (before
+that it would be news, not a lie); until then that fault waits its turn.
+Every ``every`` cycles
 a step of the seeded upstream script is due; it is applied once the previous
 one has been seen by a cycle that succeeded with no fault at all, so two
 steps never reach syncd as one (which would merge their revisions, unlike
@@ -13,7 +18,8 @@ the reference).  After the last cycle the faults stop, postponed steps are
 applied with a clean cycle each, ``removal_after + 1`` clean cycles settle,
 and the outbox is drained to a verifying receiver.
 
-The reference replays the same script with the same cycles and no faults.
+The reference replays the same script with the same cycles, no faults and
+no pacing (its spacing is not checked, and its results do not depend on it).
 Compared: events as (paper, type, kinds, record hash) multisets (zero false,
 zero missed), revisions and paper states equal, every event delivered.  On
 the faulty run, spacing: the fake's request log (arrival times) and the
@@ -22,6 +28,7 @@ one, and no two sends are closer than ``request_interval`` - 5 ms.  Arrivals
 closer than that whose sends were not are reported as arrival jitter (the
 fake's handler thread logging late).  A retry after a 429/503 with
 Retry-After is never sent sooner than it asked (capped by ``backoff_max``).
+Every hostile entry sent failed its cycle, which therefore stored nothing.
 
 Full run: ``python -m tests.reliability.soak`` (``make reliability``).
 """
@@ -75,7 +82,7 @@ from tests.reliability import (
     write_result,
 )
 
-__all__ = ["FAULTS", "main", "run_soak"]
+__all__ = ["FAULTS", "HOSTILE", "main", "run_soak"]
 
 REQUEST_INTERVAL = 0.05
 CLIENT_TIMEOUT = 0.3
@@ -106,8 +113,29 @@ FAULTS: dict[str, Callable[[random.Random], fa.Fault]] = {
     "slow drip under the timeout": lambda _: fa.slow_drip(0.1, chunk_size=4096),
     "slow drip over the timeout": lambda _: fa.slow_drip(0.6, chunk_size=4096),
     "empty result": lambda _: fa.empty_result(),
+    "version lower than stored": lambda _: fa.stale_version(),
+    "markup in the title": lambda _: fa.markup("title"),
+    "only markup in the summary": lambda _: fa.markup("summary", lead=0),
+    "repeated title": lambda _: fa.repeated("title", "A title sent twice"),
+    "id outside arXiv's scheme": lambda rng: fa.entry_id(rng.choice(_IMPOSSIBLE_IDS)),
+    "version out of range": lambda rng: fa.entry_id("{id}v" + rng.choice(_IMPOSSIBLE_VERSIONS)),
 }
 _HONOURED = ("429 + Retry-After", "503 + Retry-After")
+# Answers a cycle must refuse outright (docs/RELIABILITY.md, hostile review items 1-3).
+HOSTILE = (
+    "version lower than stored",
+    "markup in the title",
+    "only markup in the summary",
+    "repeated title",
+    "id outside arXiv's scheme",
+    "version out of range",
+)
+# Needs syncd to hold every current version first: see _Coin.
+_NEEDS_SETTLED = "version lower than stored"
+# A 300-letter archive, month 13, a 4-digit number after 2014, an old-style id after 0703.
+_IMPOSSIBLE_IDS = ("a" * 300 + "/0601001v1", "2613.00001v1", "2604.0695v1", "hep-th/0801001v1")
+# Below 1, past 32 bits (PostgreSQL's INTEGER), past 64 bits (SQLite's).
+_IMPOSSIBLE_VERSIONS = ("0", "3000000000", "99999999999999999999")
 
 
 class _SendClock(DeadlineTransport):
@@ -128,19 +156,32 @@ class _SendClock(DeadlineTransport):
 
 
 class _Coin:
-    """Decides once per request (the fake asks every queued fault) whether to fault it."""
+    """Decides once per request (the fake asks every queued fault) whether to fault it.
 
-    def __init__(self, rng: random.Random, rate: float) -> None:
+    A hit takes the next fault of ``plan``.  A lower version than the one
+    stored is a lie only once syncd has stored every version the fake serves
+    (before, it is news: a paper's previous version, say, when its latest one
+    has not been seen yet); while ``settled`` is false, a hit that would send
+    it is not taken, and the fault waits for the next hit after settling.
+    """
+
+    def __init__(self, rng: random.Random, rate: float, plan: list[str]) -> None:
         self._rng = rng
         self._rate = rate
+        self._plan = plan
+        self._taken = 0
         self._last: object = None
         self._hit = False
         self.enabled = True
+        self.settled = False
 
     def __call__(self, params: Mapping[str, str]) -> bool:
         if params is not self._last:  # the fake passes one dict per request
             self._last = params
             self._hit = self.enabled and self._rng.random() < self._rate
+            if self._hit and not self.settled and self._plan[self._taken] == _NEEDS_SETTLED:
+                self._hit = False
+            self._taken += self._hit
         return self._hit
 
 
@@ -174,6 +215,9 @@ class SoakRun:
     spacing_violations: list[tuple[int, float, float]] = field(default_factory=list)
     retry_after_checked: int = 0
     retry_after_violations: list[tuple[str, float]] = field(default_factory=list)
+    hostile_refused: Counter[str] = field(default_factory=Counter)
+    hostile_missed: Counter[str] = field(default_factory=Counter)  # found no entry to spoil
+    hostile_trusted: list[tuple[str, int]] = field(default_factory=list)  # kind, request index
     integrity: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -211,6 +255,7 @@ class _Pass:
         self.script = UpstreamScript(seed)
         self.run = SoakRun(state=Snapshot({}, {}, {}, Counter(), Counter()), tally=_NO_TALLY)
         self.boundaries: list[tuple[int, int]] = []  # request log indices of each cycle
+        self.outcomes: list[bool] = []  # whether each cycle succeeded
 
     def cycle(self) -> bool:
         """One cycle; whether it succeeded with no fault on any of its requests."""
@@ -220,6 +265,7 @@ class _Pass:
         self.boundaries.append((before, after))
         self.run.cycles += 1
         ok = all(r.ok for r in results)
+        self.outcomes.append(ok)
         self.run.failed_cycles += not ok
         self.run.false_absences += _false_absences(self.url, set(self.fake.papers))
         return ok and not any(r.fault for r in self.fake.requests[before:after])
@@ -239,10 +285,12 @@ class _Pass:
                 due += 1
             if self.run.steps < due and seen:
                 self.apply_step()
-                seen = False
+                seen = coin.settled = False
             elif self.run.steps < due:
                 self.run.postponed += 1
-            seen = self.cycle() or seen
+            clean = self.cycle()
+            seen = clean or seen
+            coin.settled = clean or coin.settled
         coin.enabled = False
         self.fake.clear_faults()
         clean = []
@@ -261,6 +309,9 @@ def _soak_once(
     started = time.monotonic()
     with fa.FakeArxiv() as fake, Receiver([SECRET]) as receiver:
         stock(fake)
+        # The reference's pacing proves nothing (its spacing is not checked) and
+        # would cost request_interval a request; its results do not depend on it.
+        interval = REQUEST_INTERVAL if rate > 0 else 0.0
         config = write_config(
             workdir / f"{name}.toml",
             api_url=fake.url,
@@ -268,7 +319,7 @@ def _soak_once(
             hook_url=receiver.url,
             sections={
                 "arxiv": {
-                    "request_interval": REQUEST_INTERVAL,
+                    "request_interval": interval,
                     "page_size": PAGE_SIZE,
                     "timeout": CLIENT_TIMEOUT,
                     "max_retries": 3,
@@ -281,7 +332,7 @@ def _soak_once(
         )
         settings = load_settings(config)
         plan = _fault_plan(random.Random(seed * 31 + 7), cycles * 4 + 64) if rate > 0 else []
-        coin = _Coin(random.Random(seed * 31 + 11), rate)
+        coin = _Coin(random.Random(seed * 31 + 11), rate, plan)
         build = random.Random(seed * 31 + 13)
         # Every queued fault asks the same coin, so a request takes at most one, in order.
         fake.inject(*(replace(FAULTS[kind](build), when=coin) for kind in plan))
@@ -306,6 +357,7 @@ def _soak_once(
         requests = list(fake.requests)
     run.requests = len(requests)
     _check_requests(run, requests, plan, soak.boundaries)
+    _check_hostile(run, requests, plan, soak.boundaries, soak.outcomes)
     run.seconds = time.monotonic() - started
     return run
 
@@ -347,6 +399,29 @@ def _check_requests(
         gap = sends[index + 1] - sends[index]
         if gap < min(RETRY_AFTER, BACKOFF_MAX):
             run.retry_after_violations.append((kind, round(gap, 4)))
+
+
+def _check_hostile(
+    run: SoakRun,
+    requests: list[fa.LoggedRequest],
+    plan: list[str],
+    boundaries: list[tuple[int, int]],
+    outcomes: list[bool],
+) -> None:
+    """Every hostile answer sent (an entry there to spoil) failed its cycle."""
+    faulted = iter(plan)
+    kinds = {i: next(faulted) for i, request in enumerate(requests) if request.fault is not None}
+    for (before, after), ok in zip(boundaries, outcomes, strict=True):
+        for index in range(before, after):
+            kind = kinds.get(index)
+            if kind not in HOSTILE:
+                continue
+            if requests[index].missed:
+                run.hostile_missed[kind] += 1
+            elif ok:
+                run.hostile_trusted.append((kind, index))
+            else:
+                run.hostile_refused[kind] += 1
 
 
 def run_soak(
@@ -418,6 +493,11 @@ def run_soak(
         "sends_under_interval": run.sends_under_interval,
         "retry_after_checked": run.retry_after_checked,
         "retry_after_violations": run.retry_after_violations,
+        "hostile_answers": {
+            kind: {"refused": run.hostile_refused[kind], "missed": run.hostile_missed[kind]}
+            for kind in HOSTILE
+        },
+        "hostile_answers_trusted": run.hostile_trusted,
         "revision_diffs": comparison.revision_diffs,
         "paper_diffs": comparison.paper_diffs,
         "lost_events": [list(k) for k in comparison.lost],
@@ -441,6 +521,7 @@ def run_soak(
         and comparison.ok
         and not run.spacing_violations
         and not run.retry_after_violations
+        and not run.hostile_trusted
         and not result["integrity_problems"]
         and not reference.failed_cycles
         and not reference.tally.undelivered

@@ -23,7 +23,7 @@ from tests import fakearxiv as fa
 from tests import scenario
 from tests.receiver import Receiver
 from tests.reliability import SECRET, format_table, scratch_database, stock, write_config
-from tests.reliability.soak import FAULTS, run_soak
+from tests.reliability.soak import FAULTS, HOSTILE, run_soak
 from tests.reliability.torture import run_torture
 
 
@@ -68,13 +68,20 @@ def test_torture_kills_lose_and_double_nothing(database_url: str, tmp_path: Path
 def test_soak_under_upstream_chaos_reports_no_false_or_missed_change(
     database_url: str, tmp_path: Path
 ) -> None:
-    """Sixty cycles with a fifth of requests faulted publish just the reference's events, spaced."""
+    """Sixty cycles with two fifths of requests faulted publish just the reference's events, spaced.
+
+    Two fifths (the full run faults one fifth) so that sixty cycles' 140-odd
+    requests take every one of the 22 kinds at least twice; the hostile
+    entries among them (a lower version, markup, a repeated title, impossible
+    ids and versions) each fail their cycle.
+    """
     with _reference_database(database_url, tmp_path) as reference_url:
         result = run_soak(
             database_url=database_url,
             reference_url=reference_url,
             workdir=tmp_path,
             cycles=60,
+            rate=0.4,
             seed=7,
         )
     report = _report(result, tmp_path)
@@ -86,6 +93,8 @@ def test_soak_under_upstream_chaos_reports_no_false_or_missed_change(
     assert not result["spacing_violations"], report
     assert result["min_send_gap"] >= 0.05 - 0.005, report
     assert not result["retry_after_violations"], report
+    assert not result["hostile_answers_trusted"], report
+    assert all(result["hostile_answers"][kind]["refused"] >= 1 for kind in HOSTILE), report
     assert not result["revision_diffs"] and not result["paper_diffs"], report
     assert not result["integrity_problems"], report
     assert result["ok"], report

@@ -15,6 +15,7 @@ import pytest
 from lxml import etree
 
 from syncd.arxiv import parse_feed
+from syncd.errors import FeedError
 from syncd.record import Record, normalize_text, split_arxiv_id
 from tests import fakearxiv as fa
 from tests.fakearxiv import ARXIV_NS, ATOM_NS, OPENSEARCH_NS, FakeArxiv, make_record
@@ -573,6 +574,70 @@ def test_page_faults_change_entries_or_totals(stocked: FakeArxiv, client: httpx.
     assert (_total(more.content), _short_ids(more.content)) == (6, ["2606.00001v1"])
     assert _total(less.content) == 0
     assert {r.status_code for r in (empty_page, empty_result, more, less)} == {200}
+
+
+def test_stale_version_sends_the_version_before(stocked: FakeArxiv, client: httpx.Client) -> None:
+    """stale_version() swaps the first entry at v2 or later for its previous version."""
+    stocked.publish(replace(stocked.current("2606.00001"), version=2, updated=None, title="v2"))
+    stocked.publish(make_record("2606.00002"))
+    stocked.inject(fa.stale_version(), fa.stale_version())
+    params = {"id_list": "2606.00002,2606.00001"}
+    stale = parse_feed(client.get(stocked.url, params=params).content).records
+    assert [(r.arxiv_id, r.version) for r in stale] == [("2606.00002", 1), ("2606.00001", 1)]
+    assert stale[1] == stocked.papers["2606.00001"][0]
+    only_v1 = client.get(stocked.url, params={"id_list": "2606.00002"}).content
+    assert _short_ids(only_v1) == ["2606.00002v1"]
+    assert [(r.fault, r.missed) for r in stocked.requests] == [
+        ("stale_version", False),
+        ("stale_version", True),  # no entry at v2 or later: nothing to change
+    ]
+
+
+# fault -> what syncd's parser says of the page it spoils
+HOSTILE_ENTRIES: dict[str, tuple[fa.Fault, str]] = {
+    "markup": (fa.markup("title"), "it has child elements inside <title>"),
+    "only-markup": (fa.markup("summary", lead=0), "it has child elements inside <summary>"),
+    "repeated": (fa.repeated("title", "Another"), "it has more than one <title>"),
+    "repeated-same": (fa.repeated("updated"), "it has more than one <updated>"),
+    "version-0": (fa.entry_id("{id}v0"), "version 0 is not between 1 and 1000"),
+    "month-13": (fa.entry_id("2613.00001v1"), "2613 has no month 13"),
+}
+
+
+@pytest.mark.parametrize("backend", ["new", "old"])
+@pytest.mark.parametrize("name", HOSTILE_ENTRIES.keys())
+def test_entry_faults_spoil_the_first_entry_only(
+    client: httpx.Client, backend: fa.Backend, name: str
+) -> None:
+    """markup, repeated and entry_id change the first entry as documented, and syncd refuses it."""
+    fault, reason = HOSTILE_ENTRIES[name]
+    with FakeArxiv(backend=backend) as arxiv:
+        arxiv.publish(make_record("2606.00001", title="Paper on engines"))
+        arxiv.publish(make_record("2606.00002"))
+        params = {"id_list": "2606.00001,2606.00002"}
+        normal = client.get(arxiv.url, params=params).content
+        arxiv.inject(fault)
+        spoiled = client.get(arxiv.url, params=params).content
+        assert [(r.fault, r.missed) for r in arxiv.requests] == [(None, False), (fault.kind, False)]
+    first, second = _feed(spoiled).findall(_a("entry"))
+    assert etree.tostring(second) == etree.tostring(_feed(normal).findall(_a("entry"))[1])
+    if name == "markup":
+        title = first.find(_a("title"))
+        assert title is not None and title.text == "Paper "
+        assert [(c.tag, c.text) for c in title] == [(_a("b"), "on engines")]
+    with pytest.raises(FeedError, match=re.escape(reason)):
+        parse_feed(spoiled)
+
+
+def test_entry_faults_miss_a_page_without_entries(stocked: FakeArxiv, client: httpx.Client) -> None:
+    """On an empty page or an error feed an entry fault changes nothing, and the log says so."""
+    stocked.inject(fa.markup(), fa.entry_id("{id}v0"))
+    empty = client.get(stocked.url, params={"id_list": "2606.00001", "start": 5}).content
+    assert (_total(empty), _short_ids(empty)) == (1, [])
+    assert client.get(stocked.url, params={"id_list": "junk"}).status_code == 400
+    assert [(r.fault, r.missed) for r in stocked.requests] == [("markup", True), ("entry_id", True)]
+    with pytest.raises(ValueError, match="changes one of"):
+        fa.markup("author")
 
 
 def test_error_feed_fault(stocked: FakeArxiv, client: httpx.Client) -> None:
