@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from syncd.storage.database import Database
 from syncd.storage.schema import arxiv_pacer_table
 
-__all__ = ["SharedPacer"]
+__all__ = ["SEND_MARGIN", "SharedPacer"]
 
 # Seconds until the next turn (negative or NULL: it is now), with the row
 # locked until the transaction ends.
@@ -38,6 +38,12 @@ _LEFT = sa.text(
     """
 )
 _TAKE = sa.text("UPDATE arxiv_pacer SET last_start = clock_timestamp() WHERE id = 1")
+# The stamp is taken a few milliseconds before the request leaves (the commit,
+# the way back, the client's own work), and not always the same few: turns are
+# this much longer than the interval, so the requests themselves, not only
+# their stamps, arrive an interval apart.
+SEND_MARGIN = 0.02
+
 # The stamp must be quick, not durable: a stamp lost in a crash costs nothing,
 # and waiting for the WAL to flush would delay the request it times.
 _QUICK_COMMIT = sa.text("SET LOCAL synchronous_commit TO OFF")
@@ -58,12 +64,12 @@ class SharedPacer:
         return the seconds left."""
         with self._db.transaction() as conn:
             conn.execute(_QUICK_COMMIT)
-            row = conn.execute(_LEFT, {"interval": interval}).first()
+            row = conn.execute(_LEFT, {"interval": interval + SEND_MARGIN}).first()
             if row is None:  # the row is gone (restored from an old dump?): make it again
                 conn.execute(
                     self._db.insert_ignoring_conflicts(arxiv_pacer_table, "id").values(id=1)
                 )
-                row = conn.execute(_LEFT, {"interval": interval}).one()
+                row = conn.execute(_LEFT, {"interval": interval + SEND_MARGIN}).one()
             left = float(row.left) if row.left is not None else 0.0
             if left > 0:
                 return left
