@@ -42,7 +42,7 @@ def test_a_first_revision_shows_the_record() -> None:
     """A paper's first revision, which changes nothing, shows the record; later ones say so."""
     record = Record(title="A <b>title</b>", authors=("Ada",))
     kept = Fragments()
-    first = kept.revision(1, Revision(1, WHEN, "seed:x.txt", None, (), {}, record))
+    first = kept.revision(1, Revision(1, WHEN, "seed:x.txt", None, None, (), {}, record))
     assert "A &lt;b&gt;title&lt;/b&gt;" in first
-    later = kept.revision(1, Revision(2, WHEN, "arxiv", 1, (), {}, record))
+    later = kept.revision(1, Revision(2, WHEN, "arxiv", 1, WHEN, (), {}, record))
     assert "No change" in later
