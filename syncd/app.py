@@ -15,7 +15,7 @@ from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings
 from syncd.delivery.redaction import url_origin
-from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
+from syncd.delivery.routing import UNSIGNED_URL_KEY, Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
 from syncd.delivery.worker import Dispatcher
 from syncd.storage import EndpointSummary, Storage
@@ -28,8 +28,16 @@ def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
     endpoints = {}
     for hook in settings.webhooks:
         secrets = tuple(hook.secret_values())
-        fingerprint = url_hash(hook.url, signing_key(secrets[0]))
-        spec = EndpointSpec(hook.display_name, hook.url, fingerprint, hook.events, hook.kinds)
+        key = signing_key(secrets[0]) if secrets else UNSIGNED_URL_KEY
+        spec = EndpointSpec(
+            hook.display_name,
+            hook.url,
+            url_hash(hook.url, key),
+            hook.events,
+            hook.kinds,
+            hook.format,
+            hook.grouping,
+        )
         endpoints[spec.name] = Endpoint(spec, secrets, hook.timeout)
     return endpoints
 

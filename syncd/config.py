@@ -42,7 +42,7 @@ from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
 from syncd.delivery.signing import signing_key
 from syncd.errors import ConfigError
 from syncd.record import split_arxiv_id
-from syncd.vocabulary import EVENT_TYPES, KINDS
+from syncd.vocabulary import EVENT_TYPES, KINDS, DeliveryFormat, DeliveryGroup
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -180,10 +180,14 @@ class WebhookSettings(_Section):
 
     Several secrets (a list, or space-separated in the environment variable)
     sign every delivery with each of them, so receivers can rotate keys.
+    Chat formats are not signed (Slack and Discord check nothing): their
+    URL is the secret, and they take none.
     """
 
     url: str
     name: str | None = None
+    format: DeliveryFormat = DeliveryFormat.STANDARD
+    group: DeliveryGroup | None = None
     secret: SecretStr | tuple[SecretStr, ...] | None = None
     secret_env: str | None = None
     events: tuple[str, ...] = ()
@@ -223,6 +227,12 @@ class WebhookSettings(_Section):
 
     @model_validator(mode="after")
     def _one_secret(self) -> Self:
+        if self.format != DeliveryFormat.STANDARD:
+            if self.secret is not None or self.secret_env is not None:
+                raise ValueError(
+                    f"format '{self.format.value}' is not signed: give no 'secret' or 'secret_env'"
+                )
+            return self
         if (self.secret is None) == (self.secret_env is None):
             raise ValueError("give exactly one of 'secret' and 'secret_env'")
         if self.secret_env is not None and not os.environ.get(self.secret_env, "").strip():
@@ -248,6 +258,15 @@ class WebhookSettings(_Section):
         Never the path: chat services put their token there.
         """
         return self.name or self.url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1]
+
+    @property
+    def grouping(self) -> DeliveryGroup:
+        """``group``, else one message per cycle for chat formats and per event for the rest."""
+        if self.group is not None:
+            return self.group
+        if self.format == DeliveryFormat.STANDARD:
+            return DeliveryGroup.EVENT
+        return DeliveryGroup.CYCLE
 
     def secret_values(self) -> list[str]:
         """Every signing secret, in order; read from the environment for ``secret_env``."""

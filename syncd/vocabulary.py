@@ -19,6 +19,8 @@ __all__ = [
     "EVENT_TYPES",
     "KINDS",
     "RECORD_FIELDS",
+    "DeliveryFormat",
+    "DeliveryGroup",
     "DeliveryStatus",
     "EventType",
     "FieldShape",
@@ -70,6 +72,21 @@ class Origin(StrEnum):
 
     SEED = "seed"
     ARXIV = "arxiv"
+
+
+class DeliveryFormat(StrEnum):
+    """The body an endpoint takes: signed Standard Webhooks JSON, or a chat message."""
+
+    STANDARD = "standard"
+    SLACK = "slack"  # also Mattermost's and Rocket.Chat's incoming webhooks
+    DISCORD = "discord"
+
+
+class DeliveryGroup(StrEnum):
+    """What one message to an endpoint carries: one event, or every change of a cycle."""
+
+    EVENT = "event"
+    CYCLE = "cycle"
 
 
 class DeliveryStatus(StrEnum):

@@ -11,7 +11,14 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Endpoint", "EndpointSpec", "accepts", "url_hash"]
+from syncd.vocabulary import DeliveryFormat, DeliveryGroup
+
+__all__ = ["UNSIGNED_URL_KEY", "Endpoint", "EndpointSpec", "accepts", "url_hash"]
+
+# The key of an unsigned (chat) endpoint's URL hash.  Such a URL carries a
+# long random token of its own, so a constant key still leaves a backup of
+# the database unable to confirm a guess.
+UNSIGNED_URL_KEY = b"syncd unsigned endpoint url"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +33,14 @@ class EndpointSpec:
     url_hash: str
     events: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    format: DeliveryFormat = DeliveryFormat.STANDARD
+    group: DeliveryGroup = DeliveryGroup.EVENT
 
     def __repr__(self) -> str:
-        return f"EndpointSpec(name={self.name!r}, events={self.events!r}, kinds={self.kinds!r})"
+        return (
+            f"EndpointSpec(name={self.name!r}, format={self.format.value!r}, "
+            f"group={self.group.value!r}, events={self.events!r}, kinds={self.kinds!r})"
+        )
 
 
 def url_hash(url: str, key: bytes) -> str:

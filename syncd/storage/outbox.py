@@ -43,6 +43,8 @@ class Outbox:
             for spec in specs:
                 values: dict[str, Any] = {
                     "url_hash": spec.url_hash,
+                    "format": spec.format.value,
+                    "grouping": spec.group.value,
                     "events": list(spec.events),
                     "kinds": list(spec.kinds),
                 }

@@ -122,6 +122,9 @@ endpoints_table = sa.Table(
     sa.Column("name", sa.String(200), nullable=False, unique=True),
     # Never the URL itself: it carries credentials (see syncd.delivery.routing).
     sa.Column("url_hash", sa.String(64)),
+    sa.Column("format", sa.String(16), nullable=False, server_default="standard"),
+    # What one message carries (DeliveryGroup); "group" is an SQL keyword.
+    sa.Column("grouping", sa.String(8), nullable=False, server_default="event"),
     sa.Column("events", _JSON, nullable=False),
     sa.Column("kinds", _JSON, nullable=False),
     sa.Column("active", sa.Boolean, nullable=False),

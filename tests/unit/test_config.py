@@ -77,6 +77,19 @@ class TestOverrides:
         settings = load_settings(_write(tmp_path, plain))
         assert "whsec_eHl6" not in repr(settings)
 
+    def test_chat_formats_are_unsigned_and_grouped_by_cycle(self, tmp_path: Path) -> None:
+        """A slack or discord endpoint takes no secret; chat defaults to one message a cycle."""
+        hooks = (
+            '[[webhooks]]\nurl = "https://hooks.slack.test/T/B/x"\nformat = "slack"\n'
+            '[[webhooks]]\nname = "d"\nurl = "https://discord.test/api/webhooks/1/t"\n'
+            'format = "discord"\ngroup = "event"\n'
+            '[[webhooks]]\nname = "s"\nurl = "http://127.0.0.1:9/h"\nsecret = "whsec_eHl6"\n'
+        )
+        slack, discord, standard = load_settings(_write(tmp_path, MINIMAL + hooks)).webhooks
+        assert (slack.format, slack.grouping, slack.secret_values()) == ("slack", "cycle", [])
+        assert (discord.format, discord.grouping) == ("discord", "event")
+        assert (standard.format, standard.grouping) == ("standard", "event")
+
 
 class TestErrors:
     @pytest.mark.parametrize(
@@ -95,6 +108,16 @@ class TestErrors:
                 "SYNCD_NOPE_X",
             ),
             (MINIMAL + MINIMAL, "author listed twice"),
+            (
+                MINIMAL
+                + '[[webhooks]]\nurl = "http://x"\nformat = "slack"\nsecret = "whsec_eHl6"\n',
+                "'slack' is not signed",
+            ),
+            (MINIMAL + '[[webhooks]]\nurl = "http://x"\nformat = "teams"\n', "webhooks[0].format"),
+            (
+                MINIMAL + '[[webhooks]]\nurl = "http://x"\nsecret = "whsec_eHl6"\ngroup = "day"\n',
+                "webhooks[0].group",
+            ),
             (MINIMAL + 'include_ids = ["not an id"]\n', "authors[0].include_ids"),
         ],
     )
