@@ -332,6 +332,21 @@ class HttpSettings(_Section):
     # The bearer token of the operator views (GET /api/v1/webhooks); without
     # one they answer 404.  Better from the environment: SYNCD_HTTP_ADMIN_TOKEN.
     admin_token: SecretStr | None = Field(None, min_length=16, max_length=512)
+    # Where people reach these pages (behind a proxy, say): chat messages link
+    # a paper's page under it.  Without it they link arXiv only.
+    public_url: str | None = None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_base(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL naming a host")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError("must be a plain base URL: no query, fragment or credentials")
+        return value.rstrip("/")
 
 
 class DeliverySettings(_Section):

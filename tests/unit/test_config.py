@@ -90,6 +90,13 @@ class TestOverrides:
         assert (discord.format, discord.grouping) == ("discord", "event")
         assert (standard.format, standard.grouping) == ("standard", "event")
 
+    def test_public_url_loses_its_trailing_slash(self, tmp_path: Path) -> None:
+        """[http] public_url is a base that paths are appended to."""
+        text = MINIMAL + '[http]\npublic_url = "https://syncd.example.org/lab/"\n'
+        assert load_settings(_write(tmp_path, text)).http.public_url == (
+            "https://syncd.example.org/lab"
+        )
+
 
 class TestErrors:
     @pytest.mark.parametrize(
@@ -114,6 +121,8 @@ class TestErrors:
                 "'slack' is not signed",
             ),
             (MINIMAL + '[[webhooks]]\nurl = "http://x"\nformat = "teams"\n', "webhooks[0].format"),
+            (MINIMAL + '[http]\npublic_url = "ftp://x/"\n', "http.public_url"),
+            (MINIMAL + '[http]\npublic_url = "https://u:p@x/"\n', "http.public_url"),
             (
                 MINIMAL + '[[webhooks]]\nurl = "http://x"\nsecret = "whsec_eHl6"\ngroup = "day"\n',
                 "webhooks[0].group",
