@@ -13,7 +13,6 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from operator import attrgetter
 from typing import Any
 
 from syncd.vocabulary import RECORD_FIELDS, FieldShape
@@ -218,15 +217,8 @@ class Record:
         return None if self.is_seed else parse_arxiv_time(self.updated)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict in ``RECORD_FIELDS`` order; tuples become lists.
-
-        One ``attrgetter`` call rather than ``dataclasses.asdict``, which
-        deep-copies and costs several times more on every revision of a busy cycle.
-        """
-        data = dict(zip(_FIELD_NAMES, _get_fields(self), strict=True))
-        for name in _TUPLE_FIELDS:
-            data[name] = list(data[name])
-        return data
+        """A JSON-ready dict in ``RECORD_FIELDS`` order; tuples become lists."""
+        return _record_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
@@ -256,8 +248,6 @@ class Record:
 
 
 _FIELD_NAMES = tuple(f.name for f in RECORD_FIELDS)
-_get_fields = attrgetter(*_FIELD_NAMES)
-_TUPLE_FIELDS = tuple(f.name for f in RECORD_FIELDS if f.shape in ("names", "set"))
 
 # The fields whose change is a change of the paper's content (the version
 # is compared too, but says which paper this is rather than what it says).
@@ -266,36 +256,59 @@ COMPARED_FIELDS: tuple[str, ...] = tuple(
 )
 
 
-def _text(value: str | None) -> str:
-    # Normalised text is never empty, so "" stands for a missing field.
-    return value or ""
-
-
-def _names(value: tuple[str, ...]) -> str:
-    return "\x1e".join(value)
-
-
-def _set(value: tuple[str, ...]) -> str:
-    return "\x1e".join(sorted(value))
-
-
-def _flag(value: bool) -> str:
-    return "1" if value else "0"
-
-
-_HASH_ENCODERS: dict[FieldShape, Callable[[Any], str]] = {
-    "text": _text,
-    "number": str,
-    "names": _names,
-    "set": _set,
-    "flag": _flag,
+# A record field read as the text content_hash joins, by the field's shape.
+# Normalised text is never empty, so "" stands for a missing field; list items
+# are joined with RS; categories are a set, sorted as the diff compares them.
+_HASH_EXPRESSIONS: dict[FieldShape, str] = {
+    "text": '(r.{0} or "")',
+    "number": "str(r.{0})",
+    "names": '"\\x1e".join(r.{0})',
+    "set": '"\\x1e".join(sorted(r.{0}))',
+    "flag": '("1" if r.{0} else "0")',
 }
-_HASHED = tuple(f for f in RECORD_FIELDS if f.hashed == "always")
-_get_hashed = attrgetter(*(f.name for f in _HASHED))
-_hash_encoders = tuple(_HASH_ENCODERS[f.shape] for f in _HASHED)
-_HASHED_WHEN_SET = tuple(
-    (f.name, _HASH_ENCODERS[f.shape]) for f in RECORD_FIELDS if f.hashed == "when_set"
-)
+
+
+def _compiled(source: str, name: str) -> Callable[[Record], Any]:
+    """A function built from ``source``, which the field table wrote.
+
+    These two run for every entry of every page; spelled out, they cost a
+    fraction of a loop over the table (measured: to_dict 0.6 against 2.9 µs),
+    so they are generated once, at import, as ``dataclasses`` generates
+    ``__init__``.  The table stays the one list of fields.
+    """
+    namespace: dict[str, Any] = {"blake2b": hashlib.blake2b}
+    exec(source, namespace)  # the source is built from RECORD_FIELDS alone
+    function: Callable[[Record], Any] = namespace[name]
+    return function
+
+
+def _record_dict_source() -> str:
+    items = [
+        f'"{f.name}": list(r.{f.name})'
+        if f.shape in ("names", "set")
+        else f'"{f.name}": r.{f.name}'
+        for f in RECORD_FIELDS
+    ]
+    return "def record_dict(r):\n    return {" + ", ".join(items) + "}\n"
+
+
+def _content_hash_source() -> str:
+    always = [
+        _HASH_EXPRESSIONS[f.shape].format(f.name) for f in RECORD_FIELDS if f.hashed == "always"
+    ]
+    lines = ["def content_hash(r):", f"    parts = [{', '.join(always)}]"]
+    for f in RECORD_FIELDS:
+        if f.hashed == "when_set":
+            lines += [
+                f"    if r.{f.name} is not None:",
+                f"        parts.append({_HASH_EXPRESSIONS[f.shape].format(f.name)})",
+            ]
+    lines.append('    return blake2b("\\x00".join(parts).encode(), digest_size=16).hexdigest()')
+    return "\n".join(lines) + "\n"
+
+
+_record_dict: Callable[[Record], dict[str, Any]] = _compiled(_record_dict_source(), "record_dict")
+_content_hash: Callable[[Record], str] = _compiled(_content_hash_source(), "content_hash")
 
 
 def content_hash(record: Record) -> str:
@@ -303,15 +316,8 @@ def content_hash(record: Record) -> str:
 
     The ``hashed`` fields of ``RECORD_FIELDS``, in order; "when_set" ones
     only when set, so every record without them hashes as it did before
-    they existed and stored hashes stay valid.  Categories are
-    hashed as a sorted set, as the diff compares them.  Fields are joined
-    with NUL and list items with RS, characters XML 1.0 cannot carry, so the
-    encoding is unambiguous.  This runs for every entry of every page, hence
-    no JSON.
+    they existed and stored hashes stay valid.  Fields are joined with NUL
+    and list items with RS, characters XML 1.0 cannot carry, so the encoding
+    is unambiguous.  This runs for every entry of every page, hence no JSON.
     """
-    parts = [encode(v) for encode, v in zip(_hash_encoders, _get_hashed(record), strict=True)]
-    for name, encode in _HASHED_WHEN_SET:
-        value = getattr(record, name)
-        if value is not None:
-            parts.append(encode(value))
-    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).hexdigest()
+    return _content_hash(record)

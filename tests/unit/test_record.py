@@ -19,6 +19,7 @@ from syncd.record import (
     normalize_text,
     split_arxiv_id,
 )
+from syncd.vocabulary import RECORD_FIELDS
 
 
 class TestNormalizeText:
@@ -132,6 +133,17 @@ class TestRecord:
         """to_dict and from_dict are inverse."""
         record = Record(arxiv_id="1", version=2, authors=("A", "B"), categories=("x",))
         assert Record.from_dict(record.to_dict()) == record
+
+    def test_to_dict_is_every_field_in_table_order(self) -> None:
+        """The generated to_dict holds each RECORD_FIELDS entry, in order, tuples as lists."""
+        record = Record(
+            arxiv_id="1", version=2, authors=("A", "B"), categories=("x",), withdrawn_by="admin"
+        )
+        expected = {
+            f.name: list(v) if isinstance(v := getattr(record, f.name), tuple) else v
+            for f in RECORD_FIELDS
+        }
+        assert list(record.to_dict().items()) == list(expected.items())
 
     def test_hash_ignores_category_order_and_timestamps(self) -> None:
         """The content hash covers what the diff compares, and nothing else."""
