@@ -38,7 +38,7 @@ from syncd.httpio import (
     read_capped,
 )
 
-__all__ = ["DEFAULT_USER_AGENT", "DeliveryResult", "Outcome", "WebhookSender"]
+__all__ = ["DEFAULT_USER_AGENT", "DeliveryResult", "Outcome", "WebhookSender", "log_attempt"]
 
 _log = structlog.get_logger(__name__)
 
@@ -162,7 +162,7 @@ class WebhookSender:
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
         if result.error is not None:
             result = replace(result, error=scrub(result.error, url, secrets))
-        _log_attempt(msg_id, result)
+        log_attempt(msg_id, result)
         return result
 
     def _check(self, url: str) -> None:
@@ -241,7 +241,7 @@ def _status_error(
     return error
 
 
-def _log_attempt(msg_id: str, result: DeliveryResult) -> None:
+def log_attempt(msg_id: str, result: DeliveryResult) -> None:
     """One line per attempt; the caller binds the endpoint and attempt number."""
     fields: dict[str, Any] = {
         "event_id": msg_id,
