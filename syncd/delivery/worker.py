@@ -23,6 +23,8 @@ import structlog
 
 from syncd import metrics
 from syncd.config import DeliverySettings
+from syncd.delivery.apprise_sender import AppriseSender
+from syncd.delivery.messages import notification
 from syncd.delivery.payload import event_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.schedule import next_retry_delay
@@ -30,6 +32,7 @@ from syncd.delivery.sender import DeliveryResult, WebhookSender
 from syncd.errors import StoreError
 from syncd.faults import fault_point
 from syncd.storage import Attempt, Claim, Outbox
+from syncd.vocabulary import DeliveryFormat
 
 __all__ = ["Dispatcher", "worker_name"]
 
@@ -52,17 +55,22 @@ class Dispatcher:
         *,
         owner: str | None = None,
         rng: random.Random | None = None,
+        public_url: str | None = None,
     ) -> None:
         self._outbox = outbox
         self._endpoints = endpoints
         self._settings = settings
+        self._public_url = public_url
         # One client per endpoint: each has its own timeout and connection pool.
         self._senders = {
             name: WebhookSender(
                 timeout=endpoint.timeout, allow_destinations=settings.allow_destinations
             )
             for name, endpoint in endpoints.items()
+            if endpoint.spec.format != DeliveryFormat.APPRISE
         }
+        # [[notify]] targets: Apprise opens its own connections, per send.
+        self._notifier = AppriseSender.allowing(settings.allow_destinations)
         self.owner = owner or worker_name()
         self._rng = rng or random.Random()
         self._pool = ThreadPoolExecutor(settings.workers, thread_name_prefix="syncd-delivery")
@@ -182,6 +190,11 @@ class Dispatcher:
                 # process with another config; its lease will lapse for it.
                 _log.warning("endpoint_not_configured")
                 return None
+            if endpoint.spec.format == DeliveryFormat.APPRISE:
+                title, body = notification([claim.event], public_url=self._public_url)
+                return self._notifier.send(
+                    endpoint.spec.url, endpoint.timeout, claim.event.id, title, body
+                )
             return self._senders[claim.endpoint].send(
                 endpoint.spec.url, endpoint.secrets, claim.event.id, event_body(claim.event)
             )
