@@ -8,9 +8,10 @@ Relative paths in the file resolve against the file's own folder.
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
@@ -34,8 +35,8 @@ from syncd.delivery.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     check_destination,
+    check_host,
 )
-from syncd.delivery.redaction import redact_url
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
 from syncd.record import split_arxiv_id
@@ -324,37 +325,38 @@ class Settings(BaseSettings):
             raise ValueError(f"name used by two delivery targets: {', '.join(duplicates)}")
         return self
 
-    @field_validator("webhooks")
+    @field_validator("webhooks", "notify")
     @classmethod
     def _allowed_destinations(
-        cls, hooks: tuple[WebhookSettings, ...], info: ValidationInfo
-    ) -> tuple[WebhookSettings, ...]:
-        """Refuse, at load, webhook URLs whose host is a blocked IP literal.
+        cls, targets: tuple[WebhookSettings | NotifySettings, ...], info: ValidationInfo
+    ) -> tuple[WebhookSettings | NotifySettings, ...]:
+        """Refuse, at load, target URLs whose host is a blocked IP literal.
 
         Host names are checked when sending, against what they resolve to then.
         """
         delivery = info.data.get("delivery")
         if not isinstance(delivery, DeliverySettings):
-            return hooks  # [delivery] is invalid itself and reported as such
+            return targets  # [delivery] is invalid itself and reported as such
         policy = DestinationPolicy.from_allow_list(delivery.allow_destinations)
         errors = []
-        for number, hook in enumerate(hooks):
+        for location, check in _destination_checks(targets):
             try:
-                check_destination(hook.url, policy)
+                check(policy)
             except BlockedDestinationError as exc:
-                # Located at webhooks[N].url, which a plain ValueError here could not say.
+                # Located at webhooks[N].url or notify[N].urls[M], which a plain
+                # ValueError here could not say.
                 errors.append(
                     InitErrorDetails(
                         type=PydanticCustomError(
                             "blocked_destination", "{reason}", {"reason": str(exc)}
                         ),
-                        loc=(number, "url"),
-                        input=redact_url(hook.url),
+                        loc=location,
+                        input="[redacted]",
                     )
                 )
         if errors:
             raise ValidationError.from_exception_data(cls.__name__, errors)
-        return hooks
+        return targets
 
     @field_validator("authors")
     @classmethod
@@ -364,6 +366,19 @@ class Settings(BaseSettings):
         if duplicates:
             raise ValueError(f"author listed twice: {', '.join(duplicates)}")
         return authors
+
+
+def _destination_checks(
+    targets: Sequence[WebhookSettings | NotifySettings],
+) -> Iterator[tuple[tuple[int | str, ...], Callable[[DestinationPolicy], None]]]:
+    """Where each target URL is in the file, and its check against a policy (no DNS)."""
+    for number, target in enumerate(targets):
+        if isinstance(target, WebhookSettings):
+            yield (number, "url"), functools.partial(check_destination, target.url)
+            continue
+        for index, host in enumerate(target.network_hosts()):
+            if host is not None:
+                yield (number, "urls", index), functools.partial(check_host, host, 0)
 
 
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:

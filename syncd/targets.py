@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
-from syncd.delivery.apprise_urls import check_apprise_url, load_apprise
+from syncd.delivery.apprise_urls import check_apprise_url, load_apprise, network_host
 from syncd.delivery.signing import signing_key
 from syncd.errors import ConfigError
 from syncd.sections import DAY, Section
@@ -164,6 +164,13 @@ class NotifySettings(_TargetSettings):
     def grouping(self) -> DeliveryGroup:
         """``group``, else one message per cycle: Apprise targets are read like chats."""
         return self.group if self.group is not None else DeliveryGroup.CYCLE
+
+    def network_hosts(self) -> list[str | None]:
+        """Each URL's network host; ``None`` where Apprise's "host" is no address (a token)."""
+        apprise = load_apprise()
+        return [
+            network_host(apprise.Apprise.instantiate(url.get_secret_value())) for url in self.urls
+        ]
 
     def targets(self) -> list[tuple[str, str]]:
         """``(endpoint name, URL)`` of each URL, numbered from 1."""

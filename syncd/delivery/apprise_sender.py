@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.delivery.apprise_urls import load_apprise, url_parts
+from syncd.delivery.apprise_urls import load_apprise, network_host, url_parts
 from syncd.delivery.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
@@ -98,12 +98,7 @@ class AppriseSender:
         return " ".join(said) or f"Apprise reported {result.status.name}"
 
     def _check_destination(self, plugin: Any) -> None:
-        """Refuse a service URL whose host resolves to a blocked address (``OSError`` if none).
-
-        Only plugins whose URL names a network host: for others (Telegram's
-        bot token, ntfy.sh's topic) the "host" is no address, and resolving
-        it would hand a secret to the DNS.
-        """
-        host = plugin.host
-        if host and "host" in type(plugin).template_tokens:
+        """Refuse a service whose network host resolves to a blocked address (OSError: none)."""
+        host = network_host(plugin)
+        if host is not None:
             check_host(host, plugin.port or 0, self.policy, resolve=self.resolve)

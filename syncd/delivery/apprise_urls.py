@@ -11,11 +11,19 @@ from __future__ import annotations
 import logging
 import re
 from types import ModuleType
+from typing import Any
 from urllib.parse import unquote
 
 from syncd.errors import ConfigError
 
-__all__ = ["INSTALL_HINT", "check_apprise_url", "load_apprise", "url_parts", "url_scheme"]
+__all__ = [
+    "INSTALL_HINT",
+    "check_apprise_url",
+    "load_apprise",
+    "network_host",
+    "url_parts",
+    "url_scheme",
+]
 
 INSTALL_HINT = "pip install 'syncd[apprise]'"
 # URL parts shorter than this are not scrubbed: they would blot out ordinary
@@ -47,6 +55,16 @@ def check_apprise_url(url: str) -> None:
             f"Apprise cannot use this {url_scheme(url)}:// URL (unknown service or"
             " missing parts); see https://github.com/caronc/apprise/wiki"
         )
+
+
+def network_host(plugin: Any) -> str | None:
+    """The network host an Apprise plugin's URL names, or ``None``.
+
+    ``None`` where the URL's "host" is no address (Telegram's bot token,
+    ntfy.sh's topic): looking it up would hand a secret to the DNS.
+    """
+    host = plugin.host
+    return str(host) if host and "host" in type(plugin).template_tokens else None
 
 
 def url_scheme(url: str) -> str:

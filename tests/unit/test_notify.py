@@ -108,6 +108,17 @@ urls = ["json://h/"]
         with pytest.raises(ConfigError, match=r"two delivery targets: lab, ops#2$"):
             load_settings(path)
 
+    def test_a_blocked_address_is_refused_at_load_unless_allowed(self, tmp_path: Path) -> None:
+        table = (
+            f'[[notify]]\nname = "n"\nurls = ["json://h/", "json://u:{TOKEN}@169.254.169.254/"]\n'
+        )
+        with pytest.raises(ConfigError) as raised:
+            load_settings(_write(tmp_path, table))
+        assert "notify[0].urls[1]: destination 169.254.169.254 is blocked" in str(raised.value)
+        assert TOKEN not in str(raised.value)
+        allowed = '[delivery]\nallow_destinations = ["169.254.169.254"]\n' + table
+        assert len(load_settings(_write(tmp_path, allowed)).notify) == 1
+
     def test_a_webhook_cannot_take_the_apprise_format(self, tmp_path: Path) -> None:
         path = _write(tmp_path, '[[webhooks]]\nurl = "https://h/"\nformat = "apprise"\n')
         with pytest.raises(ConfigError, match=r"webhooks\[0\]\.format: .*\[\[notify\]\]"):
