@@ -73,7 +73,12 @@ class App:
 
     def dispatcher(self) -> Dispatcher:
         """A worker for the configured endpoints' deliveries."""
-        return Dispatcher(self.storage.outbox, self.endpoints, self.settings.delivery)
+        return Dispatcher(
+            self.storage.outbox,
+            self.endpoints,
+            self.settings.delivery,
+            public_url=self.settings.http.public_url,
+        )
 
     def store_snapshot(self) -> metrics.StoreSnapshot:
         """What the database-backed gauges show, read now."""

@@ -24,6 +24,7 @@ from syncd.app import App
 from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
+from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
 from syncd.delivery.sender import WebhookSender
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
@@ -34,7 +35,7 @@ from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
-from syncd.vocabulary import RECORD_FIELDS
+from syncd.vocabulary import RECORD_FIELDS, DeliveryFormat
 
 __all__ = ["configure_gc", "main"]
 
@@ -311,10 +312,19 @@ def _webhooks_test(args: argparse.Namespace, app: App) -> int:
     )
     if endpoint is None:
         raise NotFoundError(f"no configured webhook named or at {args.target!r}")
+    format = endpoint.spec.format
     msg_id, body = test_body(datetime.now(UTC))
+    if format != DeliveryFormat.STANDARD:
+        body = sample_body(format, public_url=app.settings.http.public_url)
     allowed = app.settings.delivery.allow_destinations
     with WebhookSender(timeout=endpoint.timeout, allow_destinations=allowed) as sender:
-        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body)
+        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body, format=format)
+    if result.outcome == "delivered" and format != DeliveryFormat.STANDARD:
+        # A chat service's answer is short ("ok", or nothing): what users check.
+        print(f"{endpoint.name}: delivered a sample {format} message (HTTP {result.status})")
+        if result.answer:
+            print(result.answer)
+        return EXIT_OK
     if result.outcome == "delivered":
         print(f"{endpoint.name}: delivered {msg_id} (HTTP {result.status})")
         return EXIT_OK
