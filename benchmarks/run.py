@@ -32,7 +32,17 @@ from typing import Any
 from benchmarks import common
 from benchmarks.profiling import format_hotspots
 
-ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill", "web")
+ROWS = (
+    "parse",
+    "quiet",
+    "busy",
+    "memory",
+    "fanout",
+    "fanout_slack",
+    "requests",
+    "backfill",
+    "web",
+)
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 
@@ -50,6 +60,8 @@ class Plan:
     fanout_reps: int
     fanout_budget: dict[str, float | None]
     fanout_scaling: dict[str, tuple[int, ...]]
+    slack_endpoints: int
+    slack_papers: int  # the events of the cycle each endpoint's digest carries
     author_counts: tuple[int, ...]
     request_interval: float
     backfill_papers: int
@@ -70,6 +82,8 @@ FULL = Plan(
     # SQLite's claim query was quadratic in the queue: 10,000 took hours).
     fanout_budget={"sqlite": 60.0, "postgresql": 180.0},
     fanout_scaling={"sqlite": (500, 1_000, 2_000), "postgresql": (1_000, 5_000)},
+    slack_endpoints=1_000,
+    slack_papers=10,
     author_counts=(1, 10, 100),
     request_interval=3.0,
     backfill_papers=1_000,
@@ -87,6 +101,8 @@ QUICK = Plan(
     fanout_reps=2,
     fanout_budget={"sqlite": None, "postgresql": None},
     fanout_scaling={"sqlite": (), "postgresql": ()},
+    slack_endpoints=100,
+    slack_papers=5,
     author_counts=(1, 10, 30),
     request_interval=0.1,
     backfill_papers=200,
@@ -338,6 +354,26 @@ def _fanout(ctx: _Context) -> dict[str, Any]:
     return out
 
 
+def _fanout_slack(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import fanout  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    for kind in ctx.kinds:
+        with common.database(kind, ctx.folder, f"fanout_slack_{kind}") as url:
+            store = common.open_store(url)
+            try:
+                out[kind] = fanout.run_slack(
+                    store,
+                    ctx.pages,
+                    ctx.plan.slack_endpoints,
+                    ctx.plan.slack_papers,
+                    ctx.plan.fanout_reps,
+                )
+            finally:
+                store.close()
+    return out
+
+
 def _fanout_point(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "events": result["events"],
@@ -375,6 +411,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "busy": _busy,
     "memory": _memory,
     "fanout": _fanout,
+    "fanout_slack": _fanout_slack,
     "requests": _requests,
     "backfill": _backfill,
     "web": _web,
@@ -459,6 +496,18 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 f"Webhook fan-out, {kind}: {r['events']:,} events, {r['workers']} workers",
                 f"{r['syncd_events_per_second']:.0f}/s{extra}",
                 f"httpx {r['baseline_events_per_second']:.0f}/s",
+                f"{r['throughput_ratio']:.3f}x throughput",
+                ">= 0.5x",
+                _yes(r["met"]),
+            )
+        )
+    for kind, r in rows.get("fanout_slack", {}).items():
+        out.append(
+            (
+                f"Fan-out, slack, {kind}: {r['endpoints']:,} endpoints, a digest of "
+                f"{r['events_per_digest']} events each",
+                f"{r['syncd_messages_per_second']:.0f} messages/s",
+                f"httpx {r['baseline_messages_per_second']:.0f}/s",
                 f"{r['throughput_ratio']:.3f}x throughput",
                 ">= 0.5x",
                 _yes(r["met"]),
