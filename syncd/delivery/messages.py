@@ -40,6 +40,10 @@ _NOTIFY_DIFF = 4000
 _NOTIFY_EVENTS = 50
 _NOTIFY_HEADLINE = 200
 _NOTIFY_ENTRY_DIFF = 400
+# The sample change `syncd webhooks test` sends.
+_SAMPLE_ID = "2401.00001"
+_SAMPLE_TITLE = "A sample paper: syncd's test message with a revised title"
+_SAMPLE_AUTHOR = "Ada Lovelace"
 
 
 def message_body(
@@ -100,25 +104,19 @@ def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[st
 
 def _sample_event(now: datetime) -> Event:
     """A made-up change a person recognises as a sample: a paper's v2 with a new title."""
-    record = Record(
-        arxiv_id="2401.00001",
-        version=2,
-        title="A sample paper: syncd's test message with a revised title",
-        abstract="This is not a real paper. syncd sends it when asked to test a webhook.",
-        authors=("Ada Lovelace", "Charles Babbage"),
-    )
+    record = Record(arxiv_id=_SAMPLE_ID, version=2, title=_SAMPLE_TITLE, authors=(_SAMPLE_AUTHOR,))
     changes = {
         "version": {"old": 1, "new": 2},
-        "title": {"old": "A sample paper: syncd's test message", "new": record.title},
+        "title": {"old": "A sample paper: syncd's test message", "new": _SAMPLE_TITLE},
     }
     return Event(
         seq=0,
         id="evt_sample",
         type=EventType.REVISED,
         created_at=now,
-        author="Ada Lovelace",
-        paper_key="2401.00001",
-        arxiv_id="2401.00001",
+        author=_SAMPLE_AUTHOR,
+        paper_key=_SAMPLE_ID,
+        arxiv_id=_SAMPLE_ID,
         kinds=("version", "title"),
         changes=changes,
         record=record,
