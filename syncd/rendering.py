@@ -179,12 +179,13 @@ def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) 
         lines.append(_names_line("added", added, "added"))
     if removed:
         lines.append(_names_line("removed", removed, "removed"))
-    if ordered and kept_old != kept_new:
-        moved = [
-            Segment("text", f"{name} ({_ordinal(old, name)} → {_ordinal(new, name)})")
-            for position, name in enumerate(kept_new)
-            if kept_old[position] != name
-        ]
+    # zip, not indexes: a name listed twice on one side only makes the lists' lengths differ.
+    moved = [
+        Segment("text", f"{name} ({_ordinal(old, name)} → {_ordinal(new, name)})")
+        for was, name in zip(kept_old, kept_new, strict=False)
+        if was != name
+    ]
+    if ordered and moved:
         lines.append((Segment("text", "moved: "), *_joined(moved, Segment("text", ", "))))
     return tuple(lines)
 
