@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks import common
 from benchmarks.profiling import format_hotspots
 
-ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill", "web")
+ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill", "web", "digest")
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 
@@ -55,6 +55,7 @@ class Plan:
     backfill_papers: int
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
+    digest_reps: int
 
 
 FULL = Plan(
@@ -75,6 +76,7 @@ FULL = Plan(
     backfill_papers=1_000,
     web_sizes=(10_000, 100_000),
     web_requests=200,
+    digest_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -92,6 +94,7 @@ QUICK = Plan(
     backfill_papers=200,
     web_sizes=(1_000, 5_000),
     web_requests=20,
+    digest_reps=3,
 )
 
 
@@ -369,6 +372,12 @@ def _web(ctx: _Context) -> dict[str, Any]:
     return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
 
 
+def _digest(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import digest  # noqa: PLC0415
+
+    return digest.run(ctx.plan.digest_reps)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -378,6 +387,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "requests": _requests,
     "backfill": _backfill,
     "web": _web,
+    "digest": _digest,
 }
 
 
@@ -498,6 +508,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         from benchmarks import web  # noqa: PLC0415
 
         out += web.table_rows(rows["web"])
+    if "digest" in rows:
+        from benchmarks import digest  # noqa: PLC0415
+
+        out += digest.table_rows(rows["digest"])
     return out
 
 
