@@ -19,6 +19,7 @@ from syncd.delivery.discord import discord_digest, discord_message
 from syncd.delivery.slack import slack_digest, slack_message
 from syncd.messages_text import (
     MARKDOWN,
+    cut_text,
     digest_title,
     full_change,
     headline_link,
@@ -88,7 +89,8 @@ def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[st
             render_diffs(described.diffs, MARKDOWN, _NOTIFY_DIFF, more),
             " · ".join(MARKDOWN.link(link) for link in described.links),
         ]
-        return unmentionable(described.headline), "\n\n".join(p for p in parts if p)
+        title = unmentionable(cut_text(described.headline, _NOTIFY_HEADLINE))
+        return title, "\n\n".join(p for p in parts if p)
     entries = []
     for event in events[:_NOTIFY_EVENTS]:
         described = describe(event, public_url=public_url)

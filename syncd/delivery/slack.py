@@ -17,6 +17,7 @@ from typing import Any
 from syncd.messages_text import (
     PLAIN,
     SLACK,
+    cut_text,
     digest_title,
     full_change,
     headline_link,
@@ -33,8 +34,9 @@ MAX_BLOCKS = 50
 MAX_HEADER = 150
 MAX_SECTION = 3000
 MAX_TEXT = 40_000  # exclusive
-# A digest's entry: a headline of at most this many characters (before
-# escaping) and a diff of at most _DIGEST_DIFF; at most about 1,600 in all.
+# A headline (the fallback text, a digest's entry) has at most this many
+# characters before escaping; a digest's entry, a diff of at most _DIGEST_DIFF
+# more: at most about 1,600 in all.
 _DIGEST_HEADLINE = 200
 _DIGEST_DIFF = 400
 
@@ -51,7 +53,9 @@ def slack_message(described: Described) -> dict[str, Any]:
     if described.links:
         links = " · ".join(SLACK.link(link) for link in described.links)
         blocks.append({"type": "context", "elements": [_mrkdwn(links)]})
-    return {"text": SLACK.escape(described.headline), "blocks": blocks}
+    # A headline keeps a title's whole part before its colon, however long: cut it.
+    fallback = SLACK.escape(cut_text(described.headline, _DIGEST_HEADLINE))
+    return {"text": fallback, "blocks": blocks}
 
 
 def slack_digest(events: Sequence[Event], public_url: str | None) -> dict[str, Any]:

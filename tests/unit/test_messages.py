@@ -269,6 +269,16 @@ class TestOneEvent:
         assert slack_problem(json.dumps(slack).encode()) is None
         assert discord_problem(json.dumps(discord).encode()) is None
 
+    def test_a_title_with_a_long_part_before_its_colon_is_cut_everywhere(self) -> None:
+        """Headlines keep a title's part before its colon whole; messages cut it."""
+        long = event(title="&" * 10_000 + ": and more")
+        assert slack_problem(message_body(DeliveryFormat.SLACK, [long], public_url=None)) is None
+        assert (
+            discord_problem(message_body(DeliveryFormat.DISCORD, [long], public_url=None)) is None
+        )
+        title, _ = notification([long], public_url=None)
+        assert len(title) <= 200
+
     def test_a_word_longer_than_the_room_is_cut_between_characters(self) -> None:
         assert fit_text("x" * 10_000, SLACK, 20) == "x" * 18 + " …"
         assert fit_text("&" * 100, SLACK, 20) == "&amp;" * 3 + " …"
