@@ -54,9 +54,10 @@ _SLACK_ESCAPES = str.maketrans(
     | {c: f"{ZERO_WIDTH_SPACE}{c}{ZERO_WIDTH_SPACE}" for c in "*_~`"}
 )
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the
-# ones that open emphasis, code, spoilers, quotes, headings, links or Discord's
-# <@mentions>, <#channels> and <t:timestamps>.
-_MARKDOWN_ESCAPES = str.maketrans({c: f"\\{c}" for c in "\\*_~`|>#[]()<"})
+# ones that open emphasis, code, spoilers, quotes, headings, links (a link
+# needs its brackets: parentheses alone are text) or Discord's <@mentions>,
+# <#channels> and <t:timestamps>.
+_MARKDOWN_ESCAPES = str.maketrans({c: f"\\{c}" for c in "\\*_~`|>#[]<"})
 # What may stay unquoted in a link's target: neither parentheses nor spaces,
 # which would end a Markdown link early.
 _URL_SAFE = ":/?#@!$&'*+,;=%~-._"
