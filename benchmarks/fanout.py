@@ -297,3 +297,19 @@ def run_slack(store: Any, pages: Pages, endpoints: int, papers: int, reps: int) 
             "target": "throughput >= 0.5x bare httpx",
             "met": ratio >= 0.5,
         }
+
+
+def slack_table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """The rows of benchmarks.run's table: one per database."""
+    return [
+        (
+            f"Fan-out, slack, {kind}: {r['endpoints']:,} endpoints, a digest of "
+            f"{r['events_per_digest']} events each",
+            f"{r['syncd_messages_per_second']:.0f} messages/s",
+            f"httpx {r['baseline_messages_per_second']:.0f}/s",
+            f"{r['throughput_ratio']:.3f}x throughput",
+            ">= 0.5x",
+            "yes" if r["met"] else "NO",
+        )
+        for kind, r in results.items()
+    ]

@@ -42,6 +42,7 @@ ROWS = (
     "requests",
     "backfill",
     "web",
+    "digest",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -67,6 +68,7 @@ class Plan:
     backfill_papers: int
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
+    digest_reps: int
 
 
 FULL = Plan(
@@ -89,6 +91,7 @@ FULL = Plan(
     backfill_papers=1_000,
     web_sizes=(10_000, 100_000),
     web_requests=200,
+    digest_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -108,6 +111,7 @@ QUICK = Plan(
     backfill_papers=200,
     web_sizes=(1_000, 5_000),
     web_requests=20,
+    digest_reps=3,
 )
 
 
@@ -405,6 +409,12 @@ def _web(ctx: _Context) -> dict[str, Any]:
     return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
 
 
+def _digest(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import digest  # noqa: PLC0415
+
+    return digest.run(ctx.plan.digest_reps)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -415,6 +425,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "requests": _requests,
     "backfill": _backfill,
     "web": _web,
+    "digest": _digest,
 }
 
 
@@ -501,18 +512,6 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 _yes(r["met"]),
             )
         )
-    for kind, r in rows.get("fanout_slack", {}).items():
-        out.append(
-            (
-                f"Fan-out, slack, {kind}: {r['endpoints']:,} endpoints, a digest of "
-                f"{r['events_per_digest']} events each",
-                f"{r['syncd_messages_per_second']:.0f} messages/s",
-                f"httpx {r['baseline_messages_per_second']:.0f}/s",
-                f"{r['throughput_ratio']:.3f}x throughput",
-                ">= 0.5x",
-                _yes(r["met"]),
-            )
-        )
     if "requests" in rows:
         r = rows["requests"]
         for p in r["points"]:
@@ -547,6 +546,13 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         from benchmarks import web  # noqa: PLC0415
 
         out += web.table_rows(rows["web"])
+    if "digest" in rows:
+        from benchmarks import digest  # noqa: PLC0415
+
+        out += digest.table_rows(rows["digest"])
+    from benchmarks import fanout  # noqa: PLC0415
+
+    out += fanout.slack_table_rows(rows.get("fanout_slack", {}))
     return out
 
 
