@@ -25,6 +25,7 @@ from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
 from syncd.delivery.apprise_sender import AppriseSender
+from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
@@ -313,12 +314,21 @@ def _webhooks_test(args: argparse.Namespace, app: App) -> int:
     )
     if endpoint is None:
         raise NotFoundError(f"no configured webhook named or at {args.target!r}")
-    if endpoint.spec.format == DeliveryFormat.APPRISE:
+    format = endpoint.spec.format
+    if format == DeliveryFormat.APPRISE:
         return _notify_test(endpoint, app)
     msg_id, body = test_body(datetime.now(UTC))
+    if format != DeliveryFormat.STANDARD:
+        body = sample_body(format, public_url=app.settings.http.public_url)
     allowed = app.settings.delivery.allow_destinations
     with WebhookSender(timeout=endpoint.timeout, allow_destinations=allowed) as sender:
-        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body)
+        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body, format=format)
+    if result.outcome == "delivered" and format != DeliveryFormat.STANDARD:
+        # A chat service's answer is short ("ok", or nothing): what users check.
+        print(f"{endpoint.name}: delivered a sample {format} message (HTTP {result.status})")
+        if result.answer:
+            print(result.answer)
+        return EXIT_OK
     if result.outcome == "delivered":
         print(f"{endpoint.name}: delivered {msg_id} (HTTP {result.status})")
         return EXIT_OK

@@ -1,8 +1,9 @@
-"""The outbox worker: claim due deliveries, send them signed, record what happened.
+"""The outbox worker: claim due deliveries, send them in their endpoint's format, record
+what happened.
 
 At least once: a delivery is marked done only after a 2xx, and a lease that
-runs out (a crash, a kill -9) makes it due again with the same event id, so
-receivers deduplicate on ``webhook-id``.
+runs out (a crash, a kill -9) makes it due again with the same message id
+(the event's, or a digest's), so receivers deduplicate on ``webhook-id``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from syncd import metrics
 from syncd.config import DeliverySettings
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.messages import notification
-from syncd.delivery.payload import event_body
+from syncd.delivery.payload import claim_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.schedule import next_retry_delay
 from syncd.delivery.sender import DeliveryResult, WebhookSender
@@ -182,7 +183,7 @@ class Dispatcher:
 
     def _send(self, claim: Claim) -> DeliveryResult | None:
         with structlog.contextvars.bound_contextvars(
-            endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
+            endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1
         ):
             endpoint = self._endpoints.get(claim.endpoint)
             if endpoint is None:
@@ -190,13 +191,18 @@ class Dispatcher:
                 # process with another config; its lease will lapse for it.
                 _log.warning("endpoint_not_configured")
                 return None
-            if endpoint.spec.format == DeliveryFormat.APPRISE:
-                title, body = notification([claim.event], public_url=self._public_url)
+            format = endpoint.spec.format
+            if format == DeliveryFormat.APPRISE:
+                title, body = notification(claim.events, public_url=self._public_url)
                 return self._notifier.send(
-                    endpoint.spec.url, endpoint.timeout, claim.event.id, title, body
+                    endpoint.spec.url, endpoint.timeout, claim.message_id, title, body
                 )
             return self._senders[claim.endpoint].send(
-                endpoint.spec.url, endpoint.secrets, claim.event.id, event_body(claim.event)
+                endpoint.spec.url,
+                endpoint.secrets,
+                claim.message_id,
+                claim_body(claim, format, public_url=self._public_url),
+                format=format,
             )
 
     def _judge(self, claim: Claim, result: DeliveryResult, now: datetime) -> Attempt:
@@ -217,10 +223,11 @@ class Dispatcher:
         """Count the attempt; log what was decided (the sender logged the attempt itself)."""
         if attempt.delivered:
             # One line per delivery is enough: the sender's webhook_attempt.
-            metrics.observe_delivery("delivered", (now - claim.event.created_at).total_seconds())
+            age = now - claim.events[0].created_at
+            metrics.observe_delivery("delivered", age.total_seconds())
             return
         with structlog.contextvars.bound_contextvars(
-            endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
+            endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1
         ):
             if attempt.disable_endpoint:
                 metrics.observe_delivery("gone", None)

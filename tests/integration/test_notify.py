@@ -8,6 +8,7 @@ import pytest
 
 from syncd.delivery.messages import notification
 from syncd.storage import Storage
+from syncd.storage.models import Event
 from tests.integration.conftest import Syncd
 from tests.recorder import Recorder
 
@@ -28,7 +29,7 @@ def failing() -> Iterator[Recorder]:
         yield running
 
 
-def _notify(syncd: Syncd, *urls: str, schedule: str = "[0.05, 0.05]") -> None:
+def _notify(syncd: Syncd, *urls: str, schedule: str = "[0.05, 0.05]", group: str = "event") -> None:
     listed = ", ".join(f'"{url}"' for url in urls)
     syncd.sections = f"""
 [delivery]
@@ -39,18 +40,42 @@ poll_interval = 0.05
 [[notify]]
 name = "lab"
 urls = [{listed}]
-group = "event"
+{f'group = "{group}"' if group else ""}
 timeout = 5
 """
 
 
 def _expected(syncd: Syncd) -> list[tuple[str, str]]:
     """(title, body) of each stored event, as the shared renderer makes them."""
+    return sorted(notification([e], public_url=None) for e in _events(syncd))
+
+
+def _events(syncd: Syncd) -> list[Event]:
     storage = Storage(syncd.database_url)
     try:
-        return sorted(notification([e], public_url=None) for e in storage.events.since())
+        return storage.events.since()
     finally:
         storage.close()
+
+
+def test_a_cycle_is_one_notification_by_default(
+    syncd: Syncd, working: Recorder, failing: Recorder
+) -> None:
+    """The first sync links seven papers: one digest per target, retried and dead-lettered whole."""
+    _notify(
+        syncd,
+        f"json://127.0.0.1:{working.port}/a",
+        f"json://127.0.0.1:{failing.port}/b",
+        group="",
+    )
+    outcome = syncd("sync")
+    assert "4 attempts, 0 pending, 1 dead-lettered" in outcome.out
+    (digest,) = working.received
+    title, body = notification(_events(syncd), public_url=None)
+    assert (digest.fields()["title"], digest.fields()["message"]) == (title, body)
+    assert len(failing.received) == 3
+    listed = {e["name"]: e for e in syncd.json("webhooks", "list")}
+    assert (listed["lab#1"]["delivered"], listed["lab#2"]["dead"]) == (1, 1)
 
 
 def test_one_target_failing_holds_back_nothing_of_the_other(
