@@ -62,13 +62,15 @@ class Dispatcher:
         self._endpoints = endpoints
         self._settings = settings
         self._public_url = public_url
-        # One client per endpoint: each has its own timeout and connection pool.
+        # One client per timeout, shared by the endpoints that have it: a pool per
+        # endpoint would open a connection for every message to a thousand chat
+        # endpoints on one host, and cost a client (and its TLS context) each.
+        self._clients = {
+            timeout: WebhookSender(timeout=timeout, allow_destinations=settings.allow_destinations)
+            for timeout in {endpoint.timeout for endpoint in endpoints.values()}
+        }
         self._senders = {
-            name: WebhookSender(
-                timeout=endpoint.timeout, allow_destinations=settings.allow_destinations
-            )
-            for name, endpoint in endpoints.items()
-            if endpoint.spec.format != DeliveryFormat.APPRISE
+            name: self._clients[endpoint.timeout] for name, endpoint in endpoints.items()
         }
         # [[notify]] targets: Apprise opens its own connections, per send.
         self._notifier = AppriseSender.allowing(settings.allow_destinations)
@@ -92,7 +94,7 @@ class Dispatcher:
         except StoreError as exc:
             # The leases lapse on their own; shutting down must not fail for them.
             _log.warning("leases_not_released", error=str(exc))
-        for sender in self._senders.values():
+        for sender in self._clients.values():
             sender.close()
 
     def run_once(self) -> int:
@@ -106,7 +108,8 @@ class Dispatcher:
         )
         # Claims hold at most one delivery per paper and endpoint, so sending
         # them in parallel keeps each receiver's per-paper order.
-        futures = [self._pool.submit(self._send, claim) for claim in claims]
+        bodies: dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes] = {}
+        futures = [self._pool.submit(self._send, claim, bodies) for claim in claims]
         self._wait_renewing(claims, futures)
         results = [future.result() for future in futures]
         sent = [(claim, result) for claim, result in zip(claims, results, strict=True) if result]
@@ -181,7 +184,10 @@ class Dispatcher:
             time.sleep(wait)
         return attempted
 
-    def _send(self, claim: Claim) -> DeliveryResult | None:
+    def _send(
+        self, claim: Claim, bodies: dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes]
+    ) -> DeliveryResult | None:
+        """Send ``claim`` once; ``bodies`` holds the batch's bodies rendered so far."""
         with structlog.contextvars.bound_contextvars(
             endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1
         ):
@@ -193,16 +199,19 @@ class Dispatcher:
                 return None
             format = endpoint.spec.format
             if format == DeliveryFormat.APPRISE:
-                title, body = notification(claim.events, public_url=self._public_url)
+                title, text = notification(claim.events, public_url=self._public_url)
                 return self._notifier.send(
-                    endpoint.spec.url, endpoint.timeout, claim.message_id, title, body
+                    endpoint.spec.url, endpoint.timeout, claim.message_id, title, text
                 )
+            # A cycle's digests to endpoints of one format and filters are one
+            # message: rendered once a batch, not once an endpoint.  (A race
+            # renders it twice, the same bytes.)
+            key = (format, claim.digest_id is not None, tuple(e.seq for e in claim.events))
+            body = bodies.get(key)
+            if body is None:
+                body = bodies[key] = claim_body(claim, format, public_url=self._public_url)
             return self._senders[claim.endpoint].send(
-                endpoint.spec.url,
-                endpoint.secrets,
-                claim.message_id,
-                claim_body(claim, format, public_url=self._public_url),
-                format=format,
+                endpoint.spec.url, endpoint.secrets, claim.message_id, body, format=format
             )
 
     def _judge(self, claim: Claim, result: DeliveryResult, now: datetime) -> Attempt:
