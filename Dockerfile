@@ -32,7 +32,8 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY syncd ./syncd
 # pip and setuptools only build: the runtime venv goes without them (~25 MB).
-RUN /opt/syncd/bin/pip install --no-cache-dir . \
+# The apprise extra (~25 MB) is in: [[notify]] works without an image of one's own.
+RUN /opt/syncd/bin/pip install --no-cache-dir '.[apprise]' \
  && /opt/syncd/bin/python -m pip uninstall --yes --quiet pip setuptools \
  && /opt/syncd/bin/syncd --help >/dev/null
 

@@ -71,6 +71,24 @@ def _utc(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+def _bare_posts(posts: list[tuple[str, bytes]]) -> float:
+    """The baseline: POST each (url, body) with one bare ``httpx.Client`` from ``WORKERS``
+    threads; return the seconds it took."""
+    fresh_heap()
+    headers = {"content-type": "application/json"}
+    with httpx.Client(timeout=15.0) as client, ThreadPoolExecutor(WORKERS) as pool:
+
+        def post(item: tuple[str, bytes]) -> int:
+            return client.post(item[0], content=item[1], headers=headers).status_code
+
+        started = time.perf_counter()
+        statuses = list(pool.map(post, posts))
+        elapsed = time.perf_counter() - started
+    if any(status != 204 for status in statuses):
+        raise RuntimeError("the bare client got a non-204")
+    return elapsed
+
+
 def _reset(store: Any) -> float:
     """Every delivery pending and due again; return the commit's wall time."""
     from syncd.storage.schema import deliveries_table  # noqa: PLC0415
@@ -147,19 +165,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
             return elapsed
 
         def baseline_side(_: int) -> float:
-            fresh_heap()
-            headers = {"content-type": "application/json"}
-            with httpx.Client(timeout=15.0) as client, ThreadPoolExecutor(WORKERS) as pool:
-
-                def post(body: bytes) -> int:
-                    return client.post(url, content=body, headers=headers).status_code
-
-                started = time.perf_counter()
-                statuses = list(pool.map(post, bodies))
-                elapsed = time.perf_counter() - started
-            if any(status != 204 for status in statuses):
-                raise RuntimeError("the bare client got a non-204")
-            return elapsed
+            return _bare_posts([(url, body) for body in bodies])
 
         paired: Paired = alternate(reps, syncd_side, baseline_side)
         bare_rates = [events / t for t in paired.baseline]
@@ -211,3 +217,99 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
 
             result["profile"] = sample_threads(drain)
         return result
+
+
+def run_slack(store: Any, pages: Pages, endpoints: int, papers: int, reps: int) -> dict[str, Any]:
+    """Row "fan-out, slack": one cycle of ``papers`` new papers to ``endpoints`` Slack endpoints.
+
+    Each endpoint is grouped by cycle (the chat default), so the cycle queues one
+    digest per endpoint.  syncd's side is ``Dispatcher.drain``: claim a digest
+    with its events, render the Slack message, POST it unsigned, record it, over
+    one connection pool per endpoint as the daemon has.  The baseline posts the
+    same rendered bodies with one bare ``httpx.Client`` from 4 threads.
+    """
+    from syncd.config import DeliverySettings  # noqa: PLC0415
+    from syncd.delivery.messages import message_body  # noqa: PLC0415
+    from syncd.delivery.routing import Endpoint, EndpointSpec  # noqa: PLC0415
+    from syncd.delivery.worker import Dispatcher  # noqa: PLC0415
+    from syncd.vocabulary import DeliveryFormat, DeliveryGroup  # noqa: PLC0415
+
+    with Server("hooks") as receiver:
+        delivery = DeliverySettings(workers=WORKERS)
+        hooks = {
+            f"slack-{i:04d}": Endpoint(
+                EndpointSpec(
+                    f"slack-{i:04d}",
+                    f"{receiver.url}/services/{i:04d}",
+                    "-",
+                    format=DeliveryFormat.SLACK,
+                    group=DeliveryGroup.CYCLE,
+                ),
+                (),
+                timeout=15.0,
+            )
+            for i in range(endpoints)
+        }
+        store.outbox.register_endpoints([hook.spec for hook in hooks.values()])
+        dataset = pages.dataset(papers, 1)
+        pages.warm(dataset, papers)
+        sync_once(store, pages.api_url(dataset))
+        settle(store)
+        pending, _ = store.outbox.counts()
+        if pending != endpoints:
+            raise RuntimeError(f"{pending} digests pending, expected {endpoints}")
+        events = store.events.since()
+        body = message_body(DeliveryFormat.SLACK, events, public_url=None)
+        posts = [(hook.spec.url, body) for hook in hooks.values()]
+
+        def syncd_side(i: int) -> float:
+            if i:
+                _reset(store)
+            fresh_heap()
+            with Dispatcher(store.outbox, hooks, delivery) as dispatcher:
+                started = time.perf_counter()
+                dispatcher.drain(3600)
+                elapsed = time.perf_counter() - started
+            left, dead = store.outbox.counts()
+            if left or dead:
+                raise RuntimeError(f"drain left {left} pending and {dead} dead")
+            return elapsed
+
+        def baseline_side(_: int) -> float:
+            return _bare_posts(posts)
+
+        paired: Paired = alternate(reps, syncd_side, baseline_side)
+        ratios = [b / s for s, b in zip(paired.syncd, paired.baseline, strict=True)]
+        ratio = statistics.median(ratios)
+        return {
+            "database": store.db.dialect,
+            "endpoints": endpoints,
+            "events_per_digest": len(events),
+            "workers": WORKERS,
+            "syncd_seconds": [round(t, 3) for t in paired.syncd],
+            "baseline_seconds": [round(t, 3) for t in paired.baseline],
+            "syncd_messages_per_second": round(endpoints / statistics.median(paired.syncd), 1),
+            "baseline_messages_per_second": round(
+                endpoints / statistics.median(paired.baseline), 1
+            ),
+            "throughput_ratios": [round(r, 4) for r in ratios],
+            "throughput_ratio": round(ratio, 4),
+            "target": "throughput >= 0.5x bare httpx",
+            "met": ratio >= 0.5,
+        }
+
+
+def slack_table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """The rows of benchmarks.run's table: one per database."""
+    return [
+        (
+            f"Fan-out, slack, {kind}: {r['endpoints']:,} endpoints, a digest of "
+            f"{r['events_per_digest']} events each",
+            f"{r['syncd_messages_per_second']:.0f} messages/s",
+            f"httpx {r['baseline_messages_per_second']:.0f}/s",
+            f"{r['throughput_ratio']:.3f}x throughput",
+            ">= 0.5x",
+            "yes" if r["met"] else "NO",
+        )
+        for kind, r in results.items()
+    ]

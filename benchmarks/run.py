@@ -32,7 +32,18 @@ from typing import Any
 from benchmarks import common
 from benchmarks.profiling import format_hotspots
 
-ROWS = ("parse", "quiet", "busy", "memory", "fanout", "requests", "backfill", "web")
+ROWS = (
+    "parse",
+    "quiet",
+    "busy",
+    "memory",
+    "fanout",
+    "fanout_slack",
+    "requests",
+    "backfill",
+    "web",
+    "digest",
+)
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 
@@ -50,11 +61,14 @@ class Plan:
     fanout_reps: int
     fanout_budget: dict[str, float | None]
     fanout_scaling: dict[str, tuple[int, ...]]
+    slack_endpoints: int
+    slack_papers: int  # the events of the cycle each endpoint's digest carries
     author_counts: tuple[int, ...]
     request_interval: float
     backfill_papers: int
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
+    digest_reps: int
 
 
 FULL = Plan(
@@ -70,11 +84,14 @@ FULL = Plan(
     # SQLite's claim query was quadratic in the queue: 10,000 took hours).
     fanout_budget={"sqlite": 60.0, "postgresql": 180.0},
     fanout_scaling={"sqlite": (500, 1_000, 2_000), "postgresql": (1_000, 5_000)},
+    slack_endpoints=1_000,
+    slack_papers=10,
     author_counts=(1, 10, 100),
     request_interval=3.0,
     backfill_papers=1_000,
     web_sizes=(10_000, 100_000),
     web_requests=200,
+    digest_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -87,11 +104,14 @@ QUICK = Plan(
     fanout_reps=2,
     fanout_budget={"sqlite": None, "postgresql": None},
     fanout_scaling={"sqlite": (), "postgresql": ()},
+    slack_endpoints=100,
+    slack_papers=5,
     author_counts=(1, 10, 30),
     request_interval=0.1,
     backfill_papers=200,
     web_sizes=(1_000, 5_000),
     web_requests=20,
+    digest_reps=3,
 )
 
 
@@ -338,6 +358,26 @@ def _fanout(ctx: _Context) -> dict[str, Any]:
     return out
 
 
+def _fanout_slack(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import fanout  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    for kind in ctx.kinds:
+        with common.database(kind, ctx.folder, f"fanout_slack_{kind}") as url:
+            store = common.open_store(url)
+            try:
+                out[kind] = fanout.run_slack(
+                    store,
+                    ctx.pages,
+                    ctx.plan.slack_endpoints,
+                    ctx.plan.slack_papers,
+                    ctx.plan.fanout_reps,
+                )
+            finally:
+                store.close()
+    return out
+
+
 def _fanout_point(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "events": result["events"],
@@ -369,15 +409,23 @@ def _web(ctx: _Context) -> dict[str, Any]:
     return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
 
 
+def _digest(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import digest  # noqa: PLC0415
+
+    return digest.run(ctx.plan.digest_reps)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
     "busy": _busy,
     "memory": _memory,
     "fanout": _fanout,
+    "fanout_slack": _fanout_slack,
     "requests": _requests,
     "backfill": _backfill,
     "web": _web,
+    "digest": _digest,
 }
 
 
@@ -498,6 +546,13 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         from benchmarks import web  # noqa: PLC0415
 
         out += web.table_rows(rows["web"])
+    if "digest" in rows:
+        from benchmarks import digest  # noqa: PLC0415
+
+        out += digest.table_rows(rows["digest"])
+    from benchmarks import fanout  # noqa: PLC0415
+
+    out += fanout.slack_table_rows(rows.get("fanout_slack", {}))
     return out
 
 

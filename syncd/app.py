@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from syncd import metrics
 from syncd.arxiv import ArxivClient
 from syncd.config import Settings
+from syncd.delivery.apprise_urls import url_scheme
 from syncd.delivery.redaction import url_origin
 from syncd.delivery.routing import UNSIGNED_URL_KEY, Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
 from syncd.delivery.worker import Dispatcher
 from syncd.storage import EndpointSummary, Storage
+from syncd.vocabulary import DeliveryFormat
 
 __all__ = ["App", "endpoints_from"]
 
 
 def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
-    """The configured webhooks by name, secrets resolved now (once per process)."""
+    """The configured webhooks and notify targets by name, secrets resolved now (once)."""
     endpoints = {}
     for hook in settings.webhooks:
         secrets = tuple(hook.secret_values())
@@ -39,6 +41,18 @@ def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
             hook.grouping,
         )
         endpoints[spec.name] = Endpoint(spec, secrets, hook.timeout)
+    for table in settings.notify:
+        for name, url in table.targets():
+            spec = EndpointSpec(
+                name,
+                url,
+                url_hash(url, UNSIGNED_URL_KEY),
+                table.events,
+                table.kinds,
+                DeliveryFormat.APPRISE,
+                table.grouping,
+            )
+            endpoints[name] = Endpoint(spec, (), table.timeout)
     return endpoints
 
 
@@ -73,7 +87,12 @@ class App:
 
     def dispatcher(self) -> Dispatcher:
         """A worker for the configured endpoints' deliveries."""
-        return Dispatcher(self.storage.outbox, self.endpoints, self.settings.delivery)
+        return Dispatcher(
+            self.storage.outbox,
+            self.endpoints,
+            self.settings.delivery,
+            public_url=self.settings.http.public_url,
+        )
 
     def store_snapshot(self) -> metrics.StoreSnapshot:
         """What the database-backed gauges show, read now."""
@@ -94,4 +113,9 @@ class App:
     def endpoint_origin(self, name: str) -> str:
         """Where an endpoint points, down to its host: chat services put tokens in paths."""
         endpoint = self.endpoints.get(name)
-        return url_origin(endpoint.spec.url) if endpoint is not None else "-"
+        if endpoint is None:
+            return "-"
+        if endpoint.spec.format == DeliveryFormat.APPRISE:
+            # Apprise URLs keep tokens anywhere, host included (Telegram's bot token).
+            return f"{url_scheme(endpoint.spec.url)}://…"
+        return url_origin(endpoint.spec.url)

@@ -24,7 +24,10 @@ from syncd.app import App
 from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
+from syncd.delivery.apprise_sender import AppriseSender
+from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
+from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
 from syncd.logs import configure_logging
@@ -34,7 +37,7 @@ from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
-from syncd.vocabulary import RECORD_FIELDS
+from syncd.vocabulary import RECORD_FIELDS, DeliveryFormat
 
 __all__ = ["configure_gc", "main"]
 
@@ -229,7 +232,7 @@ def _sync(args: argparse.Namespace, app: App) -> int:
             )
         else:
             print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
-    if settings.webhooks and not args.no_deliver:
+    if app.endpoints and not args.no_deliver:
         with app.dispatcher() as dispatcher:
             attempted = dispatcher.drain(settings.delivery.sync_wait)
         pending, dead = app.storage.outbox.counts()
@@ -311,14 +314,43 @@ def _webhooks_test(args: argparse.Namespace, app: App) -> int:
     )
     if endpoint is None:
         raise NotFoundError(f"no configured webhook named or at {args.target!r}")
+    format = endpoint.spec.format
+    if format == DeliveryFormat.APPRISE:
+        return _notify_test(endpoint, app)
     msg_id, body = test_body(datetime.now(UTC))
+    if format != DeliveryFormat.STANDARD:
+        body = sample_body(format, public_url=app.settings.http.public_url)
     allowed = app.settings.delivery.allow_destinations
     with WebhookSender(timeout=endpoint.timeout, allow_destinations=allowed) as sender:
-        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body)
+        result = sender.send(endpoint.spec.url, endpoint.secrets, msg_id, body, format=format)
+    if result.outcome == "delivered" and format != DeliveryFormat.STANDARD:
+        # A chat service's answer is short ("ok", or nothing): what users check.
+        print(f"{endpoint.name}: delivered a sample {format} message (HTTP {result.status})")
+        if result.answer:
+            print(result.answer)
+        return EXIT_OK
     if result.outcome == "delivered":
         print(f"{endpoint.name}: delivered {msg_id} (HTTP {result.status})")
         return EXIT_OK
     print(f"{endpoint.name}: {result.outcome}: {result.error or result.status}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _notify_test(endpoint: Endpoint, app: App) -> int:
+    """``webhooks test`` for a [[notify]] target: Apprise says sent or not, and no more."""
+    notifier = AppriseSender.allowing(app.settings.delivery.allow_destinations)
+    msg_id, _ = test_body(datetime.now(UTC))
+    result = notifier.send(
+        endpoint.spec.url,
+        endpoint.timeout,
+        msg_id,
+        "syncd test notification",
+        f"If you read this, syncd reaches **{endpoint.name}**.",
+    )
+    if result.outcome == "delivered":
+        print(f"{endpoint.name}: delivered a test notification")
+        return EXIT_OK
+    print(f"{endpoint.name}: {result.outcome}: {result.error}", file=sys.stderr)
     return EXIT_FAILURE
 
 

@@ -8,19 +8,18 @@ Relative paths in the file resolve against the file's own folder.
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, Self
+from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from apscheduler.triggers.cron import CronTrigger
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -36,13 +35,13 @@ from syncd.delivery.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     check_destination,
+    check_host,
 )
-from syncd.delivery.redaction import redact_url
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
-from syncd.delivery.signing import signing_key
 from syncd.errors import ConfigError
 from syncd.record import split_arxiv_id
-from syncd.vocabulary import EVENT_TYPES, KINDS, DeliveryFormat, DeliveryGroup
+from syncd.sections import DAY, HOUR, WEEK, Section
+from syncd.targets import NotifySettings, WebhookSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -52,6 +51,7 @@ __all__ = [
     "DeliverySettings",
     "HttpSettings",
     "LogSettings",
+    "NotifySettings",
     "ScheduleSettings",
     "Settings",
     "SyncSettings",
@@ -61,20 +61,9 @@ __all__ = [
 
 DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
 DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
-# Upper bounds of durations, in seconds: generous for any real deployment, and
-# far below where a sleep, a timedelta or a timestamp built from one overflows
-# (``timeout = inf`` or ``1e308`` used to validate and then crash the first cycle).
-HOUR: Final = 3600.0
-DAY: Final = 86400.0
-WEEK: Final = 604800.0
 
 
-class _Section(BaseModel):
-    # inf and nan are valid TOML floats; no setting means anything by them.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class ArxivSettings(_Section):
+class ArxivSettings(Section):
     """How to talk to the arXiv API, politely (one request every 3 s, one connection)."""
 
     api_url: str = "https://export.arxiv.org/api/query"
@@ -96,7 +85,7 @@ class ArxivSettings(_Section):
         return value
 
 
-class DatabaseSettings(_Section):
+class DatabaseSettings(Section):
     """Where the record lives: SQLite (embedded default) or PostgreSQL."""
 
     url: str = "sqlite:///data/syncd.sqlite3"
@@ -148,7 +137,7 @@ def _in_memory(url: sa.engine.URL) -> bool:
     )
 
 
-class AuthorSettings(_Section):
+class AuthorSettings(Section):
     """One tracked author: a name, the seed snapshot, and optional overrides."""
 
     name: str = Field(min_length=1)
@@ -175,120 +164,7 @@ class AuthorSettings(_Section):
         return self.query or f'au:"{self.name}"'
 
 
-class WebhookSettings(_Section):
-    """One webhook endpoint; its secrets come from the file or from the environment.
-
-    Several secrets (a list, or space-separated in the environment variable)
-    sign every delivery with each of them, so receivers can rotate keys.
-    Chat formats are not signed (Slack and Discord check nothing): their
-    URL is the secret, and they take none.
-    """
-
-    url: str
-    name: str | None = None
-    format: DeliveryFormat = DeliveryFormat.STANDARD
-    group: DeliveryGroup | None = None
-    secret: SecretStr | tuple[SecretStr, ...] | None = None
-    secret_env: str | None = None
-    events: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    timeout: float = Field(15.0, gt=0, le=DAY)
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        # Schemes are case-insensitive (RFC 3986 3.1): HTTP://host/ is an http URL.
-        if not value[:8].lower().startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018 - raises ValueError for a port out of range
-        except ValueError as exc:
-            raise ValueError(f"not a usable URL: {exc}") from None
-        if not parts.hostname:
-            raise ValueError("must name a host")
-        return value
-
-    @field_validator("kinds")
-    @classmethod
-    def _known_kinds(cls, kinds: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = sorted(set(kinds) - set(KINDS))
-        if unknown:
-            raise ValueError(f"unknown kinds {unknown}; known: {', '.join(KINDS)}")
-        return kinds
-
-    @field_validator("events")
-    @classmethod
-    def _known_events(cls, events: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = sorted(set(events) - set(EVENT_TYPES))
-        if unknown:
-            raise ValueError(f"unknown event types {unknown}; known: {', '.join(EVENT_TYPES)}")
-        return events
-
-    @model_validator(mode="after")
-    def _one_secret(self) -> Self:
-        if self.format != DeliveryFormat.STANDARD:
-            if self.secret is not None or self.secret_env is not None:
-                raise ValueError(
-                    f"format '{self.format.value}' is not signed: give no 'secret' or 'secret_env'"
-                )
-            return self
-        if (self.secret is None) == (self.secret_env is None):
-            raise ValueError("give exactly one of 'secret' and 'secret_env'")
-        if self.secret_env is not None and not os.environ.get(self.secret_env, "").strip():
-            raise ValueError(f"environment variable {self.secret_env} (secret_env) is not set")
-        if self.secret_env is not None:
-            _check_secrets(os.environ[self.secret_env].split())
-        return self
-
-    @field_validator("secret")
-    @classmethod
-    def _usable_secrets(
-        cls, value: SecretStr | tuple[SecretStr, ...] | None
-    ) -> SecretStr | tuple[SecretStr, ...] | None:
-        if value is not None:
-            values = value if isinstance(value, tuple) else (value,)
-            _check_secrets([v.get_secret_value() for v in values])
-        return value
-
-    @property
-    def display_name(self) -> str:
-        """The endpoint's name in logs, CLI output and the outbox: ``name``, else the host.
-
-        Never the path: chat services put their token there.
-        """
-        return self.name or self.url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1]
-
-    @property
-    def grouping(self) -> DeliveryGroup:
-        """``group``, else one message per cycle for chat formats and per event for the rest."""
-        if self.group is not None:
-            return self.group
-        if self.format == DeliveryFormat.STANDARD:
-            return DeliveryGroup.EVENT
-        return DeliveryGroup.CYCLE
-
-    def secret_values(self) -> list[str]:
-        """Every signing secret, in order; read from the environment for ``secret_env``."""
-        if self.secret_env is not None:
-            return os.environ[self.secret_env].split()
-        if isinstance(self.secret, tuple):
-            return [s.get_secret_value() for s in self.secret]
-        return [self.secret.get_secret_value()] if self.secret is not None else []
-
-
-def _check_secrets(secrets: Sequence[str]) -> None:
-    """At least one secret, each a usable signing key; the message never holds a secret."""
-    if not secrets:
-        raise ValueError("give at least one secret")
-    for secret in secrets:
-        try:
-            signing_key(secret)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-
-
-class ScheduleSettings(_Section):
+class ScheduleSettings(Section):
     """When ``syncd run`` starts a cycle: every ``interval`` seconds, or on a cron line."""
 
     interval: float = Field(3600.0, ge=1, le=WEEK)
@@ -320,7 +196,7 @@ class ScheduleSettings(_Section):
         return self
 
 
-class HttpSettings(_Section):
+class HttpSettings(Section):
     """Where /metrics, /healthz, /readyz, the read API, the feeds and the pages are served."""
 
     host: str = "127.0.0.1"
@@ -349,7 +225,7 @@ class HttpSettings(_Section):
         return value.rstrip("/")
 
 
-class DeliverySettings(_Section):
+class DeliverySettings(Section):
     """How the outbox is worked."""
 
     workers: int = Field(4, ge=1, le=64)
@@ -373,14 +249,14 @@ class DeliverySettings(_Section):
         return entries
 
 
-class SyncSettings(_Section):
+class SyncSettings(Section):
     """What counts as a change over time."""
 
     # complete syncs without a paper before it is reported as paper.removed
     removal_after: int = Field(3, ge=1, le=1000)
 
 
-class LogSettings(_Section):
+class LogSettings(Section):
     """Log verbosity and format (``auto``: JSON unless writing to a terminal)."""
 
     level: Literal["debug", "info", "warning", "error"] = "info"
@@ -407,6 +283,7 @@ class Settings(BaseSettings):
     delivery: DeliverySettings = DeliverySettings()
     authors: tuple[AuthorSettings, ...] = Field(min_length=1)
     webhooks: tuple[WebhookSettings, ...] = ()
+    notify: tuple[NotifySettings, ...] = ()
 
     @classmethod
     def settings_customise_sources(
@@ -437,37 +314,49 @@ class Settings(BaseSettings):
             raise ValueError(f"webhook name used twice: {', '.join(duplicates)} (set 'name')")
         return hooks
 
-    @field_validator("webhooks")
+    @model_validator(mode="after")
+    def _distinct_targets(self) -> Self:
+        """Webhooks, notify tables and their targets share the outbox's one list of names."""
+        names = [h.display_name for h in self.webhooks]
+        names += [n.name for n in self.notify]
+        names += [name for n in self.notify for name, _ in n.targets()]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"name used by two delivery targets: {', '.join(duplicates)}")
+        return self
+
+    @field_validator("webhooks", "notify")
     @classmethod
     def _allowed_destinations(
-        cls, hooks: tuple[WebhookSettings, ...], info: ValidationInfo
-    ) -> tuple[WebhookSettings, ...]:
-        """Refuse, at load, webhook URLs whose host is a blocked IP literal.
+        cls, targets: tuple[WebhookSettings | NotifySettings, ...], info: ValidationInfo
+    ) -> tuple[WebhookSettings | NotifySettings, ...]:
+        """Refuse, at load, target URLs whose host is a blocked IP literal.
 
         Host names are checked when sending, against what they resolve to then.
         """
         delivery = info.data.get("delivery")
         if not isinstance(delivery, DeliverySettings):
-            return hooks  # [delivery] is invalid itself and reported as such
+            return targets  # [delivery] is invalid itself and reported as such
         policy = DestinationPolicy.from_allow_list(delivery.allow_destinations)
         errors = []
-        for number, hook in enumerate(hooks):
+        for location, check in _destination_checks(targets):
             try:
-                check_destination(hook.url, policy)
+                check(policy)
             except BlockedDestinationError as exc:
-                # Located at webhooks[N].url, which a plain ValueError here could not say.
+                # Located at webhooks[N].url or notify[N].urls[M], which a plain
+                # ValueError here could not say.
                 errors.append(
                     InitErrorDetails(
                         type=PydanticCustomError(
                             "blocked_destination", "{reason}", {"reason": str(exc)}
                         ),
-                        loc=(number, "url"),
-                        input=redact_url(hook.url),
+                        loc=location,
+                        input="[redacted]",
                     )
                 )
         if errors:
             raise ValidationError.from_exception_data(cls.__name__, errors)
-        return hooks
+        return targets
 
     @field_validator("authors")
     @classmethod
@@ -477,6 +366,19 @@ class Settings(BaseSettings):
         if duplicates:
             raise ValueError(f"author listed twice: {', '.join(duplicates)}")
         return authors
+
+
+def _destination_checks(
+    targets: Sequence[WebhookSettings | NotifySettings],
+) -> Iterator[tuple[tuple[int | str, ...], Callable[[DestinationPolicy], None]]]:
+    """Where each target URL is in the file, and its check against a policy (no DNS)."""
+    for number, target in enumerate(targets):
+        if isinstance(target, WebhookSettings):
+            yield (number, "url"), functools.partial(check_destination, target.url)
+            continue
+        for index, host in enumerate(target.network_hosts()):
+            if host is not None:
+                yield (number, "urls", index), functools.partial(check_host, host, 0)
 
 
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:

@@ -1,10 +1,15 @@
-"""How a change reads: word-level diffs and one-line headlines, as escaped HTML.
+"""How a change reads: word-level diffs and one-line headlines, described once.
 
 One renderer for every place a person reads a change: the Atom feeds, the
-web pages and, next, chat messages.  Its input is what storage keeps (a
-revision's or an event's ``changes``, a record); its output is ``Markup``,
-HTML in which every string that came from arXiv or a seed document is
-escaped, so an abstract holding ``<script>`` shows as text wherever it lands.
+web pages and chat messages.  Its input is what storage keeps (a revision's
+or an event's ``changes``, a record).  Each changed field is first described
+as lines of ``Segment``s (text kept, removed or added, in order), the small
+form every target renders: here as ``Markup``, HTML in which every string
+that came from arXiv or a seed document is escaped, so an abstract holding
+``<script>`` shows as text wherever it lands; in ``syncd.messages_text`` as
+Slack mrkdwn, Markdown and plain text.  ``describe`` gathers what a message
+about one event says: its title line, what changed in words, the diffs and
+the links.
 
 Titles and abstracts are diffed word by word with ``difflib.SequenceMatcher``
 (records are whitespace-normalised, so words joined by one space lose
@@ -16,24 +21,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
 from syncd.record import Record
+from syncd.storage.models import Event
 from syncd.vocabulary import EventType
 
 __all__ = [
+    "ARXIV_ABSTRACT_URL",
+    "Described",
     "FieldChange",
+    "FieldDiff",
+    "Link",
+    "Segment",
     "changes_html",
+    "describe",
     "event_headline",
     "field_changes",
+    "field_diffs",
     "names_diff",
+    "paper_path",
     "record_html",
     "short_title",
     "word_diff",
 ]
+
+ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
 
 # What a person calls each field of the record.
 _LABELS = {
@@ -52,11 +70,43 @@ _LABELS = {
 _WORD_FIELDS = ("title", "abstract")
 # A headline keeps a title's part before its colon, or this many characters.
 _HEADLINE_CHARS = 60
+_SUMMARY_WORDS: dict[str, str] = {
+    EventType.ADDED: "New paper",
+    EventType.LINKED: "Seed paper linked to arXiv",
+    EventType.REVISED: "Revised",
+    EventType.REMOVED: "Gone from arXiv",
+}
 _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
     EventType.LINKED: "linked to arXiv",
     EventType.REMOVED: "gone from arXiv",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A run of text in a diff: kept as it was (or a connecting word), removed, or added."""
+
+    kind: Literal["text", "removed", "added"]
+    text: str
+
+
+# One line of a diff: its segments, in reading order, separators included.
+Line = tuple[Segment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDiff:
+    """One changed field described for every target: its lines of segments.
+
+    A ``listed`` diff (names added, removed, moved) reads as a list, one
+    entry per line; any other has one line.
+    """
+
+    field: str
+    label: str
+    lines: tuple[Line, ...]
+    listed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,57 +118,112 @@ class FieldChange:
     html: Markup
 
 
-def word_diff(old: str | None, new: str | None) -> Markup:
-    """``new`` against ``old`` word by word: removed words in ``<del>``, added in ``<ins>``."""
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link a message ends with: what it says and where it goes."""
+
+    label: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """What any message about one event says, before a target renders it.
+
+    ``title`` is the paper's whole title (its key when it has none),
+    ``summary`` what happened in words, ``diffs`` the changed fields (for a
+    new or linked paper without changes: its authors and abstract as they
+    stand), ``links`` the arXiv abstract page and the paper's page here.
+    Every string is plain text, unescaped.
+    """
+
+    event_type: str
+    author: str
+    title: str
+    arxiv_id: str | None
+    version: int | None
+    kinds: tuple[str, ...]
+    withdrawn: bool
+    headline: str
+    summary: str
+    diffs: tuple[FieldDiff, ...]
+    links: tuple[Link, ...]
+    created_at: datetime
+
+
+def word_segments(old: str | None, new: str | None) -> Line:
+    """``new`` against ``old`` word by word: runs of kept, removed and added words."""
     before, after = (old or "").split(), (new or "").split()
     # autojunk would treat words frequent in a long abstract ("the") as noise.
     matcher = SequenceMatcher(None, before, after, autojunk=False)
-    parts: list[Markup] = []
+    runs: list[Segment] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            parts.append(escape(" ".join(before[i1:i2])))
+            runs.append(Segment("text", " ".join(before[i1:i2])))
             continue
         if i2 > i1:
-            parts.append(Markup("<del>{}</del>").format(" ".join(before[i1:i2])))
+            runs.append(Segment("removed", " ".join(before[i1:i2])))
         if j2 > j1:
-            parts.append(Markup("<ins>{}</ins>").format(" ".join(after[j1:j2])))
-    return Markup(" ").join(parts)
+            runs.append(Segment("added", " ".join(after[j1:j2])))
+    return _joined(runs, Segment("text", " "))
+
+
+def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> tuple[Line, ...]:
+    """Names added, removed and, for ``ordered`` lists, moved: one line each."""
+    kept_old = [n for n in old if n in new]
+    kept_new = [n for n in new if n in old]
+    lines: list[Line] = []
+    added = [n for n in new if n not in old]
+    removed = [n for n in old if n not in new]
+    if added:
+        lines.append(_names_line("added", added, "added"))
+    if removed:
+        lines.append(_names_line("removed", removed, "removed"))
+    # zip, not indexes: a name listed twice on one side only makes the lists' lengths differ.
+    moved = [
+        Segment("text", f"{name} ({_ordinal(old, name)} → {_ordinal(new, name)})")
+        for was, name in zip(kept_old, kept_new, strict=False)
+        if was != name
+    ]
+    if ordered and moved:
+        lines.append((Segment("text", "moved: "), *_joined(moved, Segment("text", ", "))))
+    return tuple(lines)
+
+
+def word_diff(old: str | None, new: str | None) -> Markup:
+    """``new`` against ``old`` word by word: removed words in ``<del>``, added in ``<ins>``."""
+    return _line_html(word_segments(old, new))
 
 
 def names_diff(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> Markup:
     """Names added (``<ins>``), removed (``<del>``) and, for ``ordered`` lists, moved."""
-    kept_old = [n for n in old if n in new]
-    kept_new = [n for n in new if n in old]
-    lines: list[Markup] = []
-    added = [n for n in new if n not in old]
-    removed = [n for n in old if n not in new]
-    if added:
-        lines.append(_names_line("added", added, "ins"))
-    if removed:
-        lines.append(_names_line("removed", removed, "del"))
-    if ordered and kept_old != kept_new:
-        moved = [
-            Markup("{} ({} → {})").format(name, _ordinal(old, name), _ordinal(new, name))
-            for position, name in enumerate(kept_new)
-            if kept_old[position] != name
-        ]
-        lines.append(Markup("<li>moved: {}</li>").format(Markup(", ").join(moved)))
-    return Markup('<ul class="names">{}</ul>').format(Markup("").join(lines))
+    return _diff_html(FieldDiff("", "", name_lines(old, new, ordered=ordered), listed=True))
+
+
+def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
+    """Each changed field of a stored ``changes`` mapping, described, in the mapping's order."""
+    described = []
+    for name, change in changes.items():
+        old, new = change.get("old"), change.get("new")
+        label = _LABELS.get(name, name)
+        if name in _WORD_FIELDS:
+            described.append(FieldDiff(name, label, (word_segments(old, new),)))
+        elif isinstance(old, list) or isinstance(new, list):
+            lines = name_lines(old or [], new or [], ordered=name == "authors")
+            described.append(FieldDiff(name, label, lines, listed=True))
+        else:
+            line = (
+                Segment("removed", _scalar(old)),
+                Segment("text", " → "),
+                Segment("added", _scalar(new)),
+            )
+            described.append(FieldDiff(name, label, (line,)))
+    return described
 
 
 def field_changes(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldChange]:
     """Each changed field of a stored ``changes`` mapping, rendered, in the mapping's order."""
-    rendered = []
-    for name, change in changes.items():
-        old, new = change.get("old"), change.get("new")
-        if name in _WORD_FIELDS:
-            html = word_diff(old, new)
-        elif isinstance(old, list) or isinstance(new, list):
-            html = names_diff(old or [], new or [], ordered=name == "authors")
-        else:
-            html = Markup("<del>{}</del> → <ins>{}</ins>").format(_scalar(old), _scalar(new))
-        rendered.append(FieldChange(name, _LABELS.get(name, name), html))
-    return rendered
+    return [FieldChange(d.field, d.label, _diff_html(d)) for d in field_diffs(changes)]
 
 
 def changes_html(changes: Mapping[str, Mapping[str, Any]]) -> Markup:
@@ -130,14 +235,48 @@ def changes_html(changes: Mapping[str, Mapping[str, Any]]) -> Markup:
     return Markup('<dl class="changes">{}</dl>').format(Markup("").join(items))
 
 
+def describe(event: Event, *, public_url: str | None) -> Described:
+    """What a message about ``event`` says, links under ``public_url`` when it is set."""
+    record = event.record
+    title = (record.title if record is not None else None) or event.paper_key
+    version = record.version if record is not None else None
+    diffs = field_diffs(event.changes)
+    if not diffs and record is not None and event.type != EventType.REMOVED:
+        diffs = _as_it_stands(record)
+    links = []
+    if event.arxiv_id is not None:
+        links.append(Link(f"arXiv:{event.arxiv_id}", ARXIV_ABSTRACT_URL.format(event.arxiv_id)))
+    if public_url is not None:
+        links.append(Link("history", f"{public_url}{paper_path(event.paper_key)}"))
+    withdrawn = record is not None and record.withdrawn
+    return Described(
+        event_type=event.type,
+        author=event.author,
+        title=title,
+        arxiv_id=event.arxiv_id,
+        version=version,
+        kinds=event.kinds,
+        withdrawn=withdrawn,
+        headline=event_headline(event.type, title, event.arxiv_id, version, event.kinds),
+        summary=_summary(event.type, version, event.kinds, withdrawn),
+        diffs=tuple(diffs),
+        links=tuple(links),
+        created_at=event.created_at,
+    )
+
+
+def paper_path(key: str) -> str:
+    """The path of a paper's page here (keys of old-style arXiv ids hold a slash)."""
+    return f"/papers/{quote(key, safe='/')}"
+
+
 def record_html(record: Record) -> Markup:
     """A record as a person first meets it: title, authors, abstract, categories."""
-    authors = ", ".join(record.authors) + ("" if record.authors_complete else " et al.")
     categories = " ".join(record.categories or filter(None, [record.primary_category]))
     return Markup(
         '<div class="record"><p class="title">{}</p><p class="authors">{}</p>'
         '<p class="abstract">{}</p><p class="categories">{}</p></div>'
-    ).format(record.title or "(no title)", authors.strip(), record.abstract or "", categories)
+    ).format(record.title or "(no title)", _authors_text(record), record.abstract or "", categories)
 
 
 def short_title(title: str | None) -> str:
@@ -166,9 +305,63 @@ def event_headline(
     return f"{short_title(title)}{where}{shown_version}: {what or 'changed'}"
 
 
-def _names_line(label: str, names: Sequence[str], tag: str) -> Markup:
-    cells = Markup(", ").join(Markup("<{0}>{1}</{0}>").format(Markup(tag), n) for n in names)
-    return Markup("<li>{}: {}</li>").format(label, cells)
+def _as_it_stands(record: Record) -> list[FieldDiff]:
+    """A new paper's authors and abstract, unchanged text, as its message shows them."""
+    shown = [("authors", _authors_text(record)), ("abstract", record.abstract or "")]
+    return [
+        FieldDiff(name, _LABELS[name], ((Segment("text", text),),)) for name, text in shown if text
+    ]
+
+
+def _authors_text(record: Record) -> str:
+    """``Ada, Bob et al.``: the names, and whether the list is known to be complete."""
+    authors = ", ".join(record.authors) + ("" if record.authors_complete else " et al.")
+    return authors.strip()
+
+
+def _summary(event_type: str, version: int | None, kinds: Sequence[str], withdrawn: bool) -> str:
+    """What happened, in words: ``Revised, v2; changed: title, abstract``."""
+    what = "Withdrawn" if withdrawn and "withdrawn" in kinds else _SUMMARY_WORDS[event_type]
+    at = f", v{version}" if version is not None else ""
+    changed = f"; changed: {', '.join(kinds)}" if kinds else ""
+    return f"{what}{at}{changed}"
+
+
+def _names_line(label: str, names: Sequence[str], kind: Literal["removed", "added"]) -> Line:
+    cells = _joined([Segment(kind, n) for n in names], Segment("text", ", "))
+    return (Segment("text", f"{label}: "), *cells)
+
+
+def _joined(segments: Sequence[Segment], separator: Segment) -> Line:
+    """``segments`` with ``separator`` between each two."""
+    line: list[Segment] = []
+    for segment in segments:
+        if line:
+            line.append(separator)
+        line.append(segment)
+    return tuple(line)
+
+
+_HTML_TAGS = {"removed": "del", "added": "ins"}
+
+
+def _line_html(line: Line) -> Markup:
+    parts = [
+        escape(s.text)
+        if s.kind == "text"
+        else Markup("<{0}>{1}</{0}>").format(Markup(_HTML_TAGS[s.kind]), s.text)
+        for s in line
+    ]
+    return Markup("").join(parts)
+
+
+def _diff_html(diff: FieldDiff) -> Markup:
+    if diff.listed:
+        items = Markup("").join(
+            Markup("<li>{}</li>").format(_line_html(line)) for line in diff.lines
+        )
+        return Markup('<ul class="names">{}</ul>').format(items)
+    return Markup("").join(_line_html(line) for line in diff.lines)
 
 
 def _ordinal(names: Sequence[str], name: str) -> str:

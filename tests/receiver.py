@@ -248,6 +248,10 @@ class Receiver:
                 return None
         return error
 
+    def _rejection(self, error: str) -> _Response:
+        """The answer to a POST ``_verify`` refused: 401, as for a bad signature."""
+        return _Response(401)
+
     def _next_response(self) -> _Response:
         with self._changed:
             if not self._queue:
@@ -268,7 +272,7 @@ class Receiver:
         if path != HOOK_PATH:
             response = _Response(404)
         elif error is not None:
-            response = _Response(401)
+            response = self._rejection(error)
         else:
             response = self._next_response()
         record = Received(
@@ -300,12 +304,14 @@ class Receiver:
         bodiless = response.status in (204, 304)
         try:
             handler.send_response(response.status)
+            headers = dict(response.headers)
+            content_type = headers.pop("Content-Type", "text/plain; charset=utf-8")
             if not bodiless:
-                handler.send_header("Content-Type", "text/plain; charset=utf-8")
+                handler.send_header("Content-Type", content_type)
                 handler.send_header("Content-Length", str(len(payload)))
             if response.retry_after is not None:
                 handler.send_header("Retry-After", response.retry_after)
-            for name, value in response.headers.items():
+            for name, value in headers.items():
                 handler.send_header(name, value)
             handler.end_headers()
             if not bodiless:

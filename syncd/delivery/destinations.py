@@ -25,6 +25,7 @@ __all__ = [
     "DestinationPolicy",
     "Resolver",
     "check_destination",
+    "check_host",
     "numeric_addresses",
     "resolve_host",
 ]
@@ -254,9 +255,20 @@ def check_destination(
         if isinstance(allowed, DestinationPolicy)
         else DestinationPolicy.from_allow_list(allowed)
     )
+    check_host(host, port or (443 if scheme == "https" else 80), policy, resolve=resolve)
+
+
+def check_host(
+    host: str, port: int, policy: DestinationPolicy, *, resolve: Resolver | None = None
+) -> None:
+    """Refuse ``host`` if it is, or (given ``resolve``) resolves to, a blocked address.
+
+    Without ``resolve`` a host name passes.  Raises ``BlockedDestinationError``;
+    ``resolve`` may raise ``OSError``.
+    """
     addresses = numeric_addresses(host)
     if addresses is None:
         if resolve is None:
             return
-        addresses = list(resolve(host, port or (443 if scheme == "https" else 80)))
+        addresses = list(resolve(host, port))
     policy.check(host, addresses)

@@ -1,22 +1,36 @@
 """The bytes a webhook carries, and that its signatures cover.
 
 Payload types apart from domain types: ``event_body`` turns a stored event
-into the ``{"type", "timestamp", "data"}`` envelope of Standard Webhooks.
+into the ``{"type", "timestamp", "data"}`` envelope of Standard Webhooks,
+``digest_body`` a cycle's digest, and ``claim_body`` picks the body a claimed
+delivery carries in its endpoint's format (chat formats: ``messages``).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from syncd.storage.models import Event
+from syncd.delivery.messages import message_body
+from syncd.storage.models import Claim, Event
 from syncd.views import event_json
+from syncd.vocabulary import DeliveryFormat
 
-__all__ = ["TEST_EVENT_TYPE", "event_body", "test_body", "webhook_body"]
+__all__ = [
+    "DIGEST_EVENT_TYPE",
+    "TEST_EVENT_TYPE",
+    "claim_body",
+    "digest_body",
+    "event_body",
+    "test_body",
+    "webhook_body",
+]
 
 TEST_EVENT_TYPE = "webhook.test"
+DIGEST_EVENT_TYPE = "cycle.digest"
 
 
 def webhook_body(event_type: str, data: dict[str, Any], timestamp: datetime) -> bytes:
@@ -32,6 +46,21 @@ def webhook_body(event_type: str, data: dict[str, Any], timestamp: datetime) -> 
 def event_body(event: Event) -> bytes:
     """The payload of a stored event: its ``event_json`` shape as ``data``."""
     return webhook_body(event.type, event_json(event), event.created_at)
+
+
+def digest_body(events: Sequence[Event]) -> bytes:
+    """The payload of a cycle's digest: its events' ``event_json`` shapes, in order."""
+    data = {"events": [event_json(event) for event in events]}
+    return webhook_body(DIGEST_EVENT_TYPE, data, events[0].created_at)
+
+
+def claim_body(claim: Claim, format: DeliveryFormat, *, public_url: str | None) -> bytes:
+    """What a claimed delivery POSTs to an endpoint taking ``format``."""
+    if format != DeliveryFormat.STANDARD:
+        return message_body(format, claim.events, public_url=public_url)
+    if claim.digest_id is not None:
+        return digest_body(claim.events)
+    return event_body(claim.events[0])
 
 
 def test_body(now: datetime) -> tuple[str, bytes]:

@@ -7,13 +7,14 @@ Scheduling, persistence and disabling endpoints are the worker's.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal, Self
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 import structlog
@@ -37,8 +38,9 @@ from syncd.httpio import (
     parse_retry_after,
     read_capped,
 )
+from syncd.vocabulary import DeliveryFormat
 
-__all__ = ["DEFAULT_USER_AGENT", "DeliveryResult", "Outcome", "WebhookSender"]
+__all__ = ["DEFAULT_USER_AGENT", "DeliveryResult", "Outcome", "WebhookSender", "log_attempt"]
 
 _log = structlog.get_logger(__name__)
 
@@ -56,7 +58,8 @@ class DeliveryResult:
     ``delivered``: a 2xx.  ``gone``: 410, the receiver asks to be disabled.
     ``retry``: anything else (other statuses, 3xx, timeouts, connection errors,
     blocked destinations), as Standard Webhooks and Svix do.  ``error`` is
-    redacted and safe to store.
+    redacted and safe to store; so is ``answer``, the start of the receiver's
+    answer (at most 200 bytes) that ``syncd webhooks test`` shows.
     """
 
     outcome: Outcome
@@ -64,6 +67,7 @@ class DeliveryResult:
     retry_after: float | None
     error: str | None
     duration_seconds: float
+    answer: str = ""
 
 
 class WebhookSender:
@@ -129,29 +133,35 @@ class WebhookSender:
         msg_id: str,
         body: bytes,
         *,
+        format: DeliveryFormat = DeliveryFormat.STANDARD,
         now: datetime | None = None,
     ) -> DeliveryResult:
         """POST ``body`` to ``url`` once, signed with ``secrets``; classify the answer.
 
         ``now`` gives ``webhook-timestamp`` (default: the current time).  Network
         trouble is a ``retry`` result, not an exception; a bad secret raises
-        ``ConfigError`` before anything is sent.
+        ``ConfigError`` before anything is sent.  A chat ``format`` (slack,
+        discord) is sent unsigned: chat services know no signature headers, and
+        their URL, a token in its path, is itself the secret.
         """
         when = now if now is not None else datetime.now(UTC)
         if when.tzinfo is None:
             raise ValueError("now must be timezone-aware")
-        timestamp = int(when.timestamp())
-        headers = {
-            "content-type": "application/json",
-            "webhook-id": msg_id,
-            "webhook-timestamp": str(timestamp),
-            "webhook-signature": sign(secrets, msg_id, timestamp, body),
-        }
+        headers = {"content-type": "application/json"}
+        if format == DeliveryFormat.STANDARD:
+            timestamp = int(when.timestamp())
+            headers |= {
+                "webhook-id": msg_id,
+                "webhook-timestamp": str(timestamp),
+                "webhook-signature": sign(secrets, msg_id, timestamp, body),
+            }
+        elif len(path := urlsplit(url).path) > 1:
+            secrets = (*secrets, path)
         started = time.monotonic()
         try:
             if self._check_before_send:
                 self._check(url)
-            result = self._post(url, headers, body, started)
+            result = self._post(url, headers, body, started, format)
         except BlockedDestinationError as exc:
             # Not a network error: nothing was sent.  Still a failed attempt
             # that the schedule retries (DNS may change, the operator may allow
@@ -162,7 +172,9 @@ class WebhookSender:
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
         if result.error is not None:
             result = replace(result, error=scrub(result.error, url, secrets))
-        _log_attempt(msg_id, result)
+        if result.answer:
+            result = replace(result, answer=scrub(result.answer, url, secrets))
+        log_attempt(msg_id, result)
         return result
 
     def _check(self, url: str) -> None:
@@ -177,7 +189,12 @@ class WebhookSender:
             raise httpx.ConnectError(str(exc)) from exc
 
     def _post(
-        self, url: str, headers: dict[str, str], body: bytes, started: float
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: bytes,
+        started: float,
+        format: DeliveryFormat,
     ) -> DeliveryResult:
         """One POST; the status decides the outcome, the body only feeds the error text."""
         deadline = started + self._timeout
@@ -194,6 +211,8 @@ class WebhookSender:
                 retry_after = parse_retry_after(
                     response.headers.get("retry-after"), datetime.now(UTC)
                 )
+            if status == 429 and format == DeliveryFormat.DISCORD:
+                retry_after = _later(retry_after, _discord_retry_after(answer))
         duration = time.monotonic() - started
         outcome = _outcome(status)
         error = None
@@ -206,7 +225,8 @@ class WebhookSender:
                 url=url,
                 answer=answer,
             )
-        return DeliveryResult(outcome, status, retry_after, error, duration)
+        shown = answer[:_EXCERPT_CHARS].decode("utf-8", "replace")
+        return DeliveryResult(outcome, status, retry_after, error, duration, shown)
 
 
 def _outcome(status: int) -> Outcome:
@@ -216,6 +236,23 @@ def _outcome(status: int) -> Outcome:
     if status == 410:
         return "gone"
     return "retry"
+
+
+def _discord_retry_after(answer: bytes) -> float | None:
+    """The seconds a Discord 429's JSON body asks to wait (``retry_after``), if it says."""
+    try:
+        value = json.loads(answer).get("retry_after")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        return None
+    return float(value)
+
+
+def _later(first: float | None, second: float | None) -> float | None:
+    """The longer of two waits asked for, either possibly not asked."""
+    asked = [wait for wait in (first, second) if wait is not None]
+    return max(asked) if asked else None
 
 
 def _status_error(
@@ -241,7 +278,7 @@ def _status_error(
     return error
 
 
-def _log_attempt(msg_id: str, result: DeliveryResult) -> None:
+def log_attempt(msg_id: str, result: DeliveryResult) -> None:
     """One line per attempt; the caller binds the endpoint and attempt number."""
     fields: dict[str, Any] = {
         "event_id": msg_id,

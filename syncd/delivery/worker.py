@@ -1,8 +1,9 @@
-"""The outbox worker: claim due deliveries, send them signed, record what happened.
+"""The outbox worker: claim due deliveries, send them in their endpoint's format, record
+what happened.
 
 At least once: a delivery is marked done only after a 2xx, and a lease that
-runs out (a crash, a kill -9) makes it due again with the same event id, so
-receivers deduplicate on ``webhook-id``.
+runs out (a crash, a kill -9) makes it due again with the same message id
+(the event's, or a digest's), so receivers deduplicate on ``webhook-id``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ import structlog
 
 from syncd import metrics
 from syncd.config import DeliverySettings
-from syncd.delivery.payload import event_body
+from syncd.delivery.apprise_sender import AppriseSender
+from syncd.delivery.messages import notification
+from syncd.delivery.payload import claim_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.schedule import next_retry_delay
 from syncd.delivery.sender import DeliveryResult, WebhookSender
 from syncd.errors import StoreError
 from syncd.faults import fault_point
 from syncd.storage import Attempt, Claim, Outbox
+from syncd.vocabulary import DeliveryFormat
 
 __all__ = ["Dispatcher", "worker_name"]
 
@@ -52,17 +56,24 @@ class Dispatcher:
         *,
         owner: str | None = None,
         rng: random.Random | None = None,
+        public_url: str | None = None,
     ) -> None:
         self._outbox = outbox
         self._endpoints = endpoints
         self._settings = settings
-        # One client per endpoint: each has its own timeout and connection pool.
-        self._senders = {
-            name: WebhookSender(
-                timeout=endpoint.timeout, allow_destinations=settings.allow_destinations
-            )
-            for name, endpoint in endpoints.items()
+        self._public_url = public_url
+        # One client per timeout, shared by the endpoints that have it: a pool per
+        # endpoint would open a connection for every message to a thousand chat
+        # endpoints on one host, and cost a client (and its TLS context) each.
+        self._clients = {
+            timeout: WebhookSender(timeout=timeout, allow_destinations=settings.allow_destinations)
+            for timeout in {endpoint.timeout for endpoint in endpoints.values()}
         }
+        self._senders = {
+            name: self._clients[endpoint.timeout] for name, endpoint in endpoints.items()
+        }
+        # [[notify]] targets: Apprise opens its own connections, per send.
+        self._notifier = AppriseSender.allowing(settings.allow_destinations)
         self.owner = owner or worker_name()
         self._rng = rng or random.Random()
         self._pool = ThreadPoolExecutor(settings.workers, thread_name_prefix="syncd-delivery")
@@ -83,7 +94,7 @@ class Dispatcher:
         except StoreError as exc:
             # The leases lapse on their own; shutting down must not fail for them.
             _log.warning("leases_not_released", error=str(exc))
-        for sender in self._senders.values():
+        for sender in self._clients.values():
             sender.close()
 
     def run_once(self) -> int:
@@ -97,7 +108,8 @@ class Dispatcher:
         )
         # Claims hold at most one delivery per paper and endpoint, so sending
         # them in parallel keeps each receiver's per-paper order.
-        futures = [self._pool.submit(self._send, claim) for claim in claims]
+        bodies: dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes] = {}
+        futures = [self._pool.submit(self._send, claim, bodies) for claim in claims]
         self._wait_renewing(claims, futures)
         results = [future.result() for future in futures]
         sent = [(claim, result) for claim, result in zip(claims, results, strict=True) if result]
@@ -172,9 +184,12 @@ class Dispatcher:
             time.sleep(wait)
         return attempted
 
-    def _send(self, claim: Claim) -> DeliveryResult | None:
+    def _send(
+        self, claim: Claim, bodies: dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes]
+    ) -> DeliveryResult | None:
+        """Send ``claim`` once; ``bodies`` holds the batch's bodies rendered so far."""
         with structlog.contextvars.bound_contextvars(
-            endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
+            endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1
         ):
             endpoint = self._endpoints.get(claim.endpoint)
             if endpoint is None:
@@ -182,8 +197,21 @@ class Dispatcher:
                 # process with another config; its lease will lapse for it.
                 _log.warning("endpoint_not_configured")
                 return None
+            format = endpoint.spec.format
+            if format == DeliveryFormat.APPRISE:
+                title, text = notification(claim.events, public_url=self._public_url)
+                return self._notifier.send(
+                    endpoint.spec.url, endpoint.timeout, claim.message_id, title, text
+                )
+            # A cycle's digests to endpoints of one format and filters are one
+            # message: rendered once a batch, not once an endpoint.  (A race
+            # renders it twice, the same bytes.)
+            key = (format, claim.digest_id is not None, tuple(e.seq for e in claim.events))
+            body = bodies.get(key)
+            if body is None:
+                body = bodies[key] = claim_body(claim, format, public_url=self._public_url)
             return self._senders[claim.endpoint].send(
-                endpoint.spec.url, endpoint.secrets, claim.event.id, event_body(claim.event)
+                endpoint.spec.url, endpoint.secrets, claim.message_id, body, format=format
             )
 
     def _judge(self, claim: Claim, result: DeliveryResult, now: datetime) -> Attempt:
@@ -204,10 +232,11 @@ class Dispatcher:
         """Count the attempt; log what was decided (the sender logged the attempt itself)."""
         if attempt.delivered:
             # One line per delivery is enough: the sender's webhook_attempt.
-            metrics.observe_delivery("delivered", (now - claim.event.created_at).total_seconds())
+            age = now - claim.events[0].created_at
+            metrics.observe_delivery("delivered", age.total_seconds())
             return
         with structlog.contextvars.bound_contextvars(
-            endpoint=claim.endpoint, event_id=claim.event.id, attempt=claim.attempts + 1
+            endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1
         ):
             if attempt.disable_endpoint:
                 metrics.observe_delivery("gone", None)

@@ -19,12 +19,13 @@ from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
     authors_table,
     deliveries_table,
+    digest_events_table,
     endpoints_table,
     events_table,
     papers_table,
     revisions_table,
 )
-from syncd.vocabulary import DeliveryStatus
+from syncd.vocabulary import DeliveryGroup, DeliveryStatus
 
 __all__ = ["Events", "events_where", "publish"]
 
@@ -131,7 +132,8 @@ def publish(
     run_id: int | None,
     when: datetime,
 ) -> list[Event]:
-    """Insert the events of the announced writes and one outbox row per accepting endpoint.
+    """Insert the events of the announced writes and their outbox rows: one per event and
+    accepting endpoint, or one digest per endpoint grouped by cycle.
 
     Inside the caller's transaction: an event is never without its deliveries.
     """
@@ -178,27 +180,65 @@ def publish(
 def _queue_deliveries(
     conn: Connection, announced: Sequence[tuple[WrittenPaper, int]], when: datetime
 ) -> None:
+    """One delivery row per event and accepting endpoint grouped by event, and one per
+    endpoint grouped by cycle carrying every event of this publication it accepts.
+    """
     endpoints = conn.execute(
         sa.select(endpoints_table).where(
             endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None)
         )
     ).all()
-    delivery_rows = [
-        {
-            "event_seq": seq,
-            "endpoint_id": endpoint.id,
-            "paper_id": w.paper_id,
-            "status": DeliveryStatus.PENDING,
-            "attempts": 0,
-            "next_attempt_at": when,
-            "created_at": when,
-        }
-        for w, seq in announced
-        for endpoint in endpoints
-        if accepts(endpoint.events, endpoint.kinds, w.write.event_type or "", w.write.event_kinds)
-    ]
+    delivery_rows: list[dict[str, Any]] = []
+    digests: list[tuple[dict[str, Any], list[int]]] = []
+    for endpoint in endpoints:
+        taken = [
+            (w, seq)
+            for w, seq in announced
+            if accepts(
+                endpoint.events, endpoint.kinds, w.write.event_type or "", w.write.event_kinds
+            )
+        ]
+        if not taken:
+            continue
+        rows = [_delivery_row(endpoint.id, w.paper_id, seq, when) for w, seq in taken]
+        if endpoint.grouping == DeliveryGroup.CYCLE:
+            # The digest stands in the queue where its first event would.
+            digest = rows[0] | {"digest_id": f"dig_{uuid.uuid4().hex}"}
+            digests.append((digest, [seq for _, seq in taken]))
+        else:
+            delivery_rows += rows
     if delivery_rows:
         conn.execute(deliveries_table.insert(), delivery_rows)
+    if digests:
+        _queue_digests(conn, digests)
+
+
+def _delivery_row(endpoint_id: int, paper_id: int, seq: int, when: datetime) -> dict[str, Any]:
+    return {
+        "event_seq": seq,
+        "endpoint_id": endpoint_id,
+        "paper_id": paper_id,
+        "status": DeliveryStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": when,
+        "created_at": when,
+        "digest_id": None,
+    }
+
+
+def _queue_digests(conn: Connection, digests: Sequence[tuple[dict[str, Any], list[int]]]) -> None:
+    """Insert the digests' delivery rows and the list of events each carries."""
+    d = deliveries_table
+    inserted = conn.execute(
+        d.insert().returning(d.c.id, sort_by_parameter_order=True),
+        [row for row, _ in digests],
+    ).scalars()
+    carried = [
+        {"delivery_id": delivery_id, "event_seq": seq}
+        for delivery_id, (_, seqs) in zip(inserted, digests, strict=True)
+        for seq in seqs
+    ]
+    conn.execute(digest_events_table.insert(), carried)
 
 
 def _event_seqs(conn: Connection, event_ids: Sequence[str]) -> list[int]:

@@ -131,12 +131,23 @@ class SyncRun:
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A delivery this process has leased: send it, then report how it went."""
+    """A delivery this process has leased: send it, then report how it went.
+
+    It carries one event, or a cycle's digest: the events of one cycle the
+    endpoint takes, in publication order, under the digest's own id.
+    """
 
     delivery_id: int
     endpoint: str
     attempts: int
-    event: Event
+    events: tuple[Event, ...]
+    digest_id: str | None = None
+
+    @property
+    def message_id(self) -> str:
+        """The id every attempt of this message carries (``webhook-id``): the event's, or
+        the digest's."""
+        return self.digest_id if self.digest_id is not None else self.events[0].id
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,12 @@ from syncd.faults import fault_point
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import event_seq, events_where
 from syncd.storage.models import Attempt, Claim, EndpointSummary
-from syncd.storage.schema import deliveries_table, endpoints_table, events_table
+from syncd.storage.schema import (
+    deliveries_table,
+    digest_events_table,
+    endpoints_table,
+    events_table,
+)
 from syncd.vocabulary import DeliveryStatus
 
 __all__ = ["Outbox"]
@@ -78,18 +83,24 @@ class Outbox:
 
         A delivery waits while an earlier event of the same paper is still
         pending for the same endpoint, so each receiver sees a paper's events
-        in order.  Rows are locked with SKIP LOCKED on PostgreSQL, and every
-        lease is taken by a conditional update, so two workers never hold one.
+        in order; a digest waits for every earlier delivery to its endpoint,
+        so digests go out one after the other, in the order of their cycles.
+        A digest is one row: claimed, sent and recorded as one message.
+        Rows are locked with SKIP LOCKED on PostgreSQL, and every lease is
+        taken by a conditional update, so two workers never hold one.
         """
         at = now()
         until = at + timedelta(seconds=lease_seconds)
         d, earlier = deliveries_table, deliveries_table.alias("earlier")
-        blocked = (
+        earlier_pending = (
             sa.exists()
             .where(earlier.c.endpoint_id == d.c.endpoint_id)
-            .where(earlier.c.paper_id == d.c.paper_id)
             .where(earlier.c.status == DeliveryStatus.PENDING)
             .where(earlier.c.event_seq < d.c.event_seq)
+        )
+        blocked = sa.or_(
+            earlier_pending.where(earlier.c.paper_id == d.c.paper_id),
+            sa.and_(d.c.digest_id.is_not(None), earlier_pending),
         )
         due = (
             sa.select(d.c.id)
@@ -116,7 +127,7 @@ class Outbox:
                         .returning(d.c.id)
                     )
                 )
-            claims = self._claims(conn, claimed) if claimed else []
+            claims = _claims(conn, claimed) if claimed else []
         if claims:
             fault_point("store.deliveries_claimed")
         return claims
@@ -210,7 +221,8 @@ class Outbox:
             ).rowcount
 
     def redeliver(self, event_id: str | None = None, *, dead: bool = False) -> int:
-        """Queue an event's deliveries (or every dead letter) again, now; return how many."""
+        """Queue an event's deliveries, digests carrying it included (or every dead
+        letter), again, now; return how many messages."""
         d = deliveries_table
         query = d.update().values(
             status=DeliveryStatus.PENDING,
@@ -221,7 +233,11 @@ class Outbox:
         )
         with self._db.transaction() as conn:
             if event_id is not None:
-                query = query.where(d.c.event_seq == event_seq(conn, event_id))
+                seq = event_seq(conn, event_id)
+                digests = sa.select(digest_events_table.c.delivery_id).where(
+                    digest_events_table.c.event_seq == seq
+                )
+                query = query.where(sa.or_(d.c.event_seq == seq, d.c.id.in_(digests)))
             if dead:
                 query = query.where(d.c.status == DeliveryStatus.DEAD)
             return conn.execute(query).rowcount
@@ -286,26 +302,37 @@ class Outbox:
             counts = {row[0]: row[1] for row in conn.execute(query)}
         return counts.get(DeliveryStatus.PENDING, 0), counts.get(DeliveryStatus.DEAD, 0)
 
-    def _claims(self, conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
-        d, e = deliveries_table, endpoints_table
-        rows = conn.execute(
-            sa.select(d.c.id, d.c.event_seq, d.c.attempts, e.c.name)
-            .join(e, e.c.id == d.c.endpoint_id)
-            .where(d.c.id.in_(delivery_ids))
-            .order_by(d.c.event_seq)
-        ).all()
-        events = {
-            ev.seq: ev
-            for ev in events_where(conn, events_table.c.seq.in_([r.event_seq for r in rows]))
-        }
-        return [
-            Claim(
-                delivery_id=row.id,
-                endpoint=row.name,
-                attempts=row.attempts,
-                event=events[row.event_seq],
-            )
-            for row in rows
-        ]
-
     # -- reads ------------------------------------------------------------
+
+
+def _claims(conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
+    """The claims of the deliveries ``delivery_ids``, each with the events it carries."""
+    d, e, carried = deliveries_table, endpoints_table, digest_events_table
+    rows = conn.execute(
+        sa.select(d.c.id, d.c.event_seq, d.c.attempts, d.c.digest_id, e.c.name)
+        .join(e, e.c.id == d.c.endpoint_id)
+        .where(d.c.id.in_(delivery_ids))
+        .order_by(d.c.event_seq)
+    ).all()
+    # A digest's events are all in digest_events, its own event_seq among them.
+    seqs = {row.id: [] if row.digest_id else [row.event_seq] for row in rows}
+    digests = [row.id for row in rows if row.digest_id is not None]
+    if digests:
+        for row in conn.execute(
+            sa.select(carried)
+            .where(carried.c.delivery_id.in_(digests))
+            .order_by(carried.c.event_seq)
+        ):
+            seqs[row.delivery_id].append(row.event_seq)
+    wanted = {seq for listed in seqs.values() for seq in listed}
+    events = {ev.seq: ev for ev in events_where(conn, events_table.c.seq.in_(wanted))}
+    return [
+        Claim(
+            delivery_id=row.id,
+            endpoint=row.name,
+            attempts=row.attempts,
+            events=tuple(events[seq] for seq in seqs[row.id]),
+            digest_id=row.digest_id,
+        )
+        for row in rows
+    ]

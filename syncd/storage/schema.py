@@ -13,6 +13,7 @@ __all__ = [
     "arxiv_pacer_table",
     "authors_table",
     "deliveries_table",
+    "digest_events_table",
     "endpoints_table",
     "events_table",
     "metadata",
@@ -149,11 +150,24 @@ deliveries_table = sa.Table(
     sa.Column("last_error", sa.Text),
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("delivered_at", _TIME),
+    # A cycle's digest to an endpoint grouped by cycle: the message id every
+    # attempt of it carries.  Its events are in digest_events; event_seq and
+    # paper_id are its first event's.  Null: the row carries event_seq alone.
+    sa.Column("digest_id", sa.String(40)),
     sa.UniqueConstraint("event_seq", "endpoint_id"),
     # In the claim's order, so a claim reads only as far as its batch.
     sa.Index("ix_deliveries_due", "status", "next_attempt_at", "event_seq"),
     # The claim's "no earlier pending event of this paper" test looks here.
     sa.Index("ix_deliveries_order", "endpoint_id", "paper_id", "status", "event_seq"),
+)
+
+digest_events_table = sa.Table(
+    "digest_events",
+    metadata,
+    sa.Column("delivery_id", sa.ForeignKey("deliveries.id"), primary_key=True),
+    sa.Column("event_seq", sa.ForeignKey("events.seq"), primary_key=True),
+    # Redelivering an event finds the digests that carry it here.
+    sa.Index("ix_digest_events_event_seq", "event_seq"),
 )
 
 # One row (id 1): when the last arXiv request of any replica started.

@@ -29,7 +29,7 @@ from starlette.responses import Response
 
 from syncd import __version__
 from syncd.app import App
-from syncd.rendering import event_headline
+from syncd.rendering import event_headline, paper_path
 from syncd.storage import Event, EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper
 from syncd.web.fragments import Fragments
@@ -64,11 +64,6 @@ class FeedHead:
 def entry_id(event: Event) -> str:
     """The stable Atom id of ``event``'s entry."""
     return f"{_TAG}event:{event.id}"
-
-
-def paper_path(key: str) -> str:
-    """The path of a paper's page here (keys of old-style arXiv ids hold a slash)."""
-    return f"/papers/{quote(key, safe='/')}"
 
 
 def atom_feed(

@@ -94,8 +94,10 @@ def write_config(
     database_url: str,
     hook_url: str,
     sections: Mapping[str, Mapping[str, object]],
+    more_hooks: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Path:
-    """Write a syncd config for the seeded author with one webhook; ``sections`` adds keys."""
+    """Write a syncd config for the seeded author with one webhook; ``sections`` adds keys,
+    ``more_hooks`` more ``[[webhooks]]`` (name -> keys)."""
     lines: list[str] = []
     merged: dict[str, dict[str, object]] = {
         "arxiv": {"api_url": api_url},
@@ -120,6 +122,10 @@ def write_config(
         "timeout = 5.0",
         "",
     ]
+    for name, values in (more_hooks or {}).items():
+        lines += ["[[webhooks]]", f"name = {_toml(name)}"]
+        lines += [f"{key} = {_toml(value)}" for key, value in values.items()]
+        lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 
@@ -456,9 +462,24 @@ _LOGICAL_CHECKS = {
     "event without a delivery row for an endpoint": """
         SELECT e.id FROM events e CROSS JOIN endpoints n
         WHERE NOT EXISTS (
-            SELECT 1 FROM deliveries d WHERE d.event_seq = e.seq AND d.endpoint_id = n.id)""",
+            SELECT 1 FROM deliveries d
+            WHERE d.event_seq = e.seq AND d.endpoint_id = n.id AND d.digest_id IS NULL)
+          AND NOT EXISTS (
+            SELECT 1 FROM digest_events c JOIN deliveries d ON d.id = c.delivery_id
+            WHERE c.event_seq = e.seq AND d.endpoint_id = n.id)""",
     "duplicate (event, endpoint) delivery rows": """
         SELECT event_seq FROM deliveries GROUP BY event_seq, endpoint_id HAVING count(*) > 1""",
+    "event in two digests to one endpoint": """
+        SELECT c.event_seq FROM digest_events c JOIN deliveries d ON d.id = c.delivery_id
+        GROUP BY c.event_seq, d.endpoint_id HAVING count(*) > 1""",
+    "event both in a digest and a delivery of its own to one endpoint": """
+        SELECT c.event_seq FROM digest_events c JOIN deliveries d ON d.id = c.delivery_id
+        JOIN deliveries o ON o.event_seq = c.event_seq AND o.endpoint_id = d.endpoint_id
+        WHERE o.digest_id IS NULL""",
+    "digest not standing at its first event": """
+        SELECT d.digest_id FROM deliveries d
+        WHERE d.digest_id IS NOT NULL AND d.event_seq <> (
+            SELECT min(c.event_seq) FROM digest_events c WHERE c.delivery_id = d.id)""",
     "delivery whose paper is not its event's": """
         SELECT d.id FROM deliveries d JOIN events e ON e.seq = d.event_seq
         WHERE d.paper_id <> e.paper_id""",

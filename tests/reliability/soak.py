@@ -16,7 +16,9 @@ one has been seen by a cycle that succeeded with no fault at all, so two
 steps never reach syncd as one (which would merge their revisions, unlike
 the reference).  After the last cycle the faults stop, postponed steps are
 applied with a clean cycle each, ``removal_after + 1`` clean cycles settle,
-and the outbox is drained to a verifying receiver.
+and the outbox is drained to a verifying receiver, and to two endpoints grouped
+by cycle, a signed one and a Slack one, each of which must receive every
+event in exactly one digest (``tests.reliability.digests``).
 
 The reference replays the same script with the same cycles, no faults and
 no pacing (its spacing is not checked, and its results do not depend on it).
@@ -45,7 +47,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,7 @@ from tests.reliability import (
     write_config,
     write_result,
 )
+from tests.reliability.digests import DigestTally, digest_endpoints
 
 __all__ = ["FAULTS", "HOSTILE", "main", "run_soak"]
 
@@ -219,6 +222,7 @@ class SoakRun:
     hostile_missed: Counter[str] = field(default_factory=Counter)  # found no entry to spoil
     hostile_trusted: list[tuple[str, int]] = field(default_factory=list)  # kind, request index
     integrity: list[str] = field(default_factory=list)
+    digests: list[DigestTally] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -307,7 +311,11 @@ def _soak_once(
     *, url: str, workdir: Path, seed: int, cycles: int, every: int, rate: float, name: str
 ) -> SoakRun:
     started = time.monotonic()
-    with fa.FakeArxiv() as fake, Receiver([SECRET]) as receiver:
+    with (
+        fa.FakeArxiv() as fake,
+        Receiver([SECRET]) as receiver,
+        digest_endpoints(SECRET) as digest_receivers,
+    ):
         stock(fake)
         # The reference's pacing proves nothing (its spacing is not checked) and
         # would cost request_interval a request; its results do not depend on it.
@@ -329,6 +337,7 @@ def _soak_once(
                 "sync": {"removal_after": REMOVAL_AFTER},
                 "delivery": {"poll_interval": 0.05, "retry_schedule": [0.1] * 5},
             },
+            more_hooks=digest_receivers.hooks,
         )
         settings = load_settings(config)
         plan = _fault_plan(random.Random(seed * 31 + 7), cycles * 4 + 64) if rate > 0 else []
@@ -353,6 +362,7 @@ def _soak_once(
         run.sends = clock.times
         run.state = snapshot(url)
         run.tally = tally_deliveries(run.state.events, receiver.received)
+        run.digests = digest_receivers.tally(url)
         run.integrity = integrity_problems(url)
         requests = list(fake.requests)
     run.requests = len(requests)
@@ -456,8 +466,10 @@ def run_soak(
             name="faulty",
         )
     comparison = compare(reference.state, run.state)
-    lost = len(comparison.lost) + len(run.tally.undelivered)
-    false = len(comparison.false) + len(run.tally.unknown)
+    digests = run.digests + reference.digests
+    lost = len(comparison.lost) + len(run.tally.undelivered) + sum(len(t.lost) for t in digests)
+    false = len(comparison.false) + len(run.tally.unknown) + sum(len(t.false) for t in digests)
+    duplicated = len(comparison.duplicated) + sum(len(t.doubled) for t in digests)
     database = sa.engine.make_url(database_url).get_backend_name()
     result: dict[str, Any] = {
         "row": {
@@ -468,7 +480,7 @@ def run_soak(
             "expected": comparison.expected,
             "delivered": run.tally.delivered,
             "lost": lost,
-            "duplicated": len(comparison.duplicated),
+            "duplicated": duplicated,
             "false": false,
             "redelivered": run.tally.redelivered,
             "seconds": round(reference.seconds + run.seconds),
@@ -505,6 +517,8 @@ def run_soak(
         "duplicated_events": [list(k) for k in comparison.duplicated],
         "false_events": [list(k) for k in comparison.false],
         "unknown_webhook_ids": run.tally.unknown,
+        "digests": [asdict(t) for t in run.digests],
+        "reference_digests": [asdict(t) for t in reference.digests],
         "integrity_problems": run.integrity + reference.integrity,
         "reference": {
             "events": comparison.expected,
@@ -518,6 +532,7 @@ def run_soak(
     result["ok"] = bool(
         not lost
         and not false
+        and not duplicated
         and comparison.ok
         and not run.spacing_violations
         and not run.retry_after_violations

@@ -58,6 +58,7 @@ def test_torture_kills_lose_and_double_nothing(database_url: str, tmp_path: Path
     assert set(result["kills_by_command"]) == {"sync", "run"}, report
     assert (row["lost"], row["duplicated"], row["false"]) == (0, 0, 0), report
     assert row["delivered"] == row["expected"] > 0, report
+    assert all(0 < t["received"] == t["digests"] for t in result["digests"]), report
     assert not result["integrity_problems_after_kills"], report
     assert not result["integrity_problems_final"], report
     assert not result["revision_diffs"] and not result["paper_diffs"], report
@@ -88,6 +89,7 @@ def test_soak_under_upstream_chaos_reports_no_false_or_missed_change(
     row = result["row"]
     assert (row["lost"], row["duplicated"], row["false"]) == (0, 0, 0), report
     assert row["delivered"] == row["expected"] > 0, report
+    assert all(0 < t["received"] == t["digests"] for t in result["digests"]), report
     assert all(result["faults_by_kind"][kind] >= 1 for kind in FAULTS), report
     assert result["failed_cycles"] > 0, report
     assert not result["spacing_violations"], report

@@ -16,6 +16,8 @@ one clean ``syncd sync`` per step.  Both then settle with ``removal_after``
 clean cycles and are compared: revisions per paper as (seq, record hash,
 kinds, source), paper states, events as (paper, type, kinds, record hash)
 multisets, every event delivered (verified) under its own id, and integrity.
+Two more endpoints are grouped by cycle (a signed one and a Slack one): every
+event reaches each in exactly one digest (``tests.reliability.digests``).
 
 Full run: ``python -m tests.reliability.torture --db sqlite --db postgresql``
 (``make reliability``).  ``test_reliability.py`` runs a short one.
@@ -65,6 +67,7 @@ from tests.reliability import (
     write_config,
     write_result,
 )
+from tests.reliability.digests import DigestTally, digest_endpoints
 
 __all__ = ["TortureError", "main", "run_torture"]
 
@@ -361,7 +364,11 @@ def run_torture(
     logs.mkdir(parents=True)
     started = time.monotonic()
     probe = _Probe(database_url)
-    with FakeArxiv() as fake, Receiver([SECRET]) as receiver:
+    with (
+        FakeArxiv() as fake,
+        Receiver([SECRET]) as receiver,
+        digest_endpoints(SECRET) as digest_receivers,
+    ):
         stock(fake)
         config = write_config(
             workdir / "torture.toml",
@@ -369,6 +376,7 @@ def run_torture(
             database_url=database_url,
             hook_url=receiver.url,
             sections=_sections(),
+            more_hooks=digest_receivers.hooks,
         )
         runner = _Runner(config, probe, logs)
         if _quiet_main(["--config", str(config), "db", "upgrade"], logs / "upgrade.log") != 0:
@@ -386,6 +394,7 @@ def run_torture(
         seconds = time.monotonic() - started
         state = snapshot(database_url)
         tally = tally_deliveries(state.events, receiver.received)
+        digests = digest_receivers.tally(database_url)
     final_problems = integrity_problems(database_url)
     reference = _reference(reference_url, workdir, seed, trials.trials, max_papers)
     return _result(
@@ -395,6 +404,7 @@ def run_torture(
         seed=seed,
         state=state,
         tally=tally,
+        digests=digests,
         final_problems=final_problems,
         reference=reference,
         seconds=seconds,
@@ -409,6 +419,7 @@ def _result(
     seed: int,
     state: Snapshot,
     tally: DeliveryTally,
+    digests: list[DigestTally],
     final_problems: list[str],
     reference: tuple[Snapshot, DeliveryTally, float],
     seconds: float,
@@ -418,8 +429,9 @@ def _result(
     attempts = trials.attempts
     by_point = Counter(a.point for a in attempts if a.killed)
     kill_problems = [p for a in attempts for p in a.integrity]
-    lost = len(comparison.lost) + len(tally.undelivered)
-    false = len(comparison.false) + len(tally.unknown)
+    lost = len(comparison.lost) + len(tally.undelivered) + sum(len(t.lost) for t in digests)
+    false = len(comparison.false) + len(tally.unknown) + sum(len(t.false) for t in digests)
+    duplicated = len(comparison.duplicated) + sum(len(t.doubled) for t in digests)
     result: dict[str, Any] = {
         "row": {
             "family": "torture",
@@ -429,7 +441,7 @@ def _result(
             "expected": comparison.expected,
             "delivered": tally.delivered,
             "lost": lost,
-            "duplicated": len(comparison.duplicated),
+            "duplicated": duplicated,
             "false": false,
             "redelivered": tally.redelivered,
             "seconds": round(seconds + reference_seconds),
@@ -454,6 +466,7 @@ def _result(
         "unknown_webhook_ids": tally.unknown,
         "mismatched_webhook_ids": tally.mismatched,
         "unverified_posts": tally.unverified,
+        "digests": [asdict(t) for t in digests],
         "outbox": dict(state.outbox),
         "runs": dict(state.runs),
         "reference": {
@@ -471,6 +484,7 @@ def _result(
         trials.killed >= kills
         and not lost
         and not false
+        and not duplicated
         and comparison.ok
         and not kill_problems
         and not final_problems

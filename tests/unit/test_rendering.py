@@ -133,3 +133,9 @@ class TestHeadlines:
         title = "word " * 30
         assert len(short_title(title)) == 60
         assert short_title(title).endswith("…")
+
+
+def test_a_name_listed_twice_on_one_side_does_not_break_the_diff() -> None:
+    """Author lists can repeat a name; the kept names then differ in number, not order."""
+    assert str(names_diff(["Ada"], ["Ada", "Ada"])) == '<ul class="names"></ul>'
+    assert "moved: Bob (#2 → #1)" in str(names_diff(["Ada", "Bob"], ["Bob", "Ada", "Ada"]))

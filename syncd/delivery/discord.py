@@ -1,0 +1,139 @@
+"""Discord-format bodies: embeds within Discord's limits, and no mention that pings.
+
+``{"embeds": [...], "allowed_mentions": {"parse": []}}``: at most 10 embeds,
+an embed's title at most 256 characters and its description at most 4,096,
+at most 25 fields, at most 6,000 characters over the message's embeds.  One
+event: one embed (title and arXiv id, linking the abstract page; what
+happened and the diff in Markdown, cut at a word with a link to the whole
+change; version, kinds and author as fields; a colour by event type; the
+event's time).  A digest: its title as the content, one short embed per
+event while they fit, then one saying ``…and K more``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from syncd.messages_text import (
+    MARKDOWN,
+    digest_title,
+    fit_text,
+    full_change,
+    more_line,
+    render_diffs,
+    title_line,
+)
+from syncd.rendering import Described, describe
+from syncd.storage.models import Event
+from syncd.vocabulary import EventType
+
+__all__ = ["discord_digest", "discord_message"]
+
+MAX_EMBEDS = 10
+MAX_TITLE = 256
+MAX_DESCRIPTION = 4096
+MAX_EMBED_TEXT = 6000
+_COLOURS: dict[str, int] = {
+    EventType.ADDED: 0x2EA043,  # green
+    EventType.LINKED: 0x1F6FEB,  # blue
+    EventType.REVISED: 0xD29922,  # amber
+    EventType.REMOVED: 0xCF222E,  # red
+}
+_WITHDRAWN_COLOUR = 0x8B949E  # grey
+# An author's name in a field: far inside the field's 1,024.
+_AUTHOR_CHARS = 200
+# A digest's embed: a title of at most _DIGEST_TITLE and a description of at
+# most _DIGEST_DIFF, so nine of them and "…and K more" stay within 6,000.
+_DIGEST_TITLE = 200
+_DIGEST_DIFF = 400
+
+
+def discord_message(described: Described) -> dict[str, Any]:
+    """One event as a Discord message of one embed."""
+    summary = MARKDOWN.escape(described.summary)
+    room = MAX_DESCRIPTION - len(summary) - 2
+    diff = render_diffs(described.diffs, MARKDOWN, room, full_change(described, MARKDOWN))
+    description = f"{summary}\n\n{diff}" if diff else summary
+    embed = _embed(described, title_line(described, MARKDOWN, MAX_TITLE), description)
+    embed["fields"] = [
+        {"name": "Version", "value": _version(described), "inline": True},
+        {"name": "Changed", "value": ", ".join(described.kinds) or "—", "inline": True},
+        {
+            "name": "Author",
+            "value": fit_text(described.author, MARKDOWN, _AUTHOR_CHARS) or "—",
+            "inline": True,
+        },
+    ]
+    return {"embeds": [embed], "allowed_mentions": _no_mentions()}
+
+
+def discord_digest(events: Sequence[Event], public_url: str | None) -> dict[str, Any]:
+    """Many events as one Discord message: an embed per event while they fit, then
+    ``…and K more``."""
+    title = digest_title([event.author for event in events], len(events))
+    embeds: list[dict[str, Any]] = []
+    used = 0
+    more_room = len(more_line(len(events), MARKDOWN, public_url=None))
+    for event in events:
+        described = describe(event, public_url=public_url)
+        more = full_change(described, MARKDOWN)
+        embed = _embed(
+            described,
+            fit_text(described.headline, MARKDOWN, _DIGEST_TITLE),
+            render_diffs(described.diffs, MARKDOWN, _DIGEST_DIFF, more),
+        )
+        size = len(embed["title"]) + len(embed.get("description", ""))
+        last = len(embeds) == len(events) - 1
+        # Unless this is the last event, leave an embed and its title for "…and K more".
+        if len(embeds) + 1 + (0 if last else 1) > MAX_EMBEDS:
+            break
+        if used + size + (0 if last else more_room) > MAX_EMBED_TEXT:
+            break
+        embeds.append(embed)
+        used += size
+    if len(embeds) < len(events):
+        embeds.append(_more(len(events) - len(embeds), public_url))
+    return {
+        "content": MARKDOWN.strong(title),
+        "embeds": embeds,
+        "allowed_mentions": _no_mentions(),
+    }
+
+
+def _embed(described: Described, title: str, description: str) -> dict[str, Any]:
+    embed: dict[str, Any] = {"title": title}
+    if described.links:
+        embed["url"] = described.links[0].url
+    if description:
+        embed["description"] = description
+    embed["color"] = _colour(described)
+    embed["timestamp"] = described.created_at.isoformat()
+    return embed
+
+
+def _more(count: int, public_url: str | None) -> dict[str, Any]:
+    """The embed a cut digest ends with; its title links the events page here, if any."""
+    embed: dict[str, Any] = {
+        "title": more_line(count, MARKDOWN, public_url=None),
+        "color": _WITHDRAWN_COLOUR,
+    }
+    if public_url is not None:
+        embed["url"] = f"{public_url}/events"
+    return embed
+
+
+def _no_mentions() -> dict[str, list[str]]:
+    """Never parse a mention, whatever the text says: escaping is the first guard, this
+    the second."""
+    return {"parse": []}
+
+
+def _colour(described: Described) -> int:
+    if described.withdrawn:
+        return _WITHDRAWN_COLOUR
+    return _COLOURS.get(described.event_type, _WITHDRAWN_COLOUR)
+
+
+def _version(described: Described) -> str:
+    return f"v{described.version}" if described.version is not None else "—"
