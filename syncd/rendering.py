@@ -238,7 +238,8 @@ def changes_html(changes: Mapping[str, Mapping[str, Any]]) -> Markup:
 def describe(event: Event, *, public_url: str | None) -> Described:
     """What a message about ``event`` says, links under ``public_url`` when it is set."""
     record = event.record
-    title = (record.title if record is not None else None) or event.paper_key
+    title = (record.title or "").strip() if record is not None else ""
+    title = title or event.paper_key
     version = record.version if record is not None else None
     diffs = field_diffs(event.changes)
     if not diffs and record is not None and event.type != EventType.REMOVED:

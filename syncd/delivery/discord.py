@@ -61,7 +61,7 @@ def discord_message(described: Described) -> dict[str, Any]:
         {"name": "Changed", "value": ", ".join(described.kinds) or "—", "inline": True},
         {
             "name": "Author",
-            "value": fit_text(described.author, MARKDOWN, _AUTHOR_CHARS) or "—",
+            "value": fit_text(described.author, MARKDOWN, _AUTHOR_CHARS).strip() or "—",
             "inline": True,
         },
     ]

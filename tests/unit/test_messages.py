@@ -279,6 +279,15 @@ class TestOneEvent:
         title, _ = notification([long], public_url=None)
         assert len(title) <= 200
 
+    def test_blank_title_and_author_leave_no_empty_text(self) -> None:
+        """A whitespace title reads as the paper's key; a blank author as a dash."""
+        blank = event(title=" ", author=" ", changes={}, kinds=())
+        slack = message_body(DeliveryFormat.SLACK, [blank], public_url=None)
+        discord = message_body(DeliveryFormat.DISCORD, [blank], public_url=None)
+        assert slack_problem(slack) is None and discord_problem(discord) is None
+        assert json.loads(discord)["embeds"][0]["fields"][2]["value"] == "—"
+        assert json.loads(slack)["blocks"][0]["text"]["text"] == "2401.00001 (2401.00001)"
+
     def test_a_word_longer_than_the_room_is_cut_between_characters(self) -> None:
         assert fit_text("x" * 10_000, SLACK, 20) == "x" * 18 + " …"
         assert fit_text("&" * 100, SLACK, 20) == "&amp;" * 3 + " …"
@@ -379,7 +388,7 @@ def _events(draw: st.DrawFn, seq: int = 1) -> Event:
     )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(_events(), min_size=1, max_size=60),
     st.sampled_from([PUBLIC, None]),
