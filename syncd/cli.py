@@ -25,7 +25,7 @@ from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
 from syncd.delivery.apprise_sender import AppriseSender
-from syncd.delivery.messages import sample_body
+from syncd.delivery.messages import sample_body, sample_notification
 from syncd.delivery.payload import test_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
@@ -340,15 +340,10 @@ def _notify_test(endpoint: Endpoint, app: App) -> int:
     """``webhooks test`` for a [[notify]] target: Apprise says sent or not, and no more."""
     notifier = AppriseSender.allowing(app.settings.delivery.allow_destinations)
     msg_id, _ = test_body(datetime.now(UTC))
-    result = notifier.send(
-        endpoint.spec.url,
-        endpoint.timeout,
-        msg_id,
-        "syncd test notification",
-        f"If you read this, syncd reaches **{endpoint.name}**.",
-    )
+    title, body = sample_notification(public_url=app.settings.http.public_url)
+    result = notifier.send(endpoint.spec.url, endpoint.timeout, msg_id, title, body)
     if result.outcome == "delivered":
-        print(f"{endpoint.name}: delivered a test notification")
+        print(f"{endpoint.name}: delivered a sample notification")
         return EXIT_OK
     print(f"{endpoint.name}: {result.outcome}: {result.error}", file=sys.stderr)
     return EXIT_FAILURE

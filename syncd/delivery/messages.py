@@ -3,7 +3,7 @@
 ``message_body`` is what a slack or discord ``[[webhooks]]`` endpoint is
 POSTed (``syncd.delivery.slack``, ``syncd.delivery.discord``), ``sample_body``
 what ``syncd webhooks test`` sends it, ``notification`` the title and
-Markdown body of an Apprise notification.  All render through
+Markdown body of an Apprise notification (``sample_notification`` the test's).  All render through
 ``syncd.rendering.describe`` and ``syncd.messages_text``, as the feeds and
 pages do, so a change reads the same everywhere.
 """
@@ -32,7 +32,7 @@ from syncd.rendering import describe
 from syncd.storage.models import Event
 from syncd.vocabulary import DeliveryFormat, EventType
 
-__all__ = ["message_body", "notification", "sample_body"]
+__all__ = ["message_body", "notification", "sample_body", "sample_notification"]
 
 # An Apprise notification's diff: services cap bodies differently (Apprise
 # splits or cuts per service); Discord's 4,096 is among the smallest.
@@ -75,6 +75,11 @@ def message_body(
 def sample_body(format: DeliveryFormat, *, public_url: str | None) -> bytes:
     """The body `syncd webhooks test NAME` sends to a slack or discord endpoint: a sample change."""
     return message_body(format, [_sample_event(datetime.now(UTC))], public_url=public_url)
+
+
+def sample_notification(*, public_url: str | None) -> tuple[str, str]:
+    """The (title, body) `syncd webhooks test NAME` sends an Apprise target: a sample change."""
+    return notification([_sample_event(datetime.now(UTC))], public_url=public_url)
 
 
 def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[str, str]:
