@@ -6,18 +6,15 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
-from tests.integration.test_delivery import SECRET
+from tests.integration.test_delivery import NESTPIPE, SECRET, _bump
 from tests.receiver import Receiver
 from tests.reliability import ROOT
-
-NESTPIPE = "2604.06956"
 
 
 @pytest.fixture
@@ -53,11 +50,6 @@ timeout = 2
 
 def _digest_events(received: Any) -> list[str]:
     return [event["id"] for event in received.json["data"]["events"]]
-
-
-def _bump(arxiv: FakeArxiv, **fields: Any) -> None:
-    current = arxiv.current(NESTPIPE)
-    arxiv.publish(replace(current, version=(current.version or 1) + 1, updated=None, **fields))
 
 
 def test_first_sync_is_one_signed_digest(syncd: Syncd, receiver: Receiver) -> None:
