@@ -27,8 +27,14 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from syncd import __version__
 from syncd.delivery.destinations import (
@@ -295,7 +301,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The environment wins over the file, as operators of containers expect.
-        return env_settings, init_settings
+        return _EnvironmentSource(settings_cls), init_settings
 
     @property
     def ready_max_age(self) -> float:
@@ -366,6 +372,44 @@ class Settings(BaseSettings):
         if duplicates:
             raise ValueError(f"author listed twice: {', '.join(duplicates)}")
         return authors
+
+
+class _UndecodableValue(ValueError):
+    """A structured value from the environment that is not JSON; ``key`` is its field."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _EnvironmentSource(EnvSettingsSource):
+    """``SYNCD_<SECTION>_<KEY>`` variables, whose malformed lists and tables name themselves.
+
+    pydantic-settings reads a list, a table or an array of tables from the
+    environment as JSON, and a value that is not JSON escapes it as a bare
+    ``SettingsError`` naming only the section: a traceback.
+    """
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError:
+            raise _UndecodableValue(field_name) from None
+
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except _UndecodableValue as exc:
+            # A ConfigError, not a ValueError, so pydantic-settings does not wrap it.
+            key = field_name if exc.key == field_name else f"{field_name}.{exc.key}"
+            variable = f"{self.env_prefix}{key.replace('.', '_')}".upper()
+            raise ConfigError(
+                f"environment variable {variable}: invalid configuration:\n  {key}: not valid"
+                " JSON; lists and tables from the environment are written as JSON,"
+                ' e.g. [5, 300] or {"workers": 2}'
+            ) from None
 
 
 def _destination_checks(

@@ -17,12 +17,15 @@ from tests.integration.conftest import Syncd
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "syncd", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
+        env={**os.environ, **(env or {})},
         timeout=60,
         check=False,
     )
@@ -56,6 +59,30 @@ class TestEntryPoints:
         result = _run("--config", str(config), "papers")
         assert result.returncode == 2
         assert "arxiv.timeout" in result.stderr
+
+    @pytest.mark.parametrize(
+        ("variable", "value", "key"),
+        [
+            ("SYNCD_DELIVERY_RETRY_SCHEDULE", "5,10", "delivery.retry_schedule"),
+            ("SYNCD_DELIVERY_ALLOW_DESTINATIONS", "10.0.0.0/8", "delivery.allow_destinations"),
+            ("SYNCD_DELIVERY", "workers=2", "delivery"),
+            ("SYNCD_WEBHOOKS", "[{", "webhooks"),
+            ("SYNCD_NOTIFY", "{", "notify"),
+            ("SYNCD_AUTHORS", "Zhida Jiang", "authors"),
+        ],
+    )
+    def test_malformed_structured_environment_override_exits_2_naming_it(
+        self, tmp_path: Path, variable: str, value: str, key: str
+    ) -> None:
+        """A list, table or array of tables from the environment that is not JSON is a
+        configuration error naming the key and the variable, not a traceback."""
+        config = tmp_path / "syncd.toml"
+        config.write_text('[[authors]]\nname = "X"\n')
+        result = _run("--config", str(config), "papers", env={variable: value})
+        assert (result.returncode, result.stdout) == (2, "")
+        assert "Traceback" not in result.stderr
+        assert key in result.stderr
+        assert variable in result.stderr
 
     def test_unreachable_database_exits_1_without_the_password(self, tmp_path: Path) -> None:
         """A database that cannot be reached is a runtime failure, and the password stays secret."""
