@@ -7,30 +7,38 @@ arXiv client or the delivery worker, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from syncd import metrics
 from syncd.arxiv import ArxivClient
-from syncd.config import Settings
+from syncd.config import DatabaseSettings, Settings
 from syncd.delivery.apprise_urls import url_scheme
 from syncd.delivery.redaction import url_origin
-from syncd.delivery.routing import UNSIGNED_URL_KEY, Endpoint, EndpointSpec, url_hash
+from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
 from syncd.delivery.worker import Dispatcher
+from syncd.errors import ConfigError
 from syncd.storage import EndpointSummary, Storage
+from syncd.storage.files import url_key
 from syncd.vocabulary import DeliveryFormat
 
-__all__ = ["App", "endpoints_from"]
+__all__ = ["App", "endpoints_from", "installation_key"]
 
 
-def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
-    """The configured webhooks and notify targets by name, secrets resolved now (once)."""
+def endpoints_from(settings: Settings, unsigned_key: Callable[[], bytes]) -> dict[str, Endpoint]:
+    """The configured webhooks and notify targets by name, secrets resolved now (once).
+
+    A signed webhook's URL hash is keyed with its signing secret; an unsigned
+    target's (chat formats, Apprise) with ``unsigned_key()``, asked for only
+    when there is one.
+    """
     endpoints = {}
     for hook in settings.webhooks:
         secrets = tuple(hook.secret_values())
-        key = signing_key(secrets[0]) if secrets else UNSIGNED_URL_KEY
+        key = signing_key(secrets[0]) if secrets else unsigned_key()
         spec = EndpointSpec(
             hook.display_name,
             hook.url,
@@ -46,7 +54,7 @@ def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
             spec = EndpointSpec(
                 name,
                 url,
-                url_hash(url, UNSIGNED_URL_KEY),
+                url_hash(url, unsigned_key()),
                 table.events,
                 table.kinds,
                 DeliveryFormat.APPRISE,
@@ -54,6 +62,21 @@ def endpoints_from(settings: Settings) -> dict[str, Endpoint]:
             )
             endpoints[name] = Endpoint(spec, (), table.timeout)
     return endpoints
+
+
+def installation_key(database: DatabaseSettings) -> bytes:
+    """This installation's key of unsigned URL hashes: from ``key_file``, made if missing.
+
+    Never in the database, so that a copy of it cannot confirm a guessed URL.
+    """
+    path = database.key_path
+    if path is None:
+        raise ConfigError(
+            "database.key_file: chat and [[notify]] targets on PostgreSQL need a key file"
+            " every replica reads (a mounted secret; made if missing), or"
+            " SYNCD_DATABASE_KEY_FILE"
+        )
+    return url_key(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +90,9 @@ class App:
     @classmethod
     def open(cls, settings: Settings) -> App:
         """Open the database and resolve the endpoints; nothing is written yet."""
-        return cls(settings, Storage(settings.database.url), endpoints_from(settings))
+        unsigned_key = functools.cache(functools.partial(installation_key, settings.database))
+        endpoints = endpoints_from(settings, unsigned_key)
+        return cls(settings, Storage(settings.database.url), endpoints)
 
     def close(self) -> None:
         """Release the database's connections."""

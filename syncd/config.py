@@ -97,6 +97,10 @@ class DatabaseSettings(Section):
     url: str = "sqlite:///data/syncd.sqlite3"
     # Run `syncd db upgrade` automatically at start; turn off to migrate by hand.
     migrate: bool = True
+    # The key of the URL hashes the database keeps of unsigned targets (chat
+    # formats, [[notify]]), made (0600) if missing.  Default: beside a SQLite
+    # file; on PostgreSQL a file every replica reads (a mounted secret).
+    key_file: Path | None = None
 
     @field_validator("url")
     @classmethod
@@ -111,6 +115,23 @@ class DatabaseSettings(Section):
         if value.startswith(("postgresql://", "postgres://")):
             return "postgresql+psycopg://" + value.split("://", 1)[1]
         return value
+
+    @field_validator("key_file")
+    @classmethod
+    def _no_nul_in_key_file(cls, value: Path | None) -> Path | None:
+        if value is not None and "\x00" in str(value):
+            raise ValueError("a path cannot contain a NUL character")
+        return value
+
+    @property
+    def key_path(self) -> Path | None:
+        """``key_file``, else ``<database>.key`` beside a SQLite file; None on PostgreSQL."""
+        if self.key_file is not None:
+            return self.key_file
+        database = sa.engine.make_url(self.url).database
+        if not self.url.startswith("sqlite") or not database:
+            return None
+        return Path(f"{database}.key")
 
 
 def _check_database_url(value: str) -> None:
@@ -455,7 +476,7 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
 
 
 def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
-    """Make the file's relative seed paths and SQLite path relative to ``base``."""
+    """Make the file's relative seed paths, SQLite path and key file relative to ``base``."""
     authors = raw.get("authors")
     for author in authors if isinstance(authors, list) else []:
         if isinstance(author, dict) and isinstance(author.get("seeds"), list):
@@ -463,6 +484,8 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
     database = raw.get("database")
     if isinstance(database, dict) and isinstance(database.get("url"), str):
         database["url"] = _resolve_sqlite_url(database["url"], base)
+    if isinstance(database, dict) and "key_file" in database:
+        database["key_file"] = _resolve_path(database["key_file"], base)
 
 
 def _resolve_path(value: object, base: Path) -> object:

@@ -13,12 +13,7 @@ from dataclasses import dataclass
 
 from syncd.vocabulary import DeliveryFormat, DeliveryGroup
 
-__all__ = ["UNSIGNED_URL_KEY", "Endpoint", "EndpointSpec", "accepts", "url_hash"]
-
-# The key of an unsigned (chat) endpoint's URL hash.  Such a URL carries a
-# long random token of its own, so a constant key still leaves a backup of
-# the database unable to confirm a guess.
-UNSIGNED_URL_KEY = b"syncd unsigned endpoint url"
+__all__ = ["Endpoint", "EndpointSpec", "accepts", "url_hash"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +39,13 @@ class EndpointSpec:
 
 
 def url_hash(url: str, key: bytes) -> str:
-    """HMAC-SHA256 of ``url`` under ``key`` (the endpoint's signing key), in hex.
+    """HMAC-SHA256 of ``url`` under ``key``, in hex.
 
-    What the database keeps to notice a changed URL.  Keyed, so that a backup
-    of the database alone cannot confirm a guessed URL and its token.
+    What the database keeps to notice a changed URL.  Keyed with a secret the
+    database does not hold (the endpoint's signing key, or the installation's
+    key file for unsigned targets), so that a copy of the database cannot
+    confirm a guessed URL: Apprise URLs (an ntfy topic, a mailto password)
+    are short enough to guess.
     """
     return hmac.new(key, url.encode(), hashlib.sha256).hexdigest()
 

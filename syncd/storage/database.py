@@ -21,6 +21,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 
 from syncd.errors import ConfigError, StoreError
+from syncd.storage.files import make_private
 
 __all__ = ["Database", "chunks", "now", "utc"]
 
@@ -151,6 +152,8 @@ def _create_engine(url: str) -> Engine:
         except OSError as exc:  # a file in the way, no permission: exit 1, one line
             reason = exc.strerror or str(exc)
             raise StoreError(f"cannot create the database folder {folder}: {reason}") from None
+        # Owner-only before SQLite opens it: it holds the outbox and URL hashes.
+        make_private(Path(database))
     engine = sa.create_engine(url, connect_args={"timeout": 30})
     sa.event.listen(engine, "connect", _sqlite_pragmas)
     return engine

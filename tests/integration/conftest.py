@@ -61,6 +61,7 @@ backoff_max = 2.0
 
 [database]
 url = "{self.database_url}"
+{self.key_file_line}
 
 [log]
 format = "json"
@@ -74,6 +75,13 @@ seeds = [{seeds}]
         path = self.workdir / "syncd.toml"
         path.write_text(text, encoding="utf-8")
         return path
+
+    @property
+    def key_file_line(self) -> str:
+        """PostgreSQL has no file to keep the key beside: it is configured (SQLite's default)."""
+        if self.database_url.startswith("sqlite"):
+            return ""
+        return f'key_file = "{self.workdir / "url.key"}"'
 
     def __call__(self, *args: str) -> Outcome:
         self.capsys.readouterr()

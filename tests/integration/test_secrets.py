@@ -1,4 +1,6 @@
-"""No secret leaves syncd: every output of the suite's scenarios is grepped for them.
+"""No secret leaves syncd, and none can be recovered from what it keeps at rest.
+
+Leaks: every output of the suite's scenarios is grepped for secrets.
 
 The secrets: a webhook secret being rotated out, the one rotated in (both as
 ``whsec_...`` and as their bare base64), a PostgreSQL password in the database
@@ -9,15 +11,22 @@ letters), the read commands in both formats, the webhooks commands, an
 unreachable database, bad configurations, and the daemon's HTTP endpoints.
 Everything printed, logged (structlog and the stdlib records libraries make),
 served, or stored as a delivery error is checked.
+
+At rest: the database files and the key file are owner-only, and the URL
+hashes the database keeps of unsigned targets are keyed with a key it does
+not hold, one per installation.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import logging
 import os
 import signal
+import stat
 import subprocess
 import sys
 import traceback
@@ -29,15 +38,17 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from syncd.app import App
 from syncd.cli import main
+from syncd.config import load_settings
+from syncd.migrate import upgrade
 from syncd.storage.schema import deliveries_table, endpoints_table, metadata, sync_runs_table
 from tests import scenario
+from tests.chatreceiver import SlackReceiver
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Outcome, Syncd
 from tests.integration.daemons import eventually, free_port
 from tests.receiver import Receiver
-
-pytestmark = pytest.mark.postgres
 
 OLD_SECRET = "whsec_" + base64.b64encode(b"rotating-out secret: do not leak").decode()
 NEW_SECRET = "whsec_" + base64.b64encode(b"rotating-in secret: never leak!!").decode()
@@ -371,6 +382,7 @@ def _bad_configurations(scene: Scene, capsys: pytest.CaptureFixture[str]) -> Non
         scene.transcript.outcome(f"bad config ({name})", Outcome(code, captured.out, captured.err))
 
 
+@pytest.mark.postgres
 def test_no_secret_in_any_output(
     scene: Scene,
     capsys: pytest.CaptureFixture[str],
@@ -401,3 +413,221 @@ def test_no_secret_in_any_output(
     for name, receiver in scene.receivers.items():
         wire = "\n".join(f"{r.headers}\n{r.body.decode()}" for r in receiver.received)
         assert [s for s, v in SECRETS.items() if v in wire] == [], name
+
+
+# ---- at rest
+
+# The key every installation used for unsigned URL hashes before there was a key file.
+CONSTANT_KEY = b"syncd unsigned endpoint url"
+SLACK_URL = "http://127.0.0.1:9/services/T0/B0/sh0rt"
+NOTIFY_URL = "ntfy://127.0.0.1:9/arxiv-lab"
+
+
+def _unsigned_targets(syncd: Syncd, slack_url: str = SLACK_URL) -> None:
+    syncd.sections = f"""
+[delivery]
+retry_schedule = [0.05, 0.05, 0.05]
+sync_wait = 10
+poll_interval = 0.05
+
+[[webhooks]]
+name = "chat"
+url = "{slack_url}"
+format = "slack"
+timeout = 2
+
+[[notify]]
+name = "lab"
+urls = ["{NOTIFY_URL}"]
+"""
+
+
+def _register(syncd: Syncd) -> dict[str, str]:
+    """Register the configured endpoints as a delivering command does; their stored hashes."""
+    app = App.open(load_settings(syncd.config))
+    try:
+        upgrade(app.storage.engine)
+        app.register_endpoints()
+    finally:
+        app.close()
+    return {name: row["url_hash"] for name, row in _endpoint_rows(syncd).items()}
+
+
+def _endpoint_rows(syncd: Syncd) -> dict[str, dict[str, object]]:
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.select(endpoints_table)).mappings()
+            return {row["name"]: dict(row) for row in rows}
+    finally:
+        engine.dispose()
+
+
+def _disable(syncd: Syncd, name: str) -> None:
+    """What a 410 does to an endpoint."""
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                endpoints_table.update()
+                .where(endpoints_table.c.name == name)
+                .values(disabled_at=sa.func.now(), disabled_reason="HTTP 410 Gone")
+            )
+    finally:
+        engine.dispose()
+
+
+def _key_file(syncd: Syncd) -> Path:
+    key_path = load_settings(syncd.config).database.key_path
+    assert key_path is not None
+    return key_path
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    """The umask most systems start processes with: new files 0644 unless asked otherwise."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.usefixtures("loose_umask")
+def test_a_fresh_data_folder_is_owner_only(
+    arxiv: FakeArxiv, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After `syncd seed` and `syncd sync` on a fresh data folder the database, its WAL and
+    shared memory, and the key file beside it are 0600, while syncd has them open too."""
+    data = tmp_path / "data"
+    syncd = Syncd(arxiv, f"sqlite:///{data}/syncd.sqlite3", tmp_path, capsys)
+    _unsigned_targets(syncd)
+    database, key = data / "syncd.sqlite3", data / "syncd.sqlite3.key"
+    assert syncd("seed").code == 0
+    assert {p.name: _mode(p) for p in (database, key)} == {p.name: 0o600 for p in (database, key)}
+    assert syncd("sync").code == 0
+    app = App.open(load_settings(syncd.config))
+    try:
+        app.register_endpoints()  # a write: the pooled connection keeps -wal and -shm
+        files = [database, Path(f"{database}-wal"), Path(f"{database}-shm"), key]
+        assert {p.name: _mode(p) for p in files} == {p.name: 0o600 for p in files}
+    finally:
+        app.close()
+
+
+@pytest.mark.usefixtures("loose_umask")
+def test_a_world_readable_database_from_before_is_tightened(
+    arxiv: FakeArxiv, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database an earlier version made 0644 is 0600 after the next command."""
+    database = tmp_path / "syncd.sqlite3"
+    syncd = Syncd(arxiv, f"sqlite:///{database}", tmp_path, capsys)
+    assert syncd("seed").code == 0
+    database.chmod(0o644)
+    assert syncd("papers").code == 0
+    assert _mode(database) == 0o600
+
+
+def test_unsigned_url_hashes_are_keyed_per_installation(
+    syncd: Syncd, arxiv: FakeArxiv, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hashes of a slack and an Apprise URL are not HMACs under a key from the source,
+    and two installations (two key files) store different ones."""
+    _unsigned_targets(syncd)
+    first = _register(syncd)
+    assert first["chat"] != hmac.new(CONSTANT_KEY, SLACK_URL.encode(), hashlib.sha256).hexdigest()
+    assert first["lab#1"] != hmac.new(CONSTANT_KEY, NOTIFY_URL.encode(), hashlib.sha256).hexdigest()
+    other = tmp_path / "other"
+    other.mkdir()
+    database_url = syncd.database_url
+    if database_url.startswith("sqlite"):
+        database_url = f"sqlite:///{other}/syncd.sqlite3"
+    elsewhere = Syncd(arxiv, database_url, other, capsys)
+    _unsigned_targets(elsewhere)
+    second = _register(elsewhere)
+    assert _key_file(elsewhere) != _key_file(syncd)
+    assert second["chat"] != first["chat"] and second["lab#1"] != first["lab#1"]
+
+
+def test_a_restart_with_the_same_key_keeps_the_hashes(syncd: Syncd) -> None:
+    """Same key, same URLs: the same hashes, and an endpoint a 410 disabled stays disabled."""
+    _unsigned_targets(syncd)
+    first = _register(syncd)
+    _disable(syncd, "chat")
+    assert _register(syncd) == first
+    assert _endpoint_rows(syncd)["chat"]["disabled_at"] is not None
+
+
+def test_a_lost_key_file_is_made_again_and_reads_as_changed_urls(syncd: Syncd) -> None:
+    """Without its key file syncd makes a new one (0600): every unsigned hash changes, which
+    is what a changed URL does, re-enabling a disabled endpoint, and nothing else."""
+    _unsigned_targets(syncd)
+    first = _register(syncd)
+    _disable(syncd, "chat")
+    key = _key_file(syncd)
+    key.unlink()
+    second = _register(syncd)
+    assert _mode(key) == 0o600
+    assert second["chat"] != first["chat"] and second["lab#1"] != first["lab#1"]
+    assert _endpoint_rows(syncd)["chat"]["disabled_at"] is None
+
+
+def test_an_upgrade_from_the_constant_key_keeps_pending_deliveries(syncd: Syncd) -> None:
+    """Hashes an earlier version stored under the constant key read as changed URLs: the
+    endpoint keeps its deliveries, and the one pending is delivered after the upgrade."""
+    with SlackReceiver() as slack:
+        _unsigned_targets(syncd, slack.url)
+        syncd.sections = syncd.sections.replace("sync_wait = 10", "sync_wait = 0")
+        slack.go_down()
+        assert syncd("sync").code == 0
+        (endpoint,) = [e for e in syncd.json("webhooks", "list") if e["name"] == "chat"]
+        assert endpoint["pending"] == 1
+        engine = sa.create_engine(syncd.database_url)
+        try:
+            with engine.begin() as conn:
+                conn.execute(
+                    endpoints_table.update()
+                    .where(endpoints_table.c.name == "chat")
+                    .values(
+                        url_hash=hmac.new(CONSTANT_KEY, slack.url.encode(), "sha256").hexdigest()
+                    )
+                )
+        finally:
+            engine.dispose()
+        slack.come_up()
+        syncd.sections = syncd.sections.replace("sync_wait = 0", "sync_wait = 10")
+        assert syncd("sync").code == 0
+        (endpoint,) = [e for e in syncd.json("webhooks", "list") if e["name"] == "chat"]
+        assert (endpoint["pending"], endpoint["delivered"]) == (0, 1)
+        (message,) = slack.received
+        assert message.status_sent == 200
+
+
+def test_postgresql_without_a_key_file_names_the_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On PostgreSQL there is no file to keep the key beside: a chat target without
+    [database] key_file exits 2 naming it, before connecting."""
+    config = tmp_path / "syncd.toml"
+    config.write_text(
+        '[database]\nurl = "postgresql://syncd@127.0.0.1:1/none"\n'
+        '[[authors]]\nname = "X"\n'
+        f'[[webhooks]]\nname = "chat"\nurl = "{SLACK_URL}"\nformat = "slack"\n'
+    )
+    assert main(["--config", str(config), "papers"]) == 2
+    assert "database.key_file" in capsys.readouterr().err
+
+
+def test_a_short_key_file_is_refused(syncd: Syncd, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key file holding a guessable key stops syncd with exit 2 naming it."""
+    _unsigned_targets(syncd)
+    key = _key_file(syncd)
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text("hunter2\n")
+    outcome = syncd("papers")
+    assert outcome.code == 2
+    assert str(key) in outcome.err and "hunter2" not in outcome.err

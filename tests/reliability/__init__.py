@@ -101,7 +101,7 @@ def write_config(
     lines: list[str] = []
     merged: dict[str, dict[str, object]] = {
         "arxiv": {"api_url": api_url},
-        "database": {"url": database_url},
+        "database": {"url": database_url, "key_file": str(path.parent / "url.key")},
         "log": {"level": "info", "format": "json"},
     }
     for name, values in sections.items():

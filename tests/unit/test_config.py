@@ -57,6 +57,22 @@ class TestOverrides:
         assert settings.authors[0].seeds == (tmp_path / "s" / "a.txt",)
         assert settings.database.url == f"sqlite:///{tmp_path / 'db' / 'x.sqlite3'}"
 
+    def test_the_key_file_sits_beside_sqlite_unless_configured(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """The key of URL hashes: <database>.key beside a SQLite file, else key_file (relative
+        to the config file's folder); PostgreSQL has no default."""
+        sqlite = MINIMAL + '[database]\nurl = "sqlite:///db/x.sqlite3"\n'
+        database = load_settings(_write(tmp_path, sqlite)).database
+        assert database.key_path == tmp_path / "db" / "x.sqlite3.key"
+        configured = load_settings(_write(tmp_path, sqlite + 'key_file = "keys/url.key"\n'))
+        assert configured.database.key_path == tmp_path / "keys" / "url.key"
+        monkeypatch.setenv("SYNCD_DATABASE_URL", "postgresql://postgres@127.0.0.1/test")
+        assert load_settings(_write(tmp_path, MINIMAL)).database.key_path is None
+        monkeypatch.setenv("SYNCD_DATABASE_KEY_FILE", "/run/secrets/syncd-url-key")
+        postgresql = load_settings(_write(tmp_path, MINIMAL)).database
+        assert postgresql.key_path == Path("/run/secrets/syncd-url-key")
+
     def test_several_authors(self, tmp_path: Path) -> None:
         """Several [[authors]] are tracked at once."""
         text = MINIMAL + '[[authors]]\nname = "Ada Lovelace"\nquery = "au:Lovelace_A"\n'

@@ -20,6 +20,7 @@ from syncd.vocabulary import DeliveryFormat, DeliveryGroup
 from tests.recorder import Recorder
 
 TOKEN = "tok3n-Sekrit-4711"
+INSTALLATION_KEY = b"an installation key of 32 bytes!"
 PASSWORD = "pa55-Sekrit-0815"
 
 
@@ -50,7 +51,7 @@ timeout = 3
 """,
         )
         settings = load_settings(path)
-        endpoints = endpoints_from(settings)
+        endpoints = endpoints_from(settings, lambda: INSTALLATION_KEY)
         assert sorted(endpoints) == ["lab#1", "lab#2"]
         second = endpoints["lab#2"]
         assert second.spec.format == DeliveryFormat.APPRISE
@@ -61,7 +62,8 @@ timeout = 3
 
     def test_group_event_is_kept(self, tmp_path: Path) -> None:
         path = _write(tmp_path, '[[notify]]\nname = "n"\nurls = ["json://h/"]\ngroup = "event"\n')
-        assert endpoints_from(load_settings(path))["n#1"].spec.group == DeliveryGroup.EVENT
+        endpoints = endpoints_from(load_settings(path), lambda: INSTALLATION_KEY)
+        assert endpoints["n#1"].spec.group == DeliveryGroup.EVENT
 
     @pytest.mark.parametrize(
         ("table", "needle"),
