@@ -124,6 +124,13 @@ class TestAuthors:
         """'A, B, C et al.' against a full list starting A, B, C is no author change."""
         assert "authors" not in diff_records(SEED, BASE).kinds
 
+    def test_truncated_list_as_long_as_the_full_one_is_no_change(self) -> None:
+        """'A, B, C, D et al.' against A, B, C, D spelt another way: the prefix is the whole
+        list (exactly at the length boundary), compared as loosely as a shorter one."""
+        seed = replace(SEED, authors=("ZHIDA JIANG", "Zhaolong Xíng", "Huichao Chai", "Ann Other"))
+        assert "authors" not in diff_records(seed, BASE).kinds
+        assert "authors" not in diff_records(BASE, seed).kinds
+
     def test_truncated_list_that_disagrees_is_a_change(self) -> None:
         """A truncated list whose names are not the full list's head is a change."""
         seed = replace(SEED, authors=("Zhida Jiang", "Huichao Chai"))

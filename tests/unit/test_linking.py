@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from syncd.linking import earlier_version_ids, identify, link_seeds_to_arxiv, name_matches
+from syncd.linking import (
+    SEED_DOCUMENT_MARGIN,
+    earlier_version_ids,
+    identify,
+    link_seed_documents,
+    link_seeds_to_arxiv,
+    name_matches,
+    record_similarity,
+)
 from syncd.record import Record
 from tests import scenario
 
@@ -49,6 +57,35 @@ class TestLinkSeedPapers:
         """Every earlier version of each entry is listed, versioned."""
         entries = [Record(arxiv_id="2606.03328", version=3), Record(arxiv_id="1", version=1)]
         assert earlier_version_ids(entries) == ["2606.03328v1", "2606.03328v2"]
+
+
+def _abstract(*groups: tuple[str, range]) -> Record:
+    """A record whose abstract is made of numbered words: ("shared", range(8)) -> shared00..07."""
+    return Record(abstract=" ".join(f"{stem}{n:02}" for stem, ns in groups for n in ns))
+
+
+class TestLinkSeedDocuments:
+    # A new document's record shares 8 of 20 words with paper A (0.25) and 7 with paper B
+    # (7/33, about 0.21): both above the minimum, A ahead by about 0.04.
+    RECORD = _abstract(("word", range(20)))
+    PAPER_A = _abstract(("word", range(8)), ("alpha", range(12)))
+    PAPER_B = _abstract(("word", range(8, 15)), ("beta", range(13)))
+
+    def test_a_lead_below_the_margin_is_left_apart(self) -> None:
+        """A lead between 0.02 and 0.10 over the runner-up links nothing: a close call."""
+        lead = record_similarity(self.RECORD, self.PAPER_A) - record_similarity(
+            self.RECORD, self.PAPER_B
+        )
+        assert 0.02 < lead < SEED_DOCUMENT_MARGIN
+        links = link_seed_documents([[self.PAPER_A], [self.PAPER_B]], [self.RECORD])
+        assert links.pairs == {}
+        assert [paper for paper, _ in links.contested[0]] == [0, 1]
+
+    def test_a_clear_lead_links(self) -> None:
+        """The same record links to A once B shares only two words (a lead near 0.2)."""
+        paper_b = _abstract(("word", range(8, 10)), ("beta", range(18)))
+        links = link_seed_documents([[self.PAPER_A], [paper_b]], [self.RECORD])
+        assert links.pairs == {0: 0}
 
 
 class TestIdentify:

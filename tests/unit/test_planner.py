@@ -80,6 +80,14 @@ class TestObserved:
         observed.take([ENTRY], {"2401.00001": state})
         assert observed.changed == {"2401.00001": ENTRY}
 
+    def test_an_unchanged_entry_of_a_paper_missed_before_is_kept(self) -> None:
+        """A tracked paper absent from earlier answers and back unchanged is kept, so the
+        plan resets its absence count instead of letting it run on to a removal."""
+        observed = Observed()
+        state = _state(_paper(ENTRY, absent_syncs=2))
+        observed.take([ENTRY], {"2401.00001": state})
+        assert observed.changed == {"2401.00001": ENTRY}
+
 
 class TestCheckTrust:
     def test_an_empty_answer_for_an_author_with_papers_is_refused(self) -> None:
@@ -93,6 +101,18 @@ class TestCheckTrust:
         observed = Observed(seen={"2401.00001"}, changed={"2401.00001": ENTRY})
         with pytest.raises(FeedError, match=r"2401\.00001v1 for a paper stored at v3"):
             check_trust(observed, tracked=1, known=[stored])
+
+    def test_one_version_lower_is_refused(self) -> None:
+        """v2 answered for a paper stored at v3: one step down is as impossible as two."""
+        stored = _paper(_at(3))
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": _at(2)})
+        with pytest.raises(FeedError, match=r"2401\.00001v2 for a paper stored at v3"):
+            check_trust(observed, tracked=1, known=[stored])
+
+    def test_the_same_version_changed_is_trusted(self) -> None:
+        """v3 with new metadata (a DOI, a journal reference) for a paper stored at v3."""
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": _at(3, doi="10.1/x")})
+        check_trust(observed, tracked=1, known=[_paper(_at(3))])
 
     def test_a_higher_version_is_trusted(self) -> None:
         """A newer version is what arXiv does every day."""

@@ -114,6 +114,32 @@ CASES = [
     ),
     ("other subject", "The following manuscript has been withdrawn.", None, AUTHOR),
     ("next sentence", "This paper is new. It has been withdrawn elsewhere.", None, NOT_WITHDRAWN),
+    # A notice clause that does not open the text: about another version, not this one.
+    (
+        "earlier version",
+        "The earlier version of this paper has been withdrawn; this one corrects Lemma 2.",
+        None,
+        NOT_WITHDRAWN,
+    ),
+    (
+        "earlier version in the comment",
+        ABSTRACT,
+        "The earlier version of this paper has been withdrawn; this one corrects Lemma 2",
+        NOT_WITHDRAWN,
+    ),
+    # The admin lead-in alone makes it the administrators', with no "by arXiv ..." after.
+    (
+        "admin lead-in only",
+        "arXiv admin note: this paper has been withdrawn due to a dispute over authorship",
+        None,
+        ADMIN,
+    ),
+    (
+        "appended admin lead-in only",
+        ABSTRACT,
+        "9 pages. arXiv admin note: this paper has been withdrawn due to a dispute over authorship",
+        ADMIN,
+    ),
     ("ordinary", ABSTRACT, "12 pages, 4 figures", NOT_WITHDRAWN),
     ("nothing", None, None, NOT_WITHDRAWN),
 ]
