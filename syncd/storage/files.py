@@ -31,14 +31,15 @@ def make_private(database: Path) -> None:
     earlier version left world-readable are tightened here, once per start;
     a file owned by another user (a reader's CLI) is left as it is.
     """
-    with contextlib.suppress(FileExistsError):
+    # Already there, or not creatable (a read-only folder): SQLite says why when it opens it.
+    with contextlib.suppress(OSError):
         os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _OWNER_ONLY))
     for path in (database, Path(f"{database}-wal"), Path(f"{database}-shm")):
         try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-            if mode & 0o077:
-                os.chmod(path, mode & 0o700)
-        except (FileNotFoundError, PermissionError):
+            status = os.stat(path)
+            if stat.S_ISREG(status.st_mode) and status.st_mode & 0o077:
+                os.chmod(path, stat.S_IMODE(status.st_mode) & 0o700)
+        except OSError:
             continue
 
 
