@@ -37,6 +37,7 @@ from syncd.httpio import (
     failure_reason,
     parse_retry_after,
     read_capped,
+    retry_seconds,
 )
 from syncd.vocabulary import DeliveryFormat
 
@@ -239,14 +240,16 @@ def _outcome(status: int) -> Outcome:
 
 
 def _discord_retry_after(answer: bytes) -> float | None:
-    """The seconds a Discord 429's JSON body asks to wait (``retry_after``), if it says."""
+    """The seconds a Discord 429's JSON body asks to wait (``retry_after``), if it says.
+
+    Read as ``retry_seconds`` reads any wait from a remote: capped, never
+    infinite.  A body nested past Python's recursion limit is no answer either.
+    """
     try:
         value = json.loads(answer).get("retry_after")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        return None
-    return float(value)
+    return retry_seconds(value)
 
 
 def _later(first: float | None, second: float | None) -> float | None:
