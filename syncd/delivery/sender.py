@@ -41,7 +41,14 @@ from syncd.httpio import (
 )
 from syncd.vocabulary import DeliveryFormat
 
-__all__ = ["DEFAULT_USER_AGENT", "DeliveryResult", "Outcome", "WebhookSender", "log_attempt"]
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "DeliveryResult",
+    "Outcome",
+    "WebhookSender",
+    "log_attempt",
+    "never_shown",
+]
 
 _log = structlog.get_logger(__name__)
 
@@ -156,8 +163,6 @@ class WebhookSender:
                 "webhook-timestamp": str(timestamp),
                 "webhook-signature": sign(secrets, msg_id, timestamp, body),
             }
-        elif len(path := urlsplit(url).path) > 1:
-            secrets = (*secrets, path)
         started = time.monotonic()
         try:
             if self._check_before_send:
@@ -171,10 +176,11 @@ class WebhookSender:
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = failure_reason(exc)
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
+        hidden = never_shown(url, secrets, format)
         if result.error is not None:
-            result = replace(result, error=scrub(result.error, url, secrets))
+            result = replace(result, error=scrub(result.error, url, hidden))
         if result.answer:
-            result = replace(result, answer=scrub(result.answer, url, secrets))
+            result = replace(result, answer=scrub(result.answer, url, hidden))
         log_attempt(msg_id, result)
         return result
 
@@ -228,6 +234,14 @@ class WebhookSender:
             )
         shown = answer[:_EXCERPT_CHARS].decode("utf-8", "replace")
         return DeliveryResult(outcome, status, retry_after, error, duration, shown)
+
+
+def never_shown(url: str, secrets: Sequence[str], format: DeliveryFormat) -> Sequence[str]:
+    """What no error about a send to ``url`` may show (for ``scrub``): the ``secrets``, and for
+    a chat format the URL's path, where chat services put the webhook's token."""
+    if format != DeliveryFormat.STANDARD and len(path := urlsplit(url).path) > 1:
+        return (*secrets, path)
+    return secrets
 
 
 def _outcome(status: int) -> Outcome:
