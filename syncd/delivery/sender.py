@@ -286,13 +286,22 @@ def _status_error(
     if retry_after is not None:
         error += f" (Retry-After {retry_after:g} s)"
     if 300 <= status < 400:
-        target = redact_url(urljoin(url, location)) if location else "(no Location)"
-        error += f"; redirects are not followed (Location: {target})"
+        error += f"; redirects are not followed (Location: {_redirect_target(url, location)})"
     excerpt = answer.decode("utf-8", "replace")[: _EXCERPT_CHARS * 2]
     excerpt = " ".join(excerpt.split())[:_EXCERPT_CHARS]
     if excerpt:
         error += f": {excerpt}"
     return error
+
+
+def _redirect_target(url: str, location: str | None) -> str:
+    """Where a redirect from ``url`` points, redacted; the receiver's ``location`` may be no URL."""
+    if not location:
+        return "(no Location)"
+    try:
+        return redact_url(urljoin(url, location))
+    except ValueError:  # urljoin parses it: "//[" is an unclosed IPv6 literal
+        return "<invalid URL>"
 
 
 def log_attempt(msg_id: str, result: DeliveryResult) -> None:

@@ -499,6 +499,19 @@ def test_redirect_is_not_followed(receiver: Receiver, sender: WebhookSender) -> 
     assert_clean(result.error)
 
 
+@pytest.mark.parametrize("location", ["//[", "//[zz]/", "http://[::1"])
+def test_an_unreadable_location_is_a_failed_attempt(
+    receiver: Receiver, sender: WebhookSender, location: str
+) -> None:
+    """A Location no URL parser takes (an unclosed or bad IPv6 bracket) is a failed attempt
+    that says so (httpx refuses some itself), never an exception out of send."""
+    receiver.respond_with(302, headers={"Location": location})
+    msg_id, body = test_body(datetime.now(UTC))
+    result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
+    assert result.outcome == "retry" and result.error is not None
+    assert "(Location: <invalid URL>)" in result.error or "Invalid URL" in result.error
+
+
 def test_slow_receiver_times_out(receiver: Receiver) -> None:
     """A receiver answering after the timeout is a retry with a timeout error."""
     receiver.respond_with(200, delay=1.5)
