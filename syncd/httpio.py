@@ -11,8 +11,9 @@ handshake, read and write ends by that deadline.
 Also here, so both clients read answers alike: the body, read under a size
 cap by the same deadline; which statuses carry a ``Retry-After`` worth
 honouring and how to read it; the server's ``Date``; and how a failed attempt
-is described.  Nothing here knows about configuration, metrics, the store or
-webhooks.
+is described.  A header is the remote's to write, so reading one never
+raises: a value unreadable or out of range is ignored or capped (a wait at a
+day).  Nothing here knows about configuration, metrics, the store or webhooks.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import httpcore
 import httpx
 
 __all__ = [
+    "MAX_RETRY_AFTER",
     "RETRY_AFTER_STATUSES",
     "DeadlineBackend",
     "DeadlineTransport",
@@ -39,11 +41,17 @@ __all__ = [
     "parse_retry_after",
     "read_capped",
     "response_time",
+    "retry_seconds",
 ]
 
 # Statuses whose Retry-After is honoured: RFC 9110 §10.2.3 names 503 (and 3xx,
 # which neither client follows); RFC 6585 §4 adds 429.
 RETRY_AFTER_STATUSES: frozenset[int] = frozenset({429, 503})
+# The longest wait a remote may ask for: a day, longer than either client waits
+# (the arXiv client stops at backoff_max, the webhook schedule at a day).  A
+# longer wait asked for is this one, so no wait is too big for a float, a
+# timedelta or a JSON log line.
+MAX_RETRY_AFTER = 86400.0
 
 # The deadline (time.monotonic()) of the attempt this thread is sending, read
 # by every stream DeadlineBackend opens.  Thread-local because the clients are
@@ -249,29 +257,55 @@ def _read_prefix(chunks: Iterator[bytes], limit: int, deadline: float) -> bytes:
 
 
 def parse_http_date(value: str) -> datetime | None:
-    """The moment an HTTP-date (RFC 9110 §5.6.7) names, timezone-aware; ``None`` if unreadable."""
+    """The moment an HTTP-date (RFC 9110 §5.6.7) names, timezone-aware; ``None`` if unreadable.
+
+    Unreadable includes a date no ``datetime`` holds: email.utils raises
+    ValueError for a year past 9999 and OverflowError for one past a C long.
+    """
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     # An HTTP-date is always GMT; email.utils gives "-0000" as a naive datetime.
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
+# More digits than this (leading zeros aside) is more than MAX_RETRY_AFTER
+# seconds, and soon more than int() reads (4,300 digits) or a float holds (309).
+_LONGEST_DELTA_SECONDS = len(str(int(MAX_RETRY_AFTER)))
+
+
 def parse_retry_after(value: str | None, now: datetime) -> float | None:
     """Seconds asked for by a ``Retry-After`` value (delta-seconds or HTTP-date), else ``None``.
 
-    A date in the past means 0; an unreadable value is ignored (``None``).
+    A date in the past means 0; a wait past ``MAX_RETRY_AFTER`` means that
+    (however many digits); an unreadable value is ignored (``None``).
     """
     if value is None:
         return None
     text = value.strip()
     if text.isascii() and text.isdigit():
-        return float(int(text))
+        digits = text.lstrip("0")
+        if len(digits) > _LONGEST_DELTA_SECONDS:
+            return MAX_RETRY_AFTER
+        return retry_seconds(int(digits or "0"))
     when = parse_http_date(text)
     if when is None:
         return None
-    return max(0.0, (when - now).total_seconds())
+    return retry_seconds(max(0.0, (when - now).total_seconds()))
+
+
+def retry_seconds(value: object) -> float | None:
+    """A wait a remote asked for as a number, at most ``MAX_RETRY_AFTER``; else ``None``.
+
+    Negative, NaN and anything but a real number (a JSON ``true``, a string)
+    ask for nothing.  Compared before converting: an int of 400 digits has no float.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not value >= 0:  # negative, or NaN
+        return None
+    return MAX_RETRY_AFTER if value >= MAX_RETRY_AFTER else float(value)
 
 
 def response_time(headers: httpx.Headers) -> datetime:

@@ -669,6 +669,7 @@ class Fault:
     kind: FaultKind
     status: int = 200
     retry_after: int | str | None = None
+    date: str | None = None  # status: the Date header, instead of the current time
     payload: bytes = b""
     content_type: str = ATOM_CONTENT_TYPE
     seconds: float = 0.0  # timeout: the wait; slow_drip: the delay between chunks
@@ -698,16 +699,19 @@ def status(
     code: int,
     *,
     retry_after: int | str | None = None,
+    date: str | None = None,
     body: bytes = b"",
     content_type: str = "text/plain; charset=utf-8",
     times: int = 1,
     when: ParamsPredicate | None = None,
 ) -> Fault:
-    """Answer with HTTP ``code`` (optionally ``Retry-After``) and ``body`` instead of the feed."""
+    """Answer with HTTP ``code`` (optionally ``Retry-After``, and ``date`` as the ``Date``
+    header) and ``body`` instead of the feed."""
     return Fault(
         "status",
         status=code,
         retry_after=retry_after,
+        date=date,
         payload=body,
         content_type=content_type,
         times=times,
@@ -939,6 +943,8 @@ def _standalone_plan(fault: Fault, backend: Backend) -> _Plan | None:
         headers: tuple[tuple[str, str], ...] = ()
         if fault.retry_after is not None:
             headers = (("Retry-After", str(fault.retry_after)),)
+        if fault.date is not None:
+            headers += (("Date", fault.date),)
         return _Plan(
             status=fault.status,
             body=fault.payload,
@@ -1434,7 +1440,12 @@ class FakeArxiv:
                 handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
                 handler.connection.close()
             return
-        handler.send_response(plan.status)
+        # send_response's work, but the Date is the plan's when it has one.
+        handler.log_request(plan.status)
+        handler.send_response_only(plan.status)
+        handler.send_header("Server", handler.version_string())
+        if not any(name == "Date" for name, _ in plan.headers):
+            handler.send_header("Date", handler.date_time_string())
         handler.send_header("Content-Type", plan.content_type)
         handler.send_header("Content-Length", str(len(plan.body)))
         for name, value in plan.headers:

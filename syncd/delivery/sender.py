@@ -37,10 +37,18 @@ from syncd.httpio import (
     failure_reason,
     parse_retry_after,
     read_capped,
+    retry_seconds,
 )
 from syncd.vocabulary import DeliveryFormat
 
-__all__ = ["DEFAULT_USER_AGENT", "DeliveryResult", "Outcome", "WebhookSender", "log_attempt"]
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "DeliveryResult",
+    "Outcome",
+    "WebhookSender",
+    "log_attempt",
+    "never_shown",
+]
 
 _log = structlog.get_logger(__name__)
 
@@ -155,8 +163,6 @@ class WebhookSender:
                 "webhook-timestamp": str(timestamp),
                 "webhook-signature": sign(secrets, msg_id, timestamp, body),
             }
-        elif len(path := urlsplit(url).path) > 1:
-            secrets = (*secrets, path)
         started = time.monotonic()
         try:
             if self._check_before_send:
@@ -170,10 +176,11 @@ class WebhookSender:
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = failure_reason(exc)
             result = DeliveryResult("retry", None, None, reason, time.monotonic() - started)
+        hidden = never_shown(url, secrets, format)
         if result.error is not None:
-            result = replace(result, error=scrub(result.error, url, secrets))
+            result = replace(result, error=scrub(result.error, url, hidden))
         if result.answer:
-            result = replace(result, answer=scrub(result.answer, url, secrets))
+            result = replace(result, answer=scrub(result.answer, url, hidden))
         log_attempt(msg_id, result)
         return result
 
@@ -229,6 +236,14 @@ class WebhookSender:
         return DeliveryResult(outcome, status, retry_after, error, duration, shown)
 
 
+def never_shown(url: str, secrets: Sequence[str], format: DeliveryFormat) -> Sequence[str]:
+    """What no error about a send to ``url`` may show (for ``scrub``): the ``secrets``, and for
+    a chat format the URL's path, where chat services put the webhook's token."""
+    if format != DeliveryFormat.STANDARD and len(path := urlsplit(url).path) > 1:
+        return (*secrets, path)
+    return secrets
+
+
 def _outcome(status: int) -> Outcome:
     """Standard Webhooks: 2xx is success, 410 asks to be disabled, the rest is retried."""
     if 200 <= status < 300:
@@ -239,14 +254,16 @@ def _outcome(status: int) -> Outcome:
 
 
 def _discord_retry_after(answer: bytes) -> float | None:
-    """The seconds a Discord 429's JSON body asks to wait (``retry_after``), if it says."""
+    """The seconds a Discord 429's JSON body asks to wait (``retry_after``), if it says.
+
+    Read as ``retry_seconds`` reads any wait from a remote: capped, never
+    infinite.  A body nested past Python's recursion limit is no answer either.
+    """
     try:
         value = json.loads(answer).get("retry_after")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        return None
-    return float(value)
+    return retry_seconds(value)
 
 
 def _later(first: float | None, second: float | None) -> float | None:
@@ -269,13 +286,22 @@ def _status_error(
     if retry_after is not None:
         error += f" (Retry-After {retry_after:g} s)"
     if 300 <= status < 400:
-        target = redact_url(urljoin(url, location)) if location else "(no Location)"
-        error += f"; redirects are not followed (Location: {target})"
+        error += f"; redirects are not followed (Location: {_redirect_target(url, location)})"
     excerpt = answer.decode("utf-8", "replace")[: _EXCERPT_CHARS * 2]
     excerpt = " ".join(excerpt.split())[:_EXCERPT_CHARS]
     if excerpt:
         error += f": {excerpt}"
     return error
+
+
+def _redirect_target(url: str, location: str | None) -> str:
+    """Where a redirect from ``url`` points, redacted; the receiver's ``location`` may be no URL."""
+    if not location:
+        return "(no Location)"
+    try:
+        return redact_url(urljoin(url, location))
+    except ValueError:  # urljoin parses it: "//[" is an unclosed IPv6 literal
+        return "<invalid URL>"
 
 
 def log_attempt(msg_id: str, result: DeliveryResult) -> None:

@@ -13,6 +13,7 @@ import random
 import socket
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -27,17 +28,22 @@ from syncd.config import DeliverySettings
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.messages import notification
 from syncd.delivery.payload import claim_body
+from syncd.delivery.redaction import scrub
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.schedule import next_retry_delay
-from syncd.delivery.sender import DeliveryResult, WebhookSender
+from syncd.delivery.sender import DeliveryResult, WebhookSender, never_shown
 from syncd.errors import StoreError
 from syncd.faults import fault_point
+from syncd.httpio import failure_reason
 from syncd.storage import Attempt, Claim, Outbox
 from syncd.vocabulary import DeliveryFormat
 
 __all__ = ["Dispatcher", "worker_name"]
 
 _log = structlog.get_logger(__name__)
+
+# A batch's rendered bodies, by format, digest or not, and the events they carry.
+_Bodies = dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes]
 
 
 def worker_name() -> str:
@@ -108,8 +114,8 @@ class Dispatcher:
         )
         # Claims hold at most one delivery per paper and endpoint, so sending
         # them in parallel keeps each receiver's per-paper order.
-        bodies: dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes] = {}
-        futures = [self._pool.submit(self._send, claim, bodies) for claim in claims]
+        bodies: _Bodies = {}
+        futures = [self._pool.submit(self._send_isolated, claim, bodies) for claim in claims]
         self._wait_renewing(claims, futures)
         results = [future.result() for future in futures]
         sent = [(claim, result) for claim, result in zip(claims, results, strict=True) if result]
@@ -184,9 +190,38 @@ class Dispatcher:
             time.sleep(wait)
         return attempted
 
-    def _send(
-        self, claim: Claim, bodies: dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes]
-    ) -> DeliveryResult | None:
+    def _send_isolated(self, claim: Claim, bodies: _Bodies) -> DeliveryResult | None:
+        """``_send``, where an exception it did not expect is a failed attempt of ``claim``.
+
+        Raised out of the pool, it would lose the whole batch: sent but never
+        recorded, every delivery in it went out again once its lease ran out,
+        to every endpoint, for as long as the one that raised kept raising.
+        """
+        started = time.monotonic()
+        try:
+            return self._send(claim, bodies)
+        except Exception as exc:
+            return self._failed(claim, exc, time.monotonic() - started)
+
+    def _failed(self, claim: Claim, exc: Exception, duration: float) -> DeliveryResult:
+        """A retry result for the bug ``exc``, logged and described without the endpoint's URL."""
+        endpoint = self._endpoints[claim.endpoint]
+        hidden = never_shown(endpoint.spec.url, endpoint.secrets, endpoint.spec.format)
+        error = "syncd failed to send it: " + scrub(failure_reason(exc), endpoint.spec.url, hidden)
+        # Where it went wrong, with no message (a URL, a token) the scrub could miss.
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        with structlog.contextvars.bound_contextvars(
+            endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1
+        ):
+            _log.error(
+                "delivery_failed",
+                error=error,
+                error_type=type(exc).__name__,
+                where=f"{where.filename}:{where.lineno} in {where.name}",
+            )
+        return DeliveryResult("retry", None, None, error, duration)
+
+    def _send(self, claim: Claim, bodies: _Bodies) -> DeliveryResult | None:
         """Send ``claim`` once; ``bodies`` holds the batch's bodies rendered so far."""
         with structlog.contextvars.bound_contextvars(
             endpoint=claim.endpoint, event_id=claim.message_id, attempt=claim.attempts + 1

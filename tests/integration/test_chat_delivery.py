@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.delivery.sender import WebhookSender
+from syncd.httpio import MAX_RETRY_AFTER
 from syncd.storage.schema import deliveries_table
 from tests import receiver as receiver_module
 from tests.chatreceiver import DiscordReceiver, SlackReceiver
@@ -146,6 +147,49 @@ def test_discord_429_takes_the_longer_of_header_and_body(
     with WebhookSender(timeout=2) as sender:
         result = sender.send(discord.url, (), "evt_x", b'{"content":"x"}', format="discord")
     assert (result.outcome, result.status, result.retry_after) == ("retry", 429, expected)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        pytest.param(b'{"retry_after": 1e999}', MAX_RETRY_AFTER, id="1e999"),
+        pytest.param(b'{"retry_after": Infinity}', MAX_RETRY_AFTER, id="Infinity"),
+        pytest.param(b'{"retry_after": ' + b"9" * 400 + b"}", MAX_RETRY_AFTER, id="400-digits"),
+        pytest.param(b'{"retry_after": NaN}', None, id="NaN"),
+        pytest.param(b'{"retry_after": -1}', None, id="negative"),
+        pytest.param(b'{"retry_after": "5"}', None, id="a-string"),
+        pytest.param(b"[" * 60_000, None, id="nested-past-the-recursion-limit"),
+    ],
+)
+def test_a_discord_429_body_asks_a_capped_wait_or_none(
+    discord: DiscordReceiver, answer: bytes, expected: float | None
+) -> None:
+    """A JSON retry_after past any float is the longest wait; one that is no wait, or a
+    body no parser finishes, is none: each a plain retry, never an exception."""
+    discord.respond_with(429, body=answer, headers={"Content-Type": "application/json"})
+    with WebhookSender(timeout=2) as sender:
+        result = sender.send(discord.url, (), "evt_x", b'{"content":"x"}', format="discord")
+    assert (result.outcome, result.status, result.retry_after) == ("retry", 429, expected)
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_a_discord_wait_of_1e999_leaves_every_log_line_json(
+    syncd: Syncd, discord: DiscordReceiver
+) -> None:
+    """Every log line of a sync whose Discord endpoint asks for 1e999 s is strict JSON:
+    no Infinity or NaN, which JSON has not."""
+    _chat_hook(syncd, discord, "discord", schedule="[0.05]")
+    discord.always(
+        429, body=b'{"retry_after": 1e999}', headers={"Content-Type": "application/json"}
+    )
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    lines = [json.loads(line, parse_constant=_no_constant) for line in outcome.err.splitlines()]
+    attempts = [line for line in lines if line["event"] == "webhook_attempt"]
+    assert [line["retry_after"] for line in attempts] == [MAX_RETRY_AFTER, MAX_RETRY_AFTER]
 
 
 def test_invalid_payload_follows_the_schedule_to_the_dead_letter(

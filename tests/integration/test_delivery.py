@@ -15,13 +15,16 @@ import sqlalchemy as sa
 
 from syncd.config import DeliverySettings
 from syncd.delivery.routing import Endpoint, EndpointSpec
+from syncd.delivery.sender import WebhookSender
 from syncd.delivery.worker import Dispatcher
 from syncd.storage import Storage
 from syncd.storage.schema import deliveries_table, endpoints_table
+from tests.chatreceiver import SlackReceiver
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 
+QUERY_KEY = "k3y-in-the-query"
 SECRET = "whsec_" + base64.b64encode(b"syncd-delivery-test-secret-32byt").decode()
 NESTPIPE = "2604.06956"
 
@@ -238,3 +241,123 @@ def test_the_database_keeps_no_webhook_url(syncd: Syncd, receiver: Receiver) -> 
     (item,) = syncd.json("webhooks", "list")
     assert item["url"] == f"http://127.0.0.1:{receiver.port}/…"
     assert token not in listed.out and token not in json.dumps(item)
+
+
+@pytest.fixture
+def hostile() -> Iterator[Receiver]:
+    with Receiver([SECRET]) as running:
+        yield running
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackReceiver]:
+    with SlackReceiver() as running:
+        yield running
+
+
+def _beside_a_hostile_one(
+    syncd: Syncd, receiver: Receiver, slack: SlackReceiver, hostile: Receiver
+) -> None:
+    """Three endpoints: healthy standard and Slack ones, and ``hostile``, retried in a minute
+    (so the sync, waiting 2 s, leaves its deliveries pending after one attempt)."""
+    webhooks = [
+        f'[[webhooks]]\nname = "healthy"\nurl = "{receiver.url}"\nsecret = "{SECRET}"',
+        f'[[webhooks]]\nname = "chat"\nurl = "{slack.url}"\nformat = "slack"',
+        f'[[webhooks]]\nname = "hostile"\nurl = "{hostile.url}?key={QUERY_KEY}"\n'
+        f'secret = "{SECRET}"',
+    ]
+    delivery = "[delivery]\nretry_schedule = [60]\nsync_wait = 2\npoll_interval = 0.05"
+    syncd.sections = "\n\n".join([delivery, *(f"{hook}\ntimeout = 2" for hook in webhooks)])
+
+
+def _rows(syncd: Syncd) -> dict[str, list[tuple[str, int, str | None]]]:
+    """Each endpoint's deliveries: (status, attempts, last_error)."""
+    d, e = deliveries_table, endpoints_table
+    query = (
+        sa.select(e.c.name, d.c.status, d.c.attempts, d.c.last_error)
+        .join(e, e.c.id == d.c.endpoint_id)
+        .order_by(d.c.id)
+    )
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.connect() as conn:
+            rows: dict[str, list[tuple[str, int, str | None]]] = {}
+            for name, status, attempts, error in conn.execute(query):
+                rows.setdefault(name, []).append((status, attempts, error))
+            return rows
+    finally:
+        engine.dispose()
+
+
+def _assert_the_healthy_got_everything_once(
+    syncd: Syncd, receiver: Receiver, slack: SlackReceiver
+) -> dict[str, list[tuple[str, int, str | None]]]:
+    """Each event reached the healthy endpoints once, recorded delivered; the rows of all."""
+    events = syncd.json("events")
+    assert sorted(r.msg_id for r in receiver.received) == sorted(e["id"] for e in events)
+    assert [r.status_sent for r in slack.received] == [200]
+    rows = _rows(syncd)
+    assert rows["healthy"] == [("delivered", 1, None)] * 7
+    assert rows["chat"] == [("delivered", 1, None)]
+    return rows
+
+
+def test_a_huge_retry_after_touches_only_its_own_endpoint(
+    syncd: Syncd, receiver: Receiver, slack: SlackReceiver, hostile: Receiver
+) -> None:
+    """A receiver answering 429 with a 400-digit Retry-After gets a retry in the schedule's
+    time; the healthy endpoints of the same batch get each event once, recorded delivered."""
+    _beside_a_hostile_one(syncd, receiver, slack, hostile)
+    hostile.always(429, retry_after="9" * 400)
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    rows = _assert_the_healthy_got_everything_once(syncd, receiver, slack)
+    assert len(hostile.received) == 7
+    assert [(status, attempts) for status, attempts, _ in rows["hostile"]] == [("pending", 1)] * 7
+    errors = {error for _, _, error in rows["hostile"]}
+    assert errors == {"HTTP 429 Too Many Requests (Retry-After 86400 s): ok"}
+
+
+def test_a_failure_in_one_delivery_is_its_own_failed_attempt(
+    syncd: Syncd,
+    receiver: Receiver,
+    slack: SlackReceiver,
+    hostile: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An exception no one expected, sending to one endpoint, is a failed attempt of that
+    endpoint's deliveries, with a log line each; the rest of the batch is sent and recorded."""
+    send = WebhookSender.send
+
+    def failing_for_hostile(self: WebhookSender, url: str, *args: Any, **kwargs: Any) -> Any:
+        if url.startswith(hostile.url):
+            raise RuntimeError(f"a bug that only {url} meets")
+        return send(self, url, *args, **kwargs)
+
+    monkeypatch.setattr(WebhookSender, "send", failing_for_hostile)
+    _beside_a_hostile_one(syncd, receiver, slack, hostile)
+    outcome = syncd("sync")
+    assert outcome.code == 0, outcome.err
+    rows = _assert_the_healthy_got_everything_once(syncd, receiver, slack)
+    assert hostile.received == []
+    assert [(status, attempts) for status, attempts, _ in rows["hostile"]] == [("pending", 1)] * 7
+    (error,) = {error for _, _, error in rows["hostile"]}
+    assert error == "syncd failed to send it: RuntimeError: a bug that only [redacted] meets"
+    lines = [json.loads(line) for line in outcome.err.splitlines()]
+    failed = [line for line in lines if line["event"] == "delivery_failed"]
+    assert len(failed) == 7
+    assert all(line["endpoint"] == "hostile" for line in failed)
+    assert all(line["error_type"] == "RuntimeError" for line in failed)
+    assert QUERY_KEY not in outcome.err
+
+
+def test_webhooks_test_against_a_huge_retry_after(syncd: Syncd, receiver: Receiver) -> None:
+    """`webhooks test` to a 429 asking for 400 digits of seconds: exit 1 and one clean line."""
+    _hook(syncd, receiver)
+    receiver.always(429, retry_after="9" * 400)
+    outcome = syncd("webhooks", "test", "lab-chat")
+    assert outcome.code == 1
+    assert outcome.err.splitlines()[-1] == (
+        "lab-chat: retry: HTTP 429 Too Many Requests (Retry-After 86400 s): ok"
+    )
+    assert "Traceback" not in outcome.err

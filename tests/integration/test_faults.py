@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -98,6 +99,44 @@ def test_retry_after_is_honoured(syncd: Syncd, arxiv: FakeArxiv) -> None:
     assert syncd("sync").code == 0
     first, second = arxiv.requests[:2]
     assert second.time - first.time >= 1.0
+
+
+# A year no datetime holds: email.utils raises OverflowError (past a C long) for it.
+HUGE_YEAR_DATE = "Mon, 01 Jan 99999999999999999999999 00:00:00 GMT"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(fa.status(503, retry_after="9" * 400, date=HUGE_YEAR_DATE, times=3), id="503"),
+        pytest.param(
+            fa.status(
+                429, retry_after="Fri, 31 Dec 9999 23:59:59 GMT", date=HUGE_YEAR_DATE, times=3
+            ),
+            id="429-http-date",
+        ),
+    ],
+)
+def test_a_crafted_date_or_retry_after_fails_the_cycle_cleanly(
+    syncd: Syncd, arxiv: FakeArxiv, fault: fa.Fault
+) -> None:
+    """A 503 or 429 with a Date in no year a datetime holds and a wait past any float is a
+    rate-limited cycle like another: each retry waits backoff_max (2 s), then exit 1 with
+    its cycle_failed line and the run failed, no traceback."""
+    _baseline(syncd)
+    arxiv.inject(fault)
+    outcome = syncd("sync")
+    assert outcome.code == 1
+    assert "Traceback" not in outcome.err
+    failed = [line for line in _log_lines(outcome.err) if line["event"] == "cycle_failed"]
+    assert [line["error_type"] for line in failed] == ["RateLimited"]
+    assert "(Retry-After 86400 s)" in failed[0]["error"]
+    assert syncd.last_run_status() == "failed"
+
+
+def _log_lines(err: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
 
 
 def test_no_retry_on_400(syncd: Syncd, arxiv: FakeArxiv) -> None:

@@ -6,12 +6,14 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
 
 from syncd.migrate import upgrade
 from syncd.storage import SharedPacer, Storage
+from syncd.storage.database import Database
 from syncd.storage.pacer import SEND_MARGIN
 from syncd.storage.schema import arxiv_pacer_table
 
@@ -31,6 +33,62 @@ def replicas(database_url: str) -> Iterator[list[SharedPacer]]:
     finally:
         for storage in storages:
             storage.close()
+
+
+@pytest.fixture
+def stopped_clock(database_url: str) -> Iterator[tuple[SharedPacer, sa.Engine]]:
+    """A shared pacer that reads the time from a table the test sets (and that table's engine).
+
+    The pacer asks PostgreSQL's ``clock_timestamp()``; on these connections the
+    search path finds a function of that name, reading ``stopped_clock.now``,
+    before pg_catalog's.  So a turn's arithmetic is checked to the microsecond,
+    with no sleeping and no race against a loaded machine.
+    """
+    admin = sa.create_engine(database_url)
+    with admin.begin() as conn:
+        conn.execute(sa.text("CREATE SCHEMA IF NOT EXISTS stopped_clock"))
+        conn.execute(sa.text("CREATE TABLE IF NOT EXISTS stopped_clock.now (at timestamptz)"))
+        conn.execute(
+            sa.text(
+                "CREATE OR REPLACE FUNCTION stopped_clock.clock_timestamp() RETURNS timestamptz"
+                " LANGUAGE sql AS 'SELECT at FROM stopped_clock.now'"
+            )
+        )
+    upgrade(admin)
+    search_path = "-csearch_path=public,stopped_clock,pg_catalog"
+    db = Database(admin.url.update_query_dict({"options": search_path}).render_as_string(False))
+    try:
+        yield SharedPacer(db), admin
+    finally:
+        db.close()
+        with admin.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA stopped_clock CASCADE"))
+        admin.dispose()
+
+
+def _set_clock(engine: sa.Engine, at: datetime) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM stopped_clock.now"))
+        conn.execute(sa.text("INSERT INTO stopped_clock.now VALUES (:at)"), {"at": at})
+
+
+@ON_POSTGRES
+def test_a_turn_lasts_the_interval_and_the_send_margin(
+    stopped_clock: tuple[SharedPacer, sa.Engine],
+) -> None:
+    """A stamp precedes its request by a few ms: exactly one interval after a turn is too soon.
+
+    The next turn comes a margin (a few hundredths of a second) later, so the
+    requests, not only their stamps, arrive an interval apart.
+    """
+    pacer, engine = stopped_clock
+    start = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    _set_clock(engine, start)
+    assert pacer.try_take(INTERVAL) == 0.0
+    _set_clock(engine, start + timedelta(seconds=INTERVAL))
+    assert 0.005 <= pacer.try_take(INTERVAL) <= 0.1
+    _set_clock(engine, start + timedelta(seconds=INTERVAL + 0.1))
+    assert pacer.try_take(INTERVAL) == 0.0
 
 
 @ON_POSTGRES

@@ -30,7 +30,7 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
-from syncd.httpio import parse_retry_after
+from syncd.httpio import MAX_RETRY_AFTER, parse_retry_after
 from syncd.record import split_arxiv_id
 from tests.dripper import HeaderDripper
 
@@ -306,6 +306,32 @@ class TestRetries:
         with make_client(server, backoff_max=60.0) as client:
             client.fetch_ids(["2401.00001"])
         assert fake_time.sleeps == [60.0]
+
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            pytest.param({"Retry-After": "9" * 400}, id="400-digit-retry-after"),
+            pytest.param({"Retry-After": "9" * 4301}, id="4301-digit-retry-after"),
+            pytest.param(
+                {
+                    "Date": "Mon, 01 Jan 99999999999999999999999 00:00:00 GMT",
+                    "Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT",
+                },
+                id="huge-year-date",
+            ),
+        ],
+    )
+    def test_a_hostile_retry_after_waits_backoff_max(
+        self, fake_time: FakeTime, headers: dict[str, str]
+    ) -> None:
+        """A 503 asking for more than a float holds, or dated in no year a datetime holds,
+        is retried after backoff_max, and RateLimited carries a wait no bigger than a day."""
+        server = Server(fake_time, httpx.Response(503, headers=headers))
+        client = make_client(server, backoff_max=60.0, max_retries=2)
+        with client, pytest.raises(RateLimited) as caught:
+            client.fetch_ids(["2401.00001"])
+        assert fake_time.sleeps == [60.0, 60.0]
+        assert caught.value.retry_after == MAX_RETRY_AFTER
 
     def test_429_is_retried(self, fake_time: FakeTime) -> None:
         """A 429 without Retry-After is retried with backoff."""

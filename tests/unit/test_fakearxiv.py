@@ -517,6 +517,15 @@ def test_status_faults(stocked: FakeArxiv, client: httpx.Client) -> None:
     ]
 
 
+def test_a_status_fault_may_set_the_date(stocked: FakeArxiv, client: httpx.Client) -> None:
+    """status(date=...) sends that Date header, alone, where a response has the current time."""
+    stocked.inject(fa.status(503, date="Mon, 01 Jan 99999 00:00:00 GMT"))
+    dated, normal = _get(client, stocked), _get(client, stocked)
+    assert dated.headers.get_list("date") == ["Mon, 01 Jan 99999 00:00:00 GMT"]
+    assert len(normal.headers.get_list("date")) == 1
+    assert normal.headers["date"].endswith(" GMT") and "99999" not in normal.headers["date"]
+
+
 def test_timeout_fault_outlasts_the_client_then_the_server_carries_on(
     stocked: FakeArxiv,
 ) -> None:

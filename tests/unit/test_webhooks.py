@@ -22,9 +22,10 @@ from syncd.delivery.payload import event_body, test_body, webhook_body
 from syncd.delivery.redaction import redact_url
 from syncd.delivery.routing import accepts
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE, next_retry_delay
-from syncd.delivery.sender import WebhookSender
+from syncd.delivery.sender import WebhookSender, _later
 from syncd.delivery.signing import sign, signing_key
 from syncd.errors import ConfigError
+from syncd.httpio import MAX_RETRY_AFTER
 from syncd.record import Record
 from syncd.storage import Event
 from syncd.views import event_json
@@ -427,6 +428,58 @@ def test_503_retry_after_http_date(receiver: Receiver, sender: WebhookSender) ->
     assert 110 <= result.retry_after <= 121
 
 
+@pytest.mark.parametrize(
+    "retry_after",
+    [
+        pytest.param("9" * 400, id="400-digits"),
+        pytest.param("9" * 4301, id="4301-digits"),
+        pytest.param("Fri, 31 Dec 9999 23:59:59 GMT", id="year-9999"),
+    ],
+)
+def test_a_huge_retry_after_is_a_capped_wait(
+    receiver: Receiver, sender: WebhookSender, retry_after: str
+) -> None:
+    """A 429 asking for more seconds than a float holds is a retry that waits the cap."""
+    receiver.respond_with(429, retry_after=retry_after)
+    msg_id, body = test_body(datetime.now(UTC))
+    result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
+    assert (result.outcome, result.status, result.retry_after) == ("retry", 429, MAX_RETRY_AFTER)
+
+
+@pytest.mark.parametrize(
+    "retry_after",
+    ["Mon, 01 Jan 99999999999999999999999 00:00:00 GMT", "-1", "NaN", "1e999"],
+)
+def test_an_unreadable_retry_after_is_ignored(
+    receiver: Receiver, sender: WebhookSender, retry_after: str
+) -> None:
+    """A Retry-After that is no delay (a year no date holds, a sign, NaN) is a plain retry."""
+    receiver.respond_with(503, retry_after=retry_after)
+    msg_id, body = test_body(datetime.now(UTC))
+    result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
+    assert (result.outcome, result.status, result.retry_after) == ("retry", 503, None)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (None, None, None),
+        (None, 3.0, 3.0),
+        (3.0, None, 3.0),
+        (0.0, None, 0.0),
+        (None, 0.0, 0.0),
+        (2.0, 2.0, 2.0),
+        (5.0, 2.0, 5.0),
+        (2.0, 5.0, 5.0),
+    ],
+)
+def test_the_later_of_two_asked_waits(
+    first: float | None, second: float | None, expected: float | None
+) -> None:
+    """A Retry-After header and a Discord body's retry_after: the longer wait, or the one said."""
+    assert _later(first, second) == expected
+
+
 def test_retry_after_of_a_500_is_ignored(receiver: Receiver, sender: WebhookSender) -> None:
     """Only 429 and 503 carry a Retry-After worth honouring."""
     receiver.respond_with(500, retry_after=60)
@@ -444,6 +497,19 @@ def test_redirect_is_not_followed(receiver: Receiver, sender: WebhookSender) -> 
     assert result.error is not None
     assert f"Location: http://127.0.0.1:{receiver.port}/elsewhere)" in result.error
     assert_clean(result.error)
+
+
+@pytest.mark.parametrize("location", ["//[", "//[zz]/", "http://[::1"])
+def test_an_unreadable_location_is_a_failed_attempt(
+    receiver: Receiver, sender: WebhookSender, location: str
+) -> None:
+    """A Location no URL parser takes (an unclosed or bad IPv6 bracket) is a failed attempt
+    that says so (httpx refuses some itself), never an exception out of send."""
+    receiver.respond_with(302, headers={"Location": location})
+    msg_id, body = test_body(datetime.now(UTC))
+    result = sender.send(receiver.url, [OLD_SECRET], msg_id, body)
+    assert result.outcome == "retry" and result.error is not None
+    assert "(Location: <invalid URL>)" in result.error or "Invalid URL" in result.error
 
 
 def test_slow_receiver_times_out(receiver: Receiver) -> None:
