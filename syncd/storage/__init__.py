@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from syncd.faults import fault_point
 from syncd.storage.database import Database, now
-from syncd.storage.events import Events, publish
+from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.models import (
     Attempt,
     BackfillWrite,
@@ -45,6 +45,7 @@ from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
 
 __all__ = [
+    "DIGEST_MAX_BYTES",
     "Attempt",
     "BackfillWrite",
     "Claim",
