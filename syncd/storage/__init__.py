@@ -92,7 +92,8 @@ class Storage:
         return self.db.engine
 
     def close(self) -> None:
-        """Release every pooled connection."""
+        """Let go of this process's runs; release every pooled connection."""
+        self.runs.close()
         self.db.close()
 
     def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
@@ -119,5 +120,6 @@ class Storage:
             events = publish(conn, author, owner, written, run_id=run_id, when=when)
             fault_point("store.cycle_written")
             finish_run(conn, run_id, stats, len(events))
+        self.runs.release(run_id)
         fault_point("store.cycle_committed")
         return events
