@@ -37,7 +37,7 @@ DIGEST_MAX_BYTES = 1024 * 1024
 # What a body holds besides its events' share: the envelope, with room to spare.
 _DIGEST_ENVELOPE_BYTES = 1024
 # An event's share besides its strings and record: field names, its id,
-# seq, type and time, as syncd.views.event_json writes them (about 190).
+# seq, type and time, as syncd.views.event_json writes them (about 200).
 _EVENT_FRAME_BYTES = 256
 
 
