@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from syncd.faults import fault_point
 from syncd.storage.database import Database, now
-from syncd.storage.events import Events, publish
+from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.models import (
     Attempt,
     BackfillWrite,
@@ -45,6 +45,7 @@ from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
 
 __all__ = [
+    "DIGEST_MAX_BYTES",
     "Attempt",
     "BackfillWrite",
     "Claim",
@@ -91,7 +92,8 @@ class Storage:
         return self.db.engine
 
     def close(self) -> None:
-        """Release every pooled connection."""
+        """Let go of this process's runs; release every pooled connection."""
+        self.runs.close()
         self.db.close()
 
     def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
@@ -118,5 +120,6 @@ class Storage:
             events = publish(conn, author, owner, written, run_id=run_id, when=when)
             fault_point("store.cycle_written")
             finish_run(conn, run_id, stats, len(events))
+        self.runs.release(run_id)
         fault_point("store.cycle_committed")
         return events

@@ -45,6 +45,11 @@ class Database:
         return self._engine
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite database's file; None for PostgreSQL or an in-memory database."""
+        return self._sqlite_file
+
+    @property
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self._engine.dialect.name

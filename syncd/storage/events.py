@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,9 +26,19 @@ from syncd.storage.schema import (
     papers_table,
     revisions_table,
 )
-from syncd.vocabulary import DeliveryGroup, DeliveryStatus
+from syncd.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
 
-__all__ = ["Events", "events_where", "publish"]
+__all__ = ["DIGEST_MAX_BYTES", "Events", "events_where", "publish"]
+
+# The largest body of a standard digest: a cycle's digest is split, in
+# order, into as many digests (each its own message) as keep every body
+# under it, for receivers that cap bodies (nginx's default is 1 MiB).
+DIGEST_MAX_BYTES = 1024 * 1024
+# What a body holds besides its events' share: the envelope, with room to spare.
+_DIGEST_ENVELOPE_BYTES = 1024
+# An event's share besides its strings and record: field names, its id,
+# seq, type and time, as syncd.views.event_json writes them (about 200).
+_EVENT_FRAME_BYTES = 256
 
 
 class Events:
@@ -159,7 +170,7 @@ def publish(
         return []
     conn.execute(events_table.insert(), event_rows)
     seqs = _event_seqs(conn, [row["id"] for row in event_rows])
-    _queue_deliveries(conn, list(zip(announced, seqs, strict=True)), when)
+    _queue_deliveries(conn, author, list(zip(announced, seqs, strict=True)), when)
     return [
         Event(
             seq=seq,
@@ -178,10 +189,11 @@ def publish(
 
 
 def _queue_deliveries(
-    conn: Connection, announced: Sequence[tuple[WrittenPaper, int]], when: datetime
+    conn: Connection, author: str, announced: Sequence[tuple[WrittenPaper, int]], when: datetime
 ) -> None:
-    """One delivery row per event and accepting endpoint grouped by event, and one per
-    endpoint grouped by cycle carrying every event of this publication it accepts.
+    """One delivery row per event and accepting endpoint grouped by event, and one digest
+    per endpoint grouped by cycle carrying every event of this publication it accepts
+    (several, in order, for a standard endpoint whose digest would outgrow DIGEST_MAX_BYTES).
     """
     endpoints = conn.execute(
         sa.select(endpoints_table).where(
@@ -190,6 +202,15 @@ def _queue_deliveries(
     ).all()
     delivery_rows: list[dict[str, Any]] = []
     digests: list[tuple[dict[str, Any], list[int]]] = []
+    sizes: dict[int, int] = {}
+
+    def size(item: tuple[WrittenPaper, int]) -> int:
+        # Once per event, however many endpoints take it.
+        written, seq = item
+        if seq not in sizes:
+            sizes[seq] = _digest_share(author, written)
+        return sizes[seq]
+
     for endpoint in endpoints:
         taken = [
             (w, seq)
@@ -200,17 +221,49 @@ def _queue_deliveries(
         ]
         if not taken:
             continue
-        rows = [_delivery_row(endpoint.id, w.paper_id, seq, when) for w, seq in taken]
-        if endpoint.grouping == DeliveryGroup.CYCLE:
+        if endpoint.grouping != DeliveryGroup.CYCLE:
+            delivery_rows += [_delivery_row(endpoint.id, w.paper_id, seq, when) for w, seq in taken]
+            continue
+        # Chat messages list what fits their platform's limits and say how many more.
+        standard = endpoint.format == DeliveryFormat.STANDARD
+        for part in _digest_parts(taken, size) if standard else [taken]:
+            first, first_seq = part[0]
             # The digest stands in the queue where its first event would.
-            digest = rows[0] | {"digest_id": f"dig_{uuid.uuid4().hex}"}
-            digests.append((digest, [seq for _, seq in taken]))
-        else:
-            delivery_rows += rows
+            digest = _delivery_row(endpoint.id, first.paper_id, first_seq, when)
+            digests.append(
+                (digest | {"digest_id": f"dig_{uuid.uuid4().hex}"}, [s for _, s in part])
+            )
     if delivery_rows:
         conn.execute(deliveries_table.insert(), delivery_rows)
     if digests:
         _queue_digests(conn, digests)
+
+
+def _digest_parts(
+    taken: Sequence[tuple[WrittenPaper, int]], size: Callable[[tuple[WrittenPaper, int]], int]
+) -> list[list[tuple[WrittenPaper, int]]]:
+    """``taken`` cut, in order, into runs whose digest body stays under DIGEST_MAX_BYTES
+    (an event too large for any digest goes alone)."""
+    parts: list[list[tuple[WrittenPaper, int]]] = []
+    room = 0
+    for item in taken:
+        share = size(item)
+        if not parts or share > room:
+            parts.append([])
+            room = DIGEST_MAX_BYTES - _DIGEST_ENVELOPE_BYTES
+        parts[-1].append(item)
+        room -= share
+    return parts
+
+
+def _digest_share(author: str, written: WrittenPaper) -> int:
+    """How many bytes the event of ``written`` adds to a standard digest's body, at most."""
+    write = written.write
+    record = write.revisions[-1].record.to_dict() if write.revisions else None
+    # The strings and structures of syncd.views.event_json, encoded as the payload is.
+    carried = [author, write.key, write.arxiv_id, write.event_kinds, write.event_changes, record]
+    text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"), default=dict)
+    return len(text.encode("utf-8")) + _EVENT_FRAME_BYTES
 
 
 def _delivery_row(endpoint_id: int, paper_id: int, seq: int, when: datetime) -> dict[str, Any]:

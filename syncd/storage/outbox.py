@@ -70,11 +70,11 @@ class Outbox:
                     .where(endpoints_table.c.id == row.id)
                     .values(active=True, **values)
                 )
-            gone = set(rows) - {spec.name for spec in specs}
-            if gone:
+            gone = sorted(set(rows) - {spec.name for spec in specs})
+            for chunk in chunks(gone):
                 conn.execute(
                     endpoints_table.update()
-                    .where(endpoints_table.c.name.in_(gone))
+                    .where(endpoints_table.c.name.in_(chunk))
                     .values(active=False)
                 )
 
@@ -116,17 +116,17 @@ class Outbox:
             due = due.with_for_update(skip_locked=True, of=d)
         with self._db.transaction() as conn:
             candidates = conn.scalars(due).all()
-            claimed = []
-            if candidates:
-                claimed = list(
-                    conn.scalars(
-                        d.update()
-                        .where(d.c.id.in_(candidates), d.c.status == DeliveryStatus.PENDING)
-                        .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < at))
-                        .values(lease_owner=owner, lease_until=until)
-                        .returning(d.c.id)
-                    )
+            claimed = [
+                delivery_id
+                for chunk in chunks(candidates)
+                for delivery_id in conn.scalars(
+                    d.update()
+                    .where(d.c.id.in_(chunk), d.c.status == DeliveryStatus.PENDING)
+                    .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < at))
+                    .values(lease_owner=owner, lease_until=until)
+                    .returning(d.c.id)
                 )
+            ]
             claims = _claims(conn, claimed) if claimed else []
         if claims:
             fault_point("store.deliveries_claimed")
@@ -306,26 +306,36 @@ class Outbox:
 
 
 def _claims(conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
-    """The claims of the deliveries ``delivery_ids``, each with the events it carries."""
+    """The claims of the deliveries ``delivery_ids``, each with the events it carries.
+
+    Every IN list is chunked: a digest may carry more events than the
+    database binds parameters in one statement (SQLite 32,766, PostgreSQL 65,535).
+    """
     d, e, carried = deliveries_table, endpoints_table, digest_events_table
-    rows = conn.execute(
-        sa.select(d.c.id, d.c.event_seq, d.c.attempts, d.c.digest_id, e.c.name)
-        .join(e, e.c.id == d.c.endpoint_id)
-        .where(d.c.id.in_(delivery_ids))
-        .order_by(d.c.event_seq)
-    ).all()
+    rows = [
+        row
+        for chunk in chunks(delivery_ids)
+        for row in conn.execute(
+            sa.select(d.c.id, d.c.event_seq, d.c.attempts, d.c.digest_id, e.c.name)
+            .join(e, e.c.id == d.c.endpoint_id)
+            .where(d.c.id.in_(chunk))
+        )
+    ]
+    rows.sort(key=lambda row: row.event_seq)
     # A digest's events are all in digest_events, its own event_seq among them.
     seqs = {row.id: [] if row.digest_id else [row.event_seq] for row in rows}
     digests = [row.id for row in rows if row.digest_id is not None]
-    if digests:
-        for row in conn.execute(
-            sa.select(carried)
-            .where(carried.c.delivery_id.in_(digests))
-            .order_by(carried.c.event_seq)
-        ):
+    for chunk in chunks(digests):
+        for row in conn.execute(sa.select(carried).where(carried.c.delivery_id.in_(chunk))):
             seqs[row.delivery_id].append(row.event_seq)
-    wanted = {seq for listed in seqs.values() for seq in listed}
-    events = {ev.seq: ev for ev in events_where(conn, events_table.c.seq.in_(wanted))}
+    for listed in seqs.values():
+        listed.sort()
+    wanted = sorted({seq for listed in seqs.values() for seq in listed})
+    events = {
+        ev.seq: ev
+        for chunk in chunks(wanted)
+        for ev in events_where(conn, events_table.c.seq.in_(chunk))
+    }
     return [
         Claim(
             delivery_id=row.id,

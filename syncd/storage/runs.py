@@ -9,7 +9,8 @@ from sqlalchemy.engine import Connection
 
 from syncd.errors import StoreError
 from syncd.storage import rows
-from syncd.storage.database import Database, now, utc
+from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.liveness import RunLiveness
 from syncd.storage.models import SyncRun, SyncStats
 from syncd.storage.papers import author_id
 from syncd.storage.schema import authors_table, sync_runs_table
@@ -17,8 +18,11 @@ from syncd.vocabulary import RunStatus
 
 __all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run"]
 
-# A cycle still "running" after this long belongs to a process that died.
+# A cycle still "running" after this long is stuck, if its process lives at all.
 STALE_RUN_SECONDS = 3600.0
+# Only these claim an author's cycle: a failed or abandoned run did not sync it.
+_CLAIMING = (RunStatus.RUNNING, RunStatus.OK)
+_ABANDONED = "the process running this cycle stopped"
 
 
 class SyncRuns:
@@ -27,11 +31,14 @@ class SyncRuns:
     A failure that cannot be recorded because the database is what failed is
     kept in memory and recorded by the next ``start`` that reaches the
     database, so no run of this process stays "running" after an outage.
+    A run whose process ended without closing it (killed) is closed as
+    abandoned by the next ``start`` of any process (see ``RunLiveness``).
     """
 
     def __init__(self, db: Database) -> None:
         self._db = db
         self._unrecorded: dict[int, tuple[str, SyncStats]] = {}
+        self._liveness = RunLiveness(db)
 
     def start(self, author: str, *, unless_started_within: float | None = None) -> int | None:
         """Record that a cycle of ``author`` has begun; return its id.
@@ -39,34 +46,74 @@ class SyncRuns:
         With ``unless_started_within``, this is the replicas' claim: the
         author's row is locked, and if any process started a cycle of the
         author that many seconds ago or less, nothing is recorded and None
-        is returned.  A replica killed mid-cycle holds its claim no longer.
+        is returned.  Only a run that is running or succeeded claims: a failed
+        one, or one whose process is gone (closed here as abandoned), does not.
+        The run stays marked as this process's until ``release``.
         """
-        with self._db.transaction() as conn:
-            recorded = self._record_failures(conn)
-            run_id = self._claim(conn, author, unless_started_within)
+        run_id = None
+        backend_pid = self._liveness.backend_pid()
+        try:
+            with self._db.transaction() as conn:
+                recorded = self._record_failures(conn)
+                self._abandon_orphans(conn)
+                run_id = self._claim(conn, author, unless_started_within, backend_pid)
+                if run_id is not None:
+                    # Before the run is visible to others: never seen without its mark.
+                    self._liveness.hold(run_id)
+        except BaseException:
+            if run_id is not None:
+                self._liveness.release(run_id)
+            raise
         self._forget(recorded)
         return run_id
 
+    def release(self, run_id: int) -> None:
+        """Let go of a run this process started: it ended, recorded or not."""
+        self._liveness.release(run_id)
+
+    def close(self) -> None:
+        """Let go of every run of this process (it is shutting down)."""
+        self._liveness.close()
+
+    def _abandon_orphans(self, conn: Connection) -> None:
+        """Close as abandoned every run still "running" that no process runs any more."""
+        runs = sync_runs_table
+        running = conn.execute(
+            sa.select(runs.c.id, runs.c.backend_pid).where(runs.c.status == RunStatus.RUNNING)
+        ).all()
+        orphans = [row.id for row in running if not self._liveness.alive(conn, *row)]
+        for chunk in chunks(orphans):
+            conn.execute(
+                runs.update()
+                .where(runs.c.id.in_(chunk), runs.c.status == RunStatus.RUNNING)
+                .values(status=RunStatus.ABANDONED, error=_ABANDONED, finished_at=now())
+            )
+
     def _claim(
-        self, conn: Connection, author: str, unless_started_within: float | None
+        self,
+        conn: Connection,
+        author: str,
+        unless_started_within: float | None,
+        backend_pid: int | None,
     ) -> int | None:
         """Insert the run unless another one claims the author (see ``start``)."""
         started = now()
         runs = sync_runs_table
         owner = author_id(self._db, conn, author, lock=unless_started_within is not None)
-        # A process killed mid-cycle leaves its run "running"; close those
-        # that no live cycle can still own.
+        # A live process stuck in a cycle this long holds it no more.
         stale = started - timedelta(seconds=max(unless_started_within or 0.0, STALE_RUN_SECONDS))
         conn.execute(
             runs.update()
             .where(runs.c.author_id == owner)
             .where(runs.c.status == RunStatus.RUNNING)
             .where(runs.c.started_at < stale)
-            .values(status=RunStatus.ABANDONED, error="the process running this cycle stopped")
+            .values(status=RunStatus.ABANDONED, error=_ABANDONED, finished_at=started)
         )
         if unless_started_within is not None:
             last = conn.scalar(
-                sa.select(sa.func.max(runs.c.started_at)).where(runs.c.author_id == owner)
+                sa.select(sa.func.max(runs.c.started_at))
+                .where(runs.c.author_id == owner)
+                .where(runs.c.status.in_(_CLAIMING))
             )
             window = timedelta(seconds=unless_started_within)
             if last is not None and utc(last) > started - window:
@@ -74,7 +121,12 @@ class SyncRuns:
         return int(
             conn.execute(
                 runs.insert()
-                .values(author_id=owner, started_at=started, status=RunStatus.RUNNING)
+                .values(
+                    author_id=owner,
+                    started_at=started,
+                    status=RunStatus.RUNNING,
+                    backend_pid=backend_pid,
+                )
                 .returning(runs.c.id)
             ).scalar_one()
         )
@@ -86,6 +138,8 @@ class SyncRuns:
         answer, it is recorded by the next ``start`` that reaches it.
         """
         self._unrecorded[run_id] = (error, stats)
+        # Not running any more, even if that cannot be recorded yet.
+        self._liveness.release(run_id)
         try:
             with self._db.transaction() as conn:
                 recorded = self._record_failures(conn)

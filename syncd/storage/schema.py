@@ -78,6 +78,9 @@ sync_runs_table = sa.Table(
     sa.Column("requests", sa.Integer, nullable=False, default=0),
     sa.Column("entries", sa.Integer, nullable=False, default=0),
     sa.Column("events", sa.Integer, nullable=False, default=0),
+    # PostgreSQL: the backend pid of the session the running process keeps open
+    # (syncd.storage.liveness); gone from pg_stat_activity, the process is gone.
+    sa.Column("backend_pid", sa.Integer),
 )
 
 revisions_table = sa.Table(

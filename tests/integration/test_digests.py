@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from syncd.delivery.payload import claim_body
+from syncd.delivery.routing import EndpointSpec
+from syncd.migrate import upgrade
+from syncd.record import Record
+from syncd.storage import (
+    DIGEST_MAX_BYTES,
+    Attempt,
+    Claim,
+    Event,
+    NewRevision,
+    PaperWrite,
+    Storage,
+    SyncStats,
+)
+from syncd.storage.database import now
+from syncd.storage.events import publish
+from syncd.storage.papers import WrittenPaper, author_id
+from syncd.storage.schema import revisions_table
+from syncd.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.integration.test_delivery import NESTPIPE, SECRET, _bump
@@ -149,3 +170,103 @@ def test_a_crash_neither_loses_nor_doubles_the_digest(
     assert len(ids) == 1
     assert all(_digest_events(r) == events for r in receiver.delivered)
     assert len(receiver.delivered) == (2 if point == "dispatch.sent" else 1)
+
+
+# SQLite's default build binds at most 32,766 parameters per statement (Debian's
+# allows 250,000: the test lowers it to the default); PostgreSQL's protocol 65,535.
+PARAMETER_LIMITS = {"sqlite": 32_766, "postgresql": 65_535}
+
+
+def _default_sqlite_parameter_limit(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, PARAMETER_LIMITS["sqlite"])
+
+
+def _paper(number: int, **event: Any) -> PaperWrite:
+    record = Record(arxiv_id=f"2601.{number:05d}", version=2, title="A title")
+    return PaperWrite(
+        key=f"paper-{number}",
+        arxiv_id=record.arxiv_id,
+        status=PaperStatus.TRACKED,
+        origin=Origin.ARXIV,
+        revisions=(NewRevision(record, source="synthetic"),),
+        **event,
+    )
+
+
+def _publish_many(storage: Storage, author: str, count: int) -> list[Event]:
+    """``count`` events of one cycle, every thousandth a DOI change, the rest a new title.
+
+    Quick to build: the events of a thousand in a row share a paper, so only
+    the events, not their papers, are as many; they go through ``publish``.
+    """
+    run_id = storage.runs.start(author)
+    assert run_id is not None
+    papers = [_paper(number) for number in range(count // 1000 + 1)]
+    storage.apply_cycle(run_id, author, papers, SyncStats())
+    r = revisions_table
+    with storage.db.transaction() as conn:
+        revisions = {row.paper_id: row.id for row in conn.execute(sa.select(r.c.paper_id, r.c.id))}
+        paper_ids = sorted(revisions)
+        written = [
+            WrittenPaper(
+                _paper(
+                    number // 1000,
+                    event_type=EventType.REVISED,
+                    event_kinds=("doi",) if number % 1000 == 0 else ("title",),
+                ),
+                paper_ids[number // 1000],
+                revisions[paper_ids[number // 1000]],
+            )
+            for number in range(count)
+        ]
+        owner = author_id(storage.db, conn, author)
+        return publish(conn, author, owner, written, run_id=run_id, when=now())
+
+
+def _endpoint(name: str, **routing: Any) -> EndpointSpec:
+    return EndpointSpec(name=name, url="http://127.0.0.1:9/", url_hash=name, **routing)
+
+
+def _deliver_everything(storage: Storage) -> dict[str, list[Claim]]:
+    """Claim and acknowledge every due delivery, as a worker would; the claims per endpoint."""
+    claimed: dict[str, list[Claim]] = {}
+    while claims := storage.outbox.claim("test-worker", 60, limit=64):
+        for claim in claims:
+            claimed.setdefault(claim.endpoint, []).append(claim)
+        done = [Attempt(c.delivery_id, 200, delivered=True) for c in claims]
+        storage.outbox.record_attempts("test-worker", done)
+    return claimed
+
+
+def test_a_digest_beyond_the_parameter_limit_reaches_every_endpoint(database_url: str) -> None:
+    """A cycle of more events than the database binds parameters in one statement: the
+    standard digest arrives as ordered digests of at most DIGEST_MAX_BYTES each, carrying
+    every event once; the Slack digest (one message) and a per-event endpoint arrive too."""
+    storage = Storage(database_url)
+    if storage.db.dialect == "sqlite":
+        sa.event.listen(storage.engine, "connect", _default_sqlite_parameter_limit)
+    try:
+        upgrade(storage.engine)
+        storage.outbox.register_endpoints(
+            [
+                _endpoint("digest", group=DeliveryGroup.CYCLE),
+                _endpoint("slack", format=DeliveryFormat.SLACK, group=DeliveryGroup.CYCLE),
+                _endpoint("per-event", kinds=("doi",)),
+            ]
+        )
+        events = _publish_many(storage, "Ada Lovelace", PARAMETER_LIMITS[storage.db.dialect] + 1)
+        claimed = _deliver_everything(storage)
+    finally:
+        storage.close()
+    every = [event.id for event in events]
+    assert [e.id for c in claimed["per-event"] for e in c.events] == every[::1000]
+    (slack,) = claimed["slack"]
+    assert [event.id for event in slack.events] == every
+    digests = claimed["digest"]
+    assert len(digests) > 1
+    assert len({c.message_id for c in digests}) == len(digests)
+    assert all(c.message_id.startswith("dig_") for c in digests)
+    assert [e.id for c in digests for e in c.events] == every
+    for claim in digests:
+        body = claim_body(claim, DeliveryFormat.STANDARD, public_url=None)
+        assert len(body) <= DIGEST_MAX_BYTES

@@ -11,7 +11,10 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from syncd.migrate import upgrade
+from syncd.storage import Storage, SyncStats
 from syncd.storage.schema import events_table, papers_table, revisions_table, sync_runs_table
+from syncd.vocabulary import RunStatus
 from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
@@ -150,3 +153,20 @@ def test_replicas_share_one_politeness_budget(
     assert min(_gaps(arrivals)) >= INTERVAL - TOLERANCE, "two requests closer than the interval"
     around_kill = [t for t in arrivals if killed_at - 2 * INTERVAL <= t]
     assert max(_gaps(around_kill)) <= 2 * INTERVAL + 2 * TOLERANCE, "the kill stalled the others"
+
+
+def test_a_running_cycle_of_a_live_process_keeps_its_claim(database_url: str) -> None:
+    """A run its process still runs is neither abandoned nor overtaken by another
+    process's start; once it failed, it claims the author's cycle no more."""
+    first, second = Storage(database_url), Storage(database_url)
+    try:
+        upgrade(first.engine)
+        running = first.runs.start("Ada Lovelace", unless_started_within=1800)
+        assert running is not None
+        assert second.runs.start("Ada Lovelace", unless_started_within=1800) is None
+        assert [run.status for run in second.runs.recent()] == [RunStatus.RUNNING]
+        first.runs.fail(running, "arXiv answered 500", SyncStats())
+        assert second.runs.start("Ada Lovelace", unless_started_within=1800) is not None
+    finally:
+        first.close()
+        second.close()

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from syncd.app import App
+from syncd.config import load_settings
+from syncd.migrate import upgrade
+from syncd.storage import Storage
+from syncd.sync import CycleResult, sync_all
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd
+from tests.reliability import ROOT
 
 CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
 NESTPIPE = "2604.06956"
@@ -450,3 +459,52 @@ class TestVersionsNeverGoDown:
         # The same version again, and the next one, are trusted as always.
         _synced(syncd)
         assert syncd.counts()["events"] == before["events"]
+
+
+# A daemon's claim window: half of an hourly schedule.
+HALF_A_PERIOD = 1800.0
+
+
+def _daemon_cycle(syncd: Syncd) -> list[CycleResult]:
+    """One scheduled cycle as a freshly started ``syncd run`` has it: a new process's
+    storage, claiming each author's cycle for half a period."""
+    app = App.open(load_settings(syncd.config))
+    client = app.arxiv_client()
+    try:
+        upgrade(app.storage.engine)
+        settings = app.settings
+        return sync_all(
+            app.storage, client, settings.authors, settings.sync, claim_window=HALF_A_PERIOD
+        )
+    finally:
+        client.close()
+        app.close()
+
+
+class TestRestarts:
+    def test_a_failed_cycle_claims_nothing(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A first cycle that fails (arXiv answers 500s), then a restart within half a
+        period: the new process's cycle runs instead of being skipped."""
+        arxiv.inject_always(fa.status(500))
+        assert [r.ok for r in _daemon_cycle(syncd)] == [False]
+        arxiv.clear_faults()
+        assert [r.ok for r in _daemon_cycle(syncd)] == [True]
+        assert len(_events(syncd)) == 7
+
+    def test_a_killed_processs_run_is_abandoned_at_the_next_start(self, syncd: Syncd) -> None:
+        """A run left "running" by a SIGKILLed process is closed as abandoned by the next
+        process, whose cycle of the author runs."""
+        assert syncd("db", "upgrade").code == 0
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}
+        env["SYNCD_FAULT_POINTS"] = "sync.page_fetched:1"
+        argv = [sys.executable, "-m", "syncd", "--config", str(syncd.config), "sync"]
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, timeout=60, check=False)
+        assert done.returncode == -9, done.stderr.decode()
+        assert syncd.last_run_status() == "running"
+        assert [r.ok for r in _daemon_cycle(syncd)] == [True]
+        storage = Storage(syncd.database_url)
+        try:
+            assert [run.status for run in storage.runs.recent()] == ["ok", "abandoned"]
+        finally:
+            storage.close()
+        assert len(_events(syncd)) == 7
