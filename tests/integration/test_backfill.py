@@ -480,3 +480,26 @@ def test_a_set_aside_version_served_again_is_fetched_at_its_next_try(
     assert _versions(syncd, FLEXMARL)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
     assert _refusal_rows(syncd.database_url) == []
     assert _set_aside_gauge(syncd) == 0
+
+
+def test_arxiv_failing_the_linking_fetch_blames_no_version(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """A 503 on every try of the earlier-versions fetch fails the cycle as before, blaming none."""
+    _sync(syncd)
+    _publish_newcomer_at_v3(arxiv)
+    arxiv.inject(fa.status(503, times=3, **BACKFILL))
+    assert syncd("sync").code == 1
+    assert _refusal_rows(syncd.database_url) == []
+    _sync(syncd)
+    assert _versions(syncd, NEWCOMER) == [("arxiv:v1", 1), ("arxiv:v2", 2), ("arxiv", 3)]
+
+
+def test_refusal_counts_are_consecutive(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """A version refused once and then served loses its count: refusals must come in a row."""
+    _sync(syncd)
+    _forget_backfilled(syncd.database_url)
+    arxiv.inject(fa.refused_version(f"{FLEXMARL}v1", times=2))
+    assert syncd("backfill").code == 0
+    assert _refusal_rows(syncd.database_url) == [(FLEXMARL, 1, 1, False)]
+    assert syncd("backfill").code == 0
+    assert _refusal_rows(syncd.database_url) == []
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
