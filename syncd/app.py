@@ -122,7 +122,8 @@ class App:
     def store_snapshot(self) -> metrics.StoreSnapshot:
         """What the database-backed gauges show, read now."""
         pending, dead = self.storage.outbox.counts()
-        return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead)
+        set_aside = self.storage.versions.set_aside_count()
+        return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead, set_aside)
 
     def endpoint_summaries(self) -> list[EndpointSummary]:
         """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""

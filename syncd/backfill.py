@@ -8,24 +8,30 @@ versions its history lacks.  arXiv serves each version by versioned id
 ``arxiv:vN``.  They are the past: they publish no events and never change a
 paper's current record.
 
-Each request's answer is stored in its own transaction.  A request that
-fails leaves the stored versions and the papers' ``backfill_pending`` flags
-as they are, so the next cycle (or ``syncd backfill`` run again) fetches
-only what is still missing.
+Each request's answer is stored in its own transaction.  A request arXiv
+refuses is halved until the refused ids stand alone, and the others are
+stored (``syncd.refusals``); a version refused a few times in a row is set
+aside and asked for again rarely, and a paper waiting for one keeps its
+flag.  A request that fails otherwise leaves the stored versions and the
+papers' ``backfill_pending`` flags as they are, so the next cycle (or
+``syncd backfill`` run again) fetches only what is still missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import structlog
 
 from syncd.arxiv import ArxivClient, id_list_batches
 from syncd.diff import diff_records
 from syncd.errors import Interrupted, StoreError, UpstreamError
-from syncd.record import Record
+from syncd.record import Record, versioned_id
+from syncd.refusals import ISOLATION_REQUESTS, fetch_isolating, settle
 from syncd.storage import BackfillWrite, NewRevision, Storage, VersionGap
+from syncd.storage.models import VersionRefusal
 
 __all__ = [
     "BackfillPlan",
@@ -35,15 +41,9 @@ __all__ = [
     "backfill_writes",
     "plan_backfill",
     "run_backfill",
-    "versioned_id",
 ]
 
 _log = structlog.get_logger(__name__)
-
-
-def versioned_id(arxiv_id: str, version: int) -> str:
-    """``2602.09578`` and 1 as arXiv's versioned id, ``2602.09578v1``."""
-    return f"{arxiv_id}v{version}"
 
 
 def backfill_source(version: int) -> str:
@@ -53,10 +53,17 @@ def backfill_source(version: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BackfillPlan:
-    """What a backfill will fetch: the papers, and the versioned ids of each request."""
+    """What a backfill will fetch: the papers, and the versioned ids of each request.
+
+    ``refusals`` are the records of refused versions among those asked for;
+    ``set_aside`` the missing versions not asked for, since their next try
+    has not come.
+    """
 
     gaps: tuple[VersionGap, ...]
     batches: tuple[tuple[str, ...], ...]
+    refusals: Mapping[str, VersionRefusal] = field(default_factory=dict)
+    set_aside: tuple[VersionRefusal, ...] = ()
 
     @property
     def papers(self) -> int:
@@ -83,21 +90,40 @@ class BackfillProgress:
     requests_done: int
     requests_total: int
     versions_stored: int
+    versions_refused: int = 0
 
 
-def plan_backfill(gaps: Sequence[VersionGap], known: Collection[str] = ()) -> BackfillPlan:
+def plan_backfill(
+    gaps: Sequence[VersionGap],
+    known: Collection[str] = (),
+    refusals: Mapping[str, VersionRefusal] | None = None,
+    moment: datetime | None = None,
+) -> BackfillPlan:
     """The requests for every missing version, by paper then version; ``known`` ids need none.
 
     A paper's versions are neighbours in the id list, so a request holds
-    every version of most of its papers.
+    every version of most of its papers.  Of the versions arXiv refused
+    before (``refusals``), those set aside until after ``moment`` (now) are
+    left out, and the others go last, so that a refusal again halves a
+    request of their own rather than one of versions never refused.
     """
+    refusals = refusals or {}
+    moment = moment or datetime.now(UTC)
     wanted = [
         ident
         for gap in gaps
         for version in gap.missing
         if (ident := versioned_id(gap.arxiv_id, version)) not in known
     ]
-    return BackfillPlan(tuple(gaps), tuple(tuple(batch) for batch in id_list_batches(wanted)))
+    waiting = tuple(refusals[i] for i in wanted if i in refusals and not refusals[i].due(moment))
+    skipped = {r.versioned_id for r in waiting}
+    asked = sorted((i for i in wanted if i not in skipped), key=lambda i: i in refusals)
+    return BackfillPlan(
+        tuple(gaps),
+        tuple(tuple(batch) for batch in id_list_batches(asked)),
+        {i: refusals[i] for i in asked if i in refusals},
+        waiting,
+    )
 
 
 def backfill_writes(
@@ -142,8 +168,10 @@ def run_backfill(
     """Fetch and store what ``plan`` lacks, one transaction per answer; return the final count.
 
     ``known`` records (by versioned id, fetched earlier in the cycle) are
-    stored without a request.  Raises ``UpstreamError`` when a request
-    fails, keeping what was stored before it.
+    stored without a request.  Refused ids are isolated and counted
+    (``syncd.refusals``).  Raises ``UpstreamError`` when a request fails
+    otherwise, or refusals outrun the isolation budget, keeping what was
+    stored before.
     """
     known = dict(known or {})
     owners = {versioned_id(g.arxiv_id, v): g for g in plan.gaps for v in g.missing}
@@ -151,25 +179,39 @@ def run_backfill(
     last_request = {owners[i].paper_id: n for n, b in enumerate(plan.batches, 1) for i in b}
     # Papers needing no request (complete, or known in full) first: their flags clear now.
     stored = _store(storage, [g for g in plan.gaps if g.paper_id not in last_request], known)
-    done = _progress(plan, last_request, 0, stored)
+    done = _progress(plan, last_request, 0, stored, 0)
     if progress is not None:
         progress(done)
+    budget, refused = ISOLATION_REQUESTS, 0
     for number, batch in enumerate(plan.batches, start=1):
-        fetched = (r for records in client.fetch_versions(batch) for r in records)
-        records = known | {versioned_id(r.arxiv_id or "", r.version or 0): r for r in fetched}
+        fetched = fetch_isolating(lambda ids: _one_request(client, ids), batch, budget)
+        budget -= fetched.isolation_requests
+        refused += len(settle(storage.versions, fetched, plan.refusals))
+        records = known | {
+            versioned_id(r.arxiv_id or "", r.version or 0): r for r in fetched.records
+        }
         touched = {owners[ident].paper_id: owners[ident] for ident in batch}
         stored += _store(storage, list(touched.values()), records)
-        done = _progress(plan, last_request, number, stored)
+        if fetched.unresolved and fetched.error is not None:
+            raise fetched.error
+        done = _progress(plan, last_request, number, stored, refused)
         if progress is not None:
             progress(done)
     return done
 
 
+def _one_request(client: ArxivClient, ids: Sequence[str]) -> list[Record]:
+    """The records of versioned ``ids``, which fit one request."""
+    return [record for records in client.fetch_versions(ids) for record in records]
+
+
 def _progress(
-    plan: BackfillPlan, last_request: Mapping[int, int], number: int, stored: int
+    plan: BackfillPlan, last_request: Mapping[int, int], number: int, stored: int, refused: int
 ) -> BackfillProgress:
     unfinished = sum(1 for last in last_request.values() if last > number)
-    return BackfillProgress(plan.papers - unfinished, plan.papers, number, plan.requests, stored)
+    return BackfillProgress(
+        plan.papers - unfinished, plan.papers, number, plan.requests, stored, refused
+    )
 
 
 def backfill_flagged(
@@ -184,7 +226,7 @@ def backfill_flagged(
         gaps = storage.versions.gaps(pending_only=True)
         if not gaps:
             return None
-        plan = plan_backfill(gaps, known)
+        plan = plan_backfill(gaps, known, storage.versions.refusals())
         with structlog.contextvars.bound_contextvars(backfill=True):
             done = run_backfill(storage, client, plan, known=known)
     except (UpstreamError, StoreError) as exc:
@@ -203,6 +245,8 @@ def backfill_flagged(
         papers=done.papers_done,
         versions=done.versions_stored,
         requests=done.requests_done,
+        versions_refused=done.versions_refused,
+        versions_set_aside=len(plan.set_aside),
     )
     return done
 

@@ -245,7 +245,7 @@ def _backfill(args: argparse.Namespace, app: App) -> int:
     if args.author is not None and args.author not in names:
         raise ConfigError(f"no configured author named {args.author!r}")
     gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
-    plan = plan_backfill(gaps)
+    plan = plan_backfill(gaps, refusals=app.storage.versions.refusals())
     interval = app.settings.arxiv.request_interval
     print(describe_plan(plan, interval))
     if args.dry_run or not plan.gaps:
@@ -258,9 +258,10 @@ def _backfill(args: argparse.Namespace, app: App) -> int:
             reporter.close()
             return _fail(EXIT_FAILURE, f"{exc}; what arrived is stored: run it again to resume")
     reporter.close()
+    refused = f"; {done.versions_refused} versions refused" if done.versions_refused else ""
     print(
         f"backfilled {done.versions_stored} versions of {done.papers_done} papers"
-        f" in {done.requests_done} requests"
+        f" in {done.requests_done} requests{refused}"
     )
     return EXIT_OK
 

@@ -7,7 +7,7 @@ site, and never touches a metric object.  Label values come from short, fixed
 vocabularies (``CYCLE_RESULTS``, ``EVENT_TYPES``, ...): a value outside one is
 counted as ``other`` so a bug can never grow a series per paper, URL or event.
 
-Database-backed gauges (papers per status, the webhook outbox) are read at
+Database-backed gauges (papers per status, the webhook outbox, versions set aside) are read at
 scrape time by a ``StoreCollector``; when the database does not answer the
 scrape still succeeds, without those gauges, and
 ``syncd_metrics_collection_errors_total`` goes up.
@@ -56,6 +56,7 @@ __all__ = [
     "observe_retry",
     "observe_revisions",
     "observe_upstream",
+    "observe_version_refused",
     "register_store_collector",
     "status_class",
     "unregister_store_collector",
@@ -169,6 +170,11 @@ _REVISIONS = Counter(
     "Paper revisions stored.",
     registry=REGISTRY,
 )
+_VERSION_REFUSALS = Counter(
+    "syncd_version_refusals",
+    "Earlier versions arXiv refused when asked for alone by versioned id.",
+    registry=REGISTRY,
+)
 
 _DELIVERIES = Counter(
     "syncd_webhook_deliveries",
@@ -264,6 +270,11 @@ def observe_revisions(count: int) -> None:
     _REVISIONS.inc(_non_negative(count))
 
 
+def observe_version_refused() -> None:
+    """Count one version arXiv refused (``syncd.refusals``)."""
+    _VERSION_REFUSALS.inc()
+
+
 def observe_delivery(outcome: str, latency: float | None) -> None:
     """Count one webhook delivery attempt; a ``delivered`` one also records its latency."""
     known = _known(outcome, DELIVERY_OUTCOMES)
@@ -291,6 +302,7 @@ class StoreSnapshot:
     papers_by_status: Mapping[str, int]
     outbox_pending: int
     outbox_dead: int
+    versions_set_aside: int = 0
 
 
 class StoreCollector(Collector):
@@ -313,13 +325,14 @@ class StoreCollector(Collector):
         snapshot = self._snapshot()
         if snapshot is None:
             return []
-        papers, pending, dead = _store_families()
+        papers, pending, dead, set_aside = _store_families()
         counts = dict.fromkeys(PAPER_STATUSES, 0) | dict(snapshot.papers_by_status)
         for status, count in sorted(counts.items()):
             papers.add_metric([status], count)
         pending.add_metric([], snapshot.outbox_pending)
         dead.add_metric([], snapshot.outbox_dead)
-        return [papers, pending, dead]
+        set_aside.add_metric([], snapshot.versions_set_aside)
+        return [papers, pending, dead, set_aside]
 
     def _snapshot(self) -> StoreSnapshot | None:
         """The snapshot, or ``None`` after counting (and, once per outage, logging) a failure."""
@@ -339,7 +352,9 @@ class StoreCollector(Collector):
         return snapshot
 
 
-def _store_families() -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
+def _store_families() -> tuple[
+    GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily
+]:
     """Empty families for the database-backed gauges."""
     return (
         GaugeMetricFamily("syncd_papers", "Papers in the record, by status.", labels=["status"]),
@@ -348,6 +363,10 @@ def _store_families() -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetric
         ),
         GaugeMetricFamily(
             "syncd_outbox_dead_letters", "Webhook deliveries given up on after every retry."
+        ),
+        GaugeMetricFamily(
+            "syncd_versions_set_aside",
+            "Earlier versions arXiv kept refusing, waiting for their next try.",
         ),
     )
 

@@ -64,6 +64,10 @@ class Observed:
             ):
                 self.changed[arxiv_id] = record
 
+    def defer(self, arxiv_id: str) -> None:
+        """Decide nothing on a new entry this cycle: it stays seen, and new next cycle."""
+        self.new.pop(arxiv_id, None)
+
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:

@@ -13,6 +13,7 @@ from typing import TextIO
 import structlog
 
 from syncd.backfill import BackfillPlan, BackfillProgress
+from syncd.refusals import set_aside_summary
 
 __all__ = ["BackfillReporter", "describe_plan", "format_duration"]
 
@@ -33,15 +34,18 @@ def format_duration(seconds: float) -> str:
 
 
 def describe_plan(plan: BackfillPlan, interval: float) -> str:
-    """One line saying what a backfill will cost: papers, versions, requests, time."""
+    """What a backfill will cost (papers, versions, requests, time), and what it leaves aside."""
     if not plan.requests:
-        return f"{plan.papers} papers miss {plan.versions} versions: no request needed"
-    largest = max(len(batch) for batch in plan.batches)
-    return (
-        f"{plan.papers} papers miss {plan.versions} versions: {plan.requests} requests"
-        f" of up to {largest} ids, about {format_duration(plan.requests * interval)}"
-        f" at one request every {interval:g} s"
-    )
+        cost = f"{plan.papers} papers miss {plan.versions} versions: no request needed"
+    else:
+        largest = max(len(batch) for batch in plan.batches)
+        cost = (
+            f"{plan.papers} papers miss {plan.versions} versions: {plan.requests} requests"
+            f" of up to {largest} ids, about {format_duration(plan.requests * interval)}"
+            f" at one request every {interval:g} s"
+        )
+    aside = set_aside_summary(plan.set_aside)
+    return cost if aside is None else f"{cost}\n{aside}"
 
 
 class BackfillReporter:

@@ -29,6 +29,7 @@ __all__ = [
     "normalize_text",
     "parse_arxiv_time",
     "split_arxiv_id",
+    "versioned_id",
 ]
 
 # arXiv ids: new style 2212.09483 (4.4 or 4.5 digits), old style astro-ph/0601001
@@ -93,6 +94,11 @@ class ArxivIdError(ValueError):
         shown = raw if len(raw) <= 80 else raw[:77] + "..."
         super().__init__(f"not an arXiv identifier: {shown!r} ({reason})")
         self.reason = reason
+
+
+def versioned_id(arxiv_id: str, version: int) -> str:
+    """``2602.09578`` and 1 as arXiv's versioned id, ``2602.09578v1``."""
+    return f"{arxiv_id}v{version}"
 
 
 def split_arxiv_id(raw: str) -> tuple[str, int | None]:

@@ -17,14 +17,14 @@ what the cycles stored.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
 from syncd import metrics
 from syncd.arxiv import ArxivClient
-from syncd.backfill import backfill_flagged, versioned_id
+from syncd.backfill import backfill_flagged
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
 from syncd.faults import fault_point
@@ -38,7 +38,8 @@ from syncd.planner import (
     plan_cycle,
     seed_writes,
 )
-from syncd.record import Record
+from syncd.record import Record, split_arxiv_id, versioned_id
+from syncd.refusals import fetch_earlier
 from syncd.seeds import load_seeds_cached
 from syncd.storage import Event, Paper, Storage, SyncStats
 from syncd.vocabulary import PaperStatus
@@ -289,7 +290,7 @@ def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSe
     changed = storage.papers.with_ids(name, observed.changed)
     check_trust(observed, storage.papers.tracked_count(name), changed)
     unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
-    links = _link_seeds(storage, client, unlinked, observed.new, cycle.fetched)
+    links = _link_seeds(storage, client, unlinked, observed, cycle.fetched)
     names: set[str] = set()
     categories: set[str] = set()
     if needs_identity_basis(observed, set(links.values()), changed):
@@ -311,32 +312,46 @@ def _link_seeds(
     storage: Storage,
     client: ArxivClient,
     unlinked: Sequence[Paper],
-    new: Mapping[str, Record],
+    observed: Observed,
     fetched: dict[str, Record],
 ) -> dict[int, str]:
     """Match unlinked seed papers to new entries (paper id → arXiv id).
 
     Current versions first; only when seeds remain unmatched and some new
     entry has earlier versions are those fetched, in one batched request,
-    and kept in ``fetched`` for the backfill.
+    and kept in ``fetched`` for the backfill.  An entry whose earlier
+    version arXiv refused is deferred to a later cycle until that version
+    is set aside (``syncd.refusals``); the rest of the cycle goes on.
     """
-    if not unlinked or not new:
+    if not unlinked or not observed.new:
         return {}
     histories = storage.papers.histories([p.id for p in unlinked])
     seeds = {paper_id: [r.record for r in revisions] for paper_id, revisions in histories.items()}
-    versions: dict[str, list[Record]] = {i: [r] for i, r in new.items()}
+    versions: dict[str, list[Record]] = {i: [r] for i, r in observed.new.items()}
     assignment = link_seeds_to_arxiv(seeds, versions)
-    pending = [r for i, r in new.items() if i not in assignment.pairs.values()]
+    pending = [r for i, r in observed.new.items() if i not in assignment.pairs.values()]
     wanted = earlier_version_ids(pending)
     if len(assignment.pairs) < len(unlinked) and wanted:
-        for record in client.fetch_ids(wanted):
+        records, awaited = fetch_earlier(storage.versions, client.fetch_ids, wanted)
+        for record in records:
             if record.arxiv_id in versions:
                 versions[record.arxiv_id].append(record)
                 fetched[versioned_id(record.arxiv_id, record.version or 0)] = record
+        _defer(observed, versions, awaited)
         assignment = link_seeds_to_arxiv(seeds, versions)
     for key, close in assignment.ambiguous.items():
         _log.warning("link_ambiguous", paper_id=key, candidates=list(close))
     return dict(assignment.pairs)
+
+
+def _defer(observed: Observed, versions: dict[str, list[Record]], awaited: Collection[str]) -> None:
+    """Leave the entries whose earlier versions are ``awaited`` for a later cycle to decide."""
+    entries = {split_arxiv_id(ident)[0] for ident in awaited}
+    for arxiv_id in sorted(entries & set(versions)):
+        versions.pop(arxiv_id)
+        observed.defer(arxiv_id)
+        waiting = sorted(i for i in awaited if split_arxiv_id(i)[0] == arxiv_id)
+        _log.info("entry_deferred", arxiv_id=arxiv_id, awaiting=waiting)
 
 
 def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:

@@ -73,6 +73,7 @@ __all__ = [
     "error_feed",
     "make_record",
     "markup",
+    "refused_version",
     "render_error_feed",
     "render_feed",
     "repeated",
@@ -646,6 +647,7 @@ FaultKind = Literal[
     "markup",
     "repeated",
     "entry_id",
+    "withheld",
 ]
 # The faults that change the page's first fitting entry, and find nothing to change
 # on a page without one.
@@ -662,7 +664,8 @@ class Fault:
     Build them with the helpers (:func:`status`, :func:`timeout`, :func:`reset`,
     :func:`truncate`, :func:`empty_page`, :func:`total_lie`, :func:`error_feed`,
     :func:`body`, :func:`slow_drip`, :func:`empty_result`, :func:`versions_ignored`,
-    :func:`stale_version`, :func:`markup`, :func:`repeated`, :func:`entry_id`); each
+    :func:`stale_version`, :func:`markup`, :func:`repeated`, :func:`entry_id`,
+    :func:`refused_version`); each
     field only means something for the kinds that name it.
     """
 
@@ -680,7 +683,7 @@ class Fault:
     chunk_size: int = 64  # slow_drip
     element: str = "title"  # markup, repeated: the entry's Atom element changed
     lead: int = 1  # markup: the words left before the child element
-    text: str | None = None  # repeated: the second element's text; entry_id: the id
+    text: str | None = None  # repeated: the second text; entry_id, withheld: the id
     times: int = 1
     when: ParamsPredicate | None = None
 
@@ -840,6 +843,24 @@ def entry_id(arxiv_id: str, *, times: int = 1, when: ParamsPredicate | None = No
     ``entry_id("2613.00001v1")`` names a month that does not exist.
     """
     return Fault("entry_id", text=arxiv_id, times=times, when=when)
+
+
+def refused_version(versioned_id: str, *, withheld: bool = False, times: int = 1) -> Fault:
+    """Refuse every ``id_list`` request naming ``versioned_id`` (``2602.09578v1``).
+
+    By default the request gets arXiv's error feed (HTTP 400), whatever else
+    it asked for; ``withheld`` answers it without that entry instead, as if
+    arXiv no longer had the version.  With ``inject_always`` the refusal is
+    permanent until ``clear_faults``.
+    """
+
+    def names_it(params: Mapping[str, str]) -> bool:
+        return versioned_id in params.get("id_list", "").split(",")
+
+    if withheld:
+        return Fault("withheld", text=versioned_id, times=times, when=names_it)
+    message = f"{versioned_id} cannot be served"
+    return Fault("error_feed", message=message, times=times, when=names_it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1357,6 +1378,8 @@ class FakeArxiv:
         if kind == "versions_ignored":
             query = replace(query, ids=tuple((arxiv_id, None) for arxiv_id, _ in query.ids))
         matches = _sorted(self._select(query), query.sort_by, query.sort_order)
+        if kind == "withheld" and fault is not None:
+            matches = [r for r in matches if f"{r.arxiv_id}v{r.version}" != fault.text]
         total = len(matches)
         page = matches[query.start : query.start + query.max_results]
         missed = False

@@ -99,6 +99,12 @@ class Database:
         insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
         return insert(table).on_conflict_do_nothing(index_elements=[key])
 
+    def upsert(self, table: sa.Table, keys: Sequence[str]) -> Any:
+        """An INSERT of ``table`` that overwrites the other columns when ``keys`` exist."""
+        insert = (sqlite_insert if self.dialect == "sqlite" else postgresql_insert)(table)
+        others = {c.name: insert.excluded[c.name] for c in table.columns if c.name not in keys}
+        return insert.on_conflict_do_update(index_elements=list(keys), set_=others)
+
     @contextmanager
     def only_replica(self) -> Iterator[None]:
         """Refuse a second daemon on one SQLite file: SQLite has no cross-process claims."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from syncd.record import Record
+from syncd.record import Record, versioned_id
 from syncd.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "SyncRun",
     "SyncStats",
     "VersionGap",
+    "VersionRefusal",
 ]
 
 # -- what storage hands out --------------------------------------------------
@@ -88,6 +89,36 @@ class VersionGap:
     def missing(self) -> tuple[int, ...]:
         """The earlier versions the history lacks, oldest first."""
         return tuple(v for v in range(1, self.version) if v not in self.stored)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRefusal:
+    """A version arXiv refused ``failures`` times in a row when asked by versioned id.
+
+    ``next_try_at`` is None while it is still asked for every cycle, and
+    when to ask again once it is set aside.
+    """
+
+    arxiv_id: str
+    version: int
+    failures: int
+    last_error: str
+    last_refused_at: datetime
+    next_try_at: datetime | None
+
+    @property
+    def versioned_id(self) -> str:
+        """``2602.09578v1``."""
+        return versioned_id(self.arxiv_id, self.version)
+
+    @property
+    def set_aside(self) -> bool:
+        """Whether it waits for ``next_try_at`` instead of being asked every cycle."""
+        return self.next_try_at is not None
+
+    def due(self, moment: datetime) -> bool:
+        """Whether to ask for it at ``moment``."""
+        return self.next_try_at is None or self.next_try_at <= moment
 
 
 @dataclass(frozen=True, slots=True)

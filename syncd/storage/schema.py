@@ -20,6 +20,7 @@ __all__ = [
     "papers_table",
     "revisions_table",
     "sync_runs_table",
+    "version_refusals_table",
 ]
 
 _JSON = sa.JSON().with_variant(JSONB(), "postgresql")
@@ -181,4 +182,19 @@ arxiv_pacer_table = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("last_start", _TIME),
+)
+
+# Versions arXiv refused when asked by versioned id, and when to ask again
+# (syncd.refusals).  ``next_try_at`` is null while the version is still asked
+# for every cycle, and set once it is set aside.  A version that comes back
+# loses its row.
+version_refusals_table = sa.Table(
+    "version_refusals",
+    metadata,
+    sa.Column("arxiv_id", sa.String(40), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("failures", sa.Integer, nullable=False),
+    sa.Column("last_error", sa.String(500), nullable=False),
+    sa.Column("last_refused_at", _TIME, nullable=False),
+    sa.Column("next_try_at", _TIME),
 )

@@ -5,20 +5,28 @@ revision.  ``gaps`` finds what is missing, ``anchors`` loads the stored
 versions the missing ones are compared with, and ``store`` adds fetched
 versions, one transaction per call, clearing ``papers.backfill_pending``
 only once a paper's history holds every version up to its current one.
+``refusals``, ``refused`` and ``served`` keep the count of versions arXiv
+refused (``syncd.refusals`` decides what the count means).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.record import Record, content_hash
-from syncd.storage.database import Database, chunks, now
-from syncd.storage.models import BackfillWrite, VersionGap
+from syncd.record import Record, content_hash, split_arxiv_id
+from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.models import BackfillWrite, VersionGap, VersionRefusal
 from syncd.storage.papers import last_seqs, revision_row
-from syncd.storage.schema import authors_table, papers_table, revisions_table
+from syncd.storage.schema import (
+    authors_table,
+    papers_table,
+    revisions_table,
+    version_refusals_table,
+)
 from syncd.vocabulary import PaperStatus
 
 __all__ = ["Versions"]
@@ -125,6 +133,93 @@ class Versions:
                     .values(backfill_pending=False)
                 )
         return len(rows)
+
+    def refusals(self, ids: Collection[str] | None = None) -> dict[str, VersionRefusal]:
+        """The refused versions among versioned ``ids`` (all when None), by versioned id."""
+        with self._db.transaction() as conn:
+            return _refusals(conn, ids)
+
+    def refused(
+        self, reasons: Mapping[str, str], wait: Callable[[int], timedelta | None]
+    ) -> dict[str, VersionRefusal]:
+        """Count one more refusal of each versioned id (id → why); return their records.
+
+        ``wait(failures)`` is how long a version refused that many times in
+        a row is set aside; None keeps it asked for every cycle.
+        """
+        if not reasons:
+            return {}
+        when = now()
+        with self._db.transaction() as conn:
+            before = _refusals(conn, reasons)
+            rows = []
+            for ident, reason in reasons.items():
+                arxiv_id, version = split_arxiv_id(ident)
+                if version is None:
+                    continue  # only versioned ids are ever refused one by one
+                previous = before.get(ident)
+                failures = previous.failures + 1 if previous is not None else 1
+                delay = wait(failures)
+                rows.append(
+                    {
+                        "arxiv_id": arxiv_id,
+                        "version": version,
+                        "failures": failures,
+                        "last_error": reason[:500],
+                        "last_refused_at": when,
+                        "next_try_at": when + delay if delay is not None else None,
+                    }
+                )
+            conn.execute(self._db.upsert(version_refusals_table, ("arxiv_id", "version")), rows)
+            return _refusals(conn, reasons)
+
+    def served(self, ids: Collection[str]) -> None:
+        """Forget the refusals of versioned ``ids``: arXiv has served them now."""
+        t = version_refusals_table
+        with self._db.transaction() as conn:
+            for chunk in chunks(_pairs(ids), _PAIRS_PER_QUERY):
+                conn.execute(t.delete().where(sa.tuple_(t.c.arxiv_id, t.c.version).in_(chunk)))
+
+    def set_aside_count(self) -> int:
+        """How many refused versions wait for their next try."""
+        t = version_refusals_table
+        query = sa.select(sa.func.count()).where(t.c.next_try_at.is_not(None))
+        with self._db.transaction() as conn:
+            return int(conn.scalar(query) or 0)
+
+
+# Two bound parameters a pair: half of what chunks() allows a plain IN list.
+_PAIRS_PER_QUERY = 250
+
+
+def _pairs(ids: Collection[str]) -> list[tuple[str, int]]:
+    """Versioned ids as sorted (arXiv id, version) pairs; ids without a version are skipped."""
+    pairs = (split_arxiv_id(i) for i in ids)
+    return sorted((arxiv_id, version) for arxiv_id, version in pairs if version is not None)
+
+
+def _refusals(conn: Connection, ids: Collection[str] | None) -> dict[str, VersionRefusal]:
+    t = version_refusals_table
+    query = sa.select(t).order_by(t.c.arxiv_id, t.c.version)
+    if ids is None:
+        rows = list(conn.execute(query))
+    else:
+        rows = []
+        for chunk in chunks(_pairs(ids), _PAIRS_PER_QUERY):
+            where = sa.tuple_(t.c.arxiv_id, t.c.version).in_(chunk)
+            rows += conn.execute(query.where(where))
+    refusals = (
+        VersionRefusal(
+            row.arxiv_id,
+            row.version,
+            row.failures,
+            row.last_error,
+            utc(row.last_refused_at),
+            utc(row.next_try_at) if row.next_try_at is not None else None,
+        )
+        for row in rows
+    )
+    return {r.versioned_id: r for r in refusals}
 
 
 def _lock_papers(conn: Connection, paper_ids: Sequence[int]) -> None:

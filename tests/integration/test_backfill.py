@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from prometheus_client import CollectorRegistry
 
+from syncd.app import App
 from syncd.arxiv import ArxivClient
 from syncd.backfill import BackfillPlan, plan_backfill, run_backfill
-from syncd.config import ArxivSettings
+from syncd.config import ArxivSettings, load_settings
 from syncd.errors import RetryableUpstreamError
+from syncd.metrics import register_store_collector
+from syncd.refusals import SET_ASIDE_AFTER
 from syncd.storage import Storage
 from syncd.storage.schema import papers_table, revisions_table
 from tests import fakearxiv as fa
@@ -24,6 +29,7 @@ FLEXMARL = "2602.09578"
 OXYGEN = "2512.22386"
 NESTPIPE = "2604.06956"
 CALIBRATION = "2606.03328"
+LORA = "2606.12883"
 LINKED = ["paper.linked"] * 7
 
 
@@ -141,19 +147,11 @@ class TestCycles:
 BACKFILL = {"when": lambda params: "id_list" in params}
 
 
-@pytest.mark.parametrize(
-    "fault",
-    [
-        pytest.param(fa.status(503, times=3, **BACKFILL), id="503-every-retry"),
-        pytest.param(fa.truncate(0.6, **BACKFILL), id="truncated-xml"),
-        pytest.param(fa.versions_ignored(**BACKFILL), id="wrong-version"),
-    ],
-)
 def test_a_failed_backfill_changes_no_event_and_the_next_cycle_finishes(
-    syncd: Syncd, arxiv: FakeArxiv, fault: fa.Fault
+    syncd: Syncd, arxiv: FakeArxiv
 ) -> None:
-    """Faults on the backfill request leave the cycle's events as they are and lose nothing."""
-    arxiv.inject(fault)
+    """arXiv failing the backfill leaves the cycle's events as they are and loses nothing."""
+    arxiv.inject(fa.status(503, times=3, **BACKFILL))
     err = _sync(syncd)
     assert "backfill_failed" in err
     assert _event_types(syncd) == LINKED
@@ -165,6 +163,31 @@ def test_a_failed_backfill_changes_no_event_and_the_next_cycle_finishes(
     assert _versions(syncd, OXYGEN)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
     assert _event_types(syncd) == LINKED
     assert _history(syncd, FLEXMARL)[1]["record"]["title"] == scenario.FLEXMARL_V1_TITLE
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(fa.truncate(0.6, **BACKFILL), id="truncated-xml"),
+        pytest.param(fa.versions_ignored(**BACKFILL), id="wrong-version"),
+    ],
+)
+def test_an_untrusted_backfill_answer_is_asked_again_in_halves(
+    syncd: Syncd, arxiv: FakeArxiv, fault: fa.Fault
+) -> None:
+    """An answer refused once is not stored; its halves, asked again, bring every version."""
+    arxiv.inject(fault)
+    _sync(syncd)
+    assert _id_lists(arxiv) == [
+        [f"{FLEXMARL}v1", f"{OXYGEN}v1"],
+        [f"{FLEXMARL}v1"],
+        [f"{OXYGEN}v1"],
+    ]
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _versions(syncd, OXYGEN)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _event_types(syncd) == LINKED
+    assert _history(syncd, FLEXMARL)[1]["record"]["title"] == scenario.FLEXMARL_V1_TITLE
+    assert _refusal_rows(syncd.database_url) == []
 
 
 def _forget_backfilled(database_url: str) -> None:
@@ -277,3 +300,206 @@ class TestHistoryOutput:
         with pytest.raises(SystemExit) as exit_info:
             syncd("history", FLEXMARL, "--field", "colour")
         assert exit_info.value.code == 2
+
+
+# -- versions arXiv refuses --------------------------------------------------------
+
+NEWCOMER = "2611.04242"
+REFUSALS = {
+    "error-feed": False,  # the whole request answered with arXiv's error feed
+    "withheld": True,  # the answer lacks the version, so none of it is trusted
+}
+
+
+def _publish_newcomer_at_v3(arxiv: FakeArxiv) -> None:
+    """A new paper of the author, already at v3 when syncd first sees it."""
+    first = fa.make_record(
+        NEWCOMER,
+        title="Pipelined embeddings for sparse recommendation",
+        abstract="We pipeline embedding lookups across accelerators.",
+        authors=(scenario.AUTHOR, "Zhaolong Xing"),
+        primary_category="cs.DC",
+        categories=("cs.DC",),
+    )
+    arxiv.publish(first)
+    arxiv.publish(replace(first, version=2, updated=None, comment="v2: more runs"))
+    arxiv.publish(replace(first, version=3, updated=None, comment="v3: camera ready"))
+
+
+def _refusal_rows(database_url: str) -> list[tuple[str, int, int, bool]]:
+    """(arxiv id, version, failures, set aside) of every version arXiv refused."""
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text(
+                    "SELECT arxiv_id, version, failures, next_try_at FROM version_refusals"
+                    " ORDER BY arxiv_id, version"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    return [(r.arxiv_id, r.version, r.failures, r.next_try_at is not None) for r in rows]
+
+
+def _time_passes(database_url: str) -> None:
+    """Bring every set-aside version's next try to now, as if its wait were over."""
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                sa.text(
+                    "UPDATE version_refusals SET next_try_at = :past WHERE next_try_at IS NOT NULL"
+                ),
+                {"past": datetime(2000, 1, 1, tzinfo=UTC)},
+            )
+    finally:
+        engine.dispose()
+
+
+def _set_aside_gauge(syncd: Syncd) -> float:
+    """``syncd_versions_set_aside`` as a scrape of the daemon's store collector shows it."""
+    app = App.open(load_settings(syncd.config))
+    registry = CollectorRegistry()
+    try:
+        register_store_collector(app.store_snapshot, registry=registry)
+        value = registry.get_sample_value("syncd_versions_set_aside")
+    finally:
+        app.close()
+    assert value is not None
+    return value
+
+
+def _asked_for(arxiv: FakeArxiv, versioned: str) -> bool:
+    return any(versioned in ids for ids in _id_lists(arxiv))
+
+
+@pytest.mark.parametrize("withheld", REFUSALS.values(), ids=REFUSALS.keys())
+def test_a_refused_earlier_version_never_blocks_the_authors_other_changes(
+    syncd: Syncd, arxiv: FakeArxiv, withheld: bool
+) -> None:
+    """A new paper at v3 whose v1 arXiv refuses: NestPipe's v2 is announced in the same cycle.
+
+    The new paper waits while its v1 may still come (it may be a seed's
+    earlier version); after SET_ASIDE_AFTER refusals v1 is set aside, the
+    paper is decided on the versions that came back, and the set-aside
+    version shows in the metric and in `syncd backfill --dry-run`.
+    """
+    _sync(syncd)
+    last = syncd.json("events")[-1]["id"]
+    _publish_newcomer_at_v3(arxiv)
+    _publish(arxiv, NESTPIPE, title="NestPipe, revised")
+    arxiv.inject_always(fa.refused_version(f"{NEWCOMER}v1", withheld=withheld))
+
+    _sync(syncd)
+    (revised,) = syncd.json("events", "--since", last)
+    assert (revised["type"], revised["paper"]["arxiv_id"]) == ("paper.revised", NESTPIPE)
+    assert NEWCOMER not in {p["arxiv_id"] for p in syncd.papers().values()}
+    assert _refusal_rows(syncd.database_url) == [(NEWCOMER, 1, 1, False)]
+
+    for _ in range(SET_ASIDE_AFTER - 1):
+        _sync(syncd)
+    assert _refusal_rows(syncd.database_url) == [(NEWCOMER, 1, SET_ASIDE_AFTER, True)]
+    added = syncd.json("events", "--since", revised["id"])
+    assert [(e["type"], e["paper"]["arxiv_id"]) for e in added] == [("paper.added", NEWCOMER)]
+    assert _versions(syncd, NEWCOMER) == [("arxiv:v2", 2), ("arxiv", 3)]
+    assert _set_aside_gauge(syncd) == 1
+
+    dry = syncd("backfill", "--dry-run")
+    assert dry.code == 0, dry.err
+    assert dry.out.splitlines()[0] == "1 papers miss 1 versions: no request needed"
+    assert dry.out.splitlines()[1].startswith(
+        f"1 versions set aside after repeated refusals: {NEWCOMER}v1; next try at 20"
+    )
+    arxiv.reset_log()
+    _sync(syncd)
+    assert not _asked_for(arxiv, f"{NEWCOMER}v1")
+
+
+@pytest.mark.parametrize("withheld", REFUSALS.values(), ids=REFUSALS.keys())
+def test_one_refused_id_leaves_the_rest_of_its_batch_and_later_batches_stored(
+    syncd: Syncd, arxiv: FakeArxiv, withheld: bool
+) -> None:
+    """A backfill batch holding a refused id stores the others; later batches go on."""
+    _publish(arxiv, LORA)  # linked at v2: its v1 is missing too
+    _sync(syncd)
+    _forget_backfilled(syncd.database_url)
+    refused = f"{FLEXMARL}v1"
+    arxiv.inject_always(fa.refused_version(refused, withheld=withheld))
+    arxiv.reset_log()
+    storage = Storage(syncd.database_url)
+    settings = ArxivSettings(api_url=arxiv.url, request_interval=0, max_retries=0)
+    try:
+        plan = plan_backfill(storage.versions.gaps())
+        ids = sorted((i for batch in plan.batches for i in batch), key=lambda i: i != refused)
+        assert len(ids) == 3
+        split = replace(plan, batches=(tuple(ids[:2]), tuple(ids[2:])))
+        with ArxivClient(settings) as client:
+            done = run_backfill(storage, client, split)
+        assert done.versions_stored == 2
+    finally:
+        storage.close()
+    assert _id_lists(arxiv) == [ids[:2], ids[:1], ids[1:2], ids[2:]]
+    assert _versions(syncd, OXYGEN)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _versions(syncd, LORA)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv", 2)]
+    assert _refusal_rows(syncd.database_url) == [(FLEXMARL, 1, 1, False)]
+
+    for _ in range(SET_ASIDE_AFTER - 1):
+        outcome = syncd("backfill")
+        assert outcome.code == 0, outcome.err
+    assert _refusal_rows(syncd.database_url) == [(FLEXMARL, 1, SET_ASIDE_AFTER, True)]
+    assert _set_aside_gauge(syncd) == 1
+    dry = syncd("backfill", "--dry-run")
+    assert f"set aside after repeated refusals: {refused}; next try at" in dry.out
+    arxiv.reset_log()
+    assert syncd("backfill").code == 0
+    assert arxiv.requests == []
+
+
+def test_a_set_aside_version_served_again_is_fetched_at_its_next_try(
+    syncd: Syncd, arxiv: FakeArxiv
+) -> None:
+    """Once arXiv serves a set-aside version again, the retry after its wait stores it."""
+    _sync(syncd)
+    _forget_backfilled(syncd.database_url)
+    refused = f"{FLEXMARL}v1"
+    arxiv.inject_always(fa.refused_version(refused))
+    for _ in range(SET_ASIDE_AFTER):
+        assert syncd("backfill").code == 0
+    assert _refusal_rows(syncd.database_url) == [(FLEXMARL, 1, SET_ASIDE_AFTER, True)]
+    arxiv.clear_faults()
+    arxiv.reset_log()
+    assert syncd("backfill").code == 0
+    assert arxiv.requests == []  # still set aside: its next try has not come
+
+    _time_passes(syncd.database_url)
+    outcome = syncd("backfill")
+    assert outcome.code == 0, outcome.err
+    assert _id_lists(arxiv) == [[refused]]
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]
+    assert _refusal_rows(syncd.database_url) == []
+    assert _set_aside_gauge(syncd) == 0
+
+
+def test_arxiv_failing_the_linking_fetch_blames_no_version(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """A 503 on every try of the earlier-versions fetch fails the cycle as before, blaming none."""
+    _sync(syncd)
+    _publish_newcomer_at_v3(arxiv)
+    arxiv.inject(fa.status(503, times=3, **BACKFILL))
+    assert syncd("sync").code == 1
+    assert _refusal_rows(syncd.database_url) == []
+    _sync(syncd)
+    assert _versions(syncd, NEWCOMER) == [("arxiv:v1", 1), ("arxiv:v2", 2), ("arxiv", 3)]
+
+
+def test_refusal_counts_are_consecutive(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """A version refused once and then served loses its count: refusals must come in a row."""
+    _sync(syncd)
+    _forget_backfilled(syncd.database_url)
+    arxiv.inject(fa.refused_version(f"{FLEXMARL}v1", times=2))
+    assert syncd("backfill").code == 0
+    assert _refusal_rows(syncd.database_url) == [(FLEXMARL, 1, 1, False)]
+    assert syncd("backfill").code == 0
+    assert _refusal_rows(syncd.database_url) == []
+    assert _versions(syncd, FLEXMARL)[1:] == [("arxiv:v1", 1), ("arxiv", 2)]

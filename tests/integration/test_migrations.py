@@ -223,3 +223,22 @@ def test_upgrade_to_0007_dates_the_stored_versions(syncd: Syncd) -> None:
     after = syncd.json("history", NESTPIPE)
     assert [h["version_date"] for h in after] == [h["version_date"] for h in before]
     assert [h["version_date"] for h in after] == [None, "2026-04-08T09:00:00+00:00"]
+
+
+def test_0011_adds_the_refusal_counts_and_downgrades_without_them(database_url: str) -> None:
+    """0010 → head creates an empty version_refusals; going back to 0010 drops it, data too."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0010")
+        assert "version_refusals" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert storage.versions.refusals() == {}
+        storage.versions.refused({f"{NESTPIPE}v1": "refused"}, lambda failures: None)
+        assert list(storage.versions.refusals()) == [f"{NESTPIPE}v1"]
+        _downgrade(storage.engine, "0010")
+        assert "version_refusals" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert storage.versions.refusals() == {}
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()

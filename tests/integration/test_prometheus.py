@@ -42,12 +42,14 @@ EXPECTED_TYPES = {
     "syncd_events_total": "counter",
     "syncd_event_kinds_total": "counter",
     "syncd_revisions_total": "counter",
+    "syncd_version_refusals_total": "counter",
     "syncd_webhook_deliveries_total": "counter",
     "syncd_webhook_delivery_latency_seconds": "histogram",
     "syncd_metrics_collection_errors_total": "counter",
     "syncd_papers": "gauge",
     "syncd_outbox_pending": "gauge",
     "syncd_outbox_dead_letters": "gauge",
+    "syncd_versions_set_aside": "gauge",
 }
 
 SNAPSHOT = StoreSnapshot({"tracked": 7, "unlinked": 1}, outbox_pending=2, outbox_dead=1)

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+import pytest
 from structlog.testing import capture_logs
 
 from syncd.backfill import BackfillProgress, backfill_writes, plan_backfill
+from syncd.errors import ApiError, FeedError, RetryableUpstreamError
 from syncd.progress import BackfillReporter, describe_plan, format_duration
-from syncd.record import Record
-from syncd.storage.models import Revision, VersionGap
+from syncd.record import Record, split_arxiv_id
+from syncd.refusals import (
+    MAX_RETRY,
+    SET_ASIDE_AFTER,
+    fetch_isolating,
+    retry_wait,
+    set_aside_summary,
+)
+from syncd.storage.models import Revision, VersionGap, VersionRefusal
 from syncd.views import field_evolution, revision_json
 
 V1 = Record(
@@ -167,3 +177,105 @@ class TestProgress:
         assert "0/4 papers  0/2 requests  about 6 s left" in frames[0]
         assert "2/4 papers  1/2 requests  about 3 s left" in frames[1]
         assert frames[1].endswith("\n")
+
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _refusal(ident: str, failures: int, next_try_at: datetime | None) -> VersionRefusal:
+    arxiv_id, version = split_arxiv_id(ident)
+    assert version is not None
+    return VersionRefusal(arxiv_id, version, failures, "refused", NOW, next_try_at)
+
+
+class _Arxiv:
+    """A fetch that refuses any request naming a refused id, and logs every request."""
+
+    def __init__(self, refused: set[str], error: type[Exception] = ApiError) -> None:
+        self.refused = refused
+        self.error = error
+        self.requests: list[list[str]] = []
+
+    def __call__(self, ids: Sequence[str]) -> list[Record]:
+        self.requests.append(list(ids))
+        bad = sorted(self.refused.intersection(ids))
+        if bad:
+            raise self.error(f"{bad[0]} cannot be served")
+        return [Record(arxiv_id=i.split("v")[0], version=int(i.split("v")[1])) for i in ids]
+
+
+class TestRefusals:
+    def test_asked_every_cycle_until_set_aside_then_doubling_up_to_a_day(self) -> None:
+        """No wait before SET_ASIDE_AFTER refusals; then 1 h, 2 h, 4 h … capped at a day."""
+        assert [retry_wait(n) for n in range(1, SET_ASIDE_AFTER)] == [None] * (SET_ASIDE_AFTER - 1)
+        waits = [retry_wait(SET_ASIDE_AFTER + n) for n in range(7)]
+        hours = [timedelta(hours=h) for h in (1, 2, 4, 8, 16)]
+        assert waits == [*hours, timedelta(days=1), timedelta(days=1)]
+        assert retry_wait(10**9) == MAX_RETRY  # no overflow, however long it lasts
+
+    def test_one_refused_id_is_isolated_by_halving(self) -> None:
+        """One refused id among 8: the other 7 come back in 2 requests per halving, not 8."""
+        ids = [f"2601.{n:05d}v1" for n in range(8)]
+        arxiv = _Arxiv({ids[5]})
+        fetched = fetch_isolating(arxiv, ids)
+        assert sorted(f"{r.arxiv_id}v{r.version}" for r in fetched.records) == ids[:5] + ids[6:]
+        assert fetched.refused == {ids[5]: f"{ids[5]} cannot be served"}
+        assert arxiv.requests == [ids, ids[:4], ids[4:], ids[4:6], [ids[4]], [ids[5]], ids[6:]]
+        assert (fetched.isolation_requests, fetched.unresolved) == (6, [])
+
+    def test_an_answer_lacking_an_id_is_a_refusal_too(self) -> None:
+        """An untrusted answer (FeedError: it lacks a version) isolates like an error feed."""
+        fetched = fetch_isolating(
+            _Arxiv({"2601.00001v1"}, FeedError), ["2601.00001v1", "2601.00002v1"]
+        )
+        assert list(fetched.refused) == ["2601.00001v1"]
+        assert [r.arxiv_id for r in fetched.records] == ["2601.00002"]
+
+    def test_failures_that_may_pass_blame_no_id(self) -> None:
+        """A 5xx or timeout (RetryableUpstreamError) ends the fetch: no halving, no refusal."""
+        arxiv = _Arxiv({"2601.00001v1"}, RetryableUpstreamError)
+        with pytest.raises(RetryableUpstreamError):
+            fetch_isolating(arxiv, ["2601.00001v1", "2601.00002v1"])
+        assert len(arxiv.requests) == 1
+
+    def test_the_isolation_budget_bounds_the_requests(self) -> None:
+        """arXiv refusing everything costs the budget, then the rest is left unresolved."""
+        ids = [f"2601.{n:05d}v1" for n in range(64)]
+        arxiv = _Arxiv(set(ids))
+        fetched = fetch_isolating(arxiv, ids, budget=10)
+        assert len(arxiv.requests) == 11
+        assert fetched.records == []
+        # Depth first: the ids reached alone are refused, the rest left for another time.
+        assert list(fetched.refused) == ids[:4]
+        assert fetched.unresolved == ids[4:]
+        assert isinstance(fetched.error, ApiError)
+
+    def test_set_aside_versions_wait_and_refused_ones_go_last(self) -> None:
+        """A version set aside until later is not asked; one due again goes after the others."""
+        gaps = [_gap(3, {3}), _gap(2, {2}, 2, "2512.22386"), _gap(2, {2}, 3, "2604.06956")]
+        waiting = _refusal("2602.09578v1", 3, NOW + timedelta(hours=1))
+        due = _refusal("2512.22386v1", 4, NOW - timedelta(seconds=1))
+        suspect = _refusal("2602.09578v2", 1, None)
+        refusals = {r.versioned_id: r for r in (waiting, due, suspect)}
+        plan = plan_backfill(gaps, refusals=refusals, moment=NOW)
+        assert plan.batches == (("2604.06956v1", "2602.09578v2", "2512.22386v1"),)
+        assert plan.set_aside == (waiting,)
+        assert set(plan.refusals) == {"2602.09578v2", "2512.22386v1"}
+        assert (plan.papers, plan.versions) == (3, 4)
+
+    def test_a_dry_run_names_the_set_aside_versions_and_the_next_try(self) -> None:
+        """The second line lists what waits and when the first of it is asked again."""
+        later = _refusal("2602.09578v1", 3, NOW + timedelta(hours=2))
+        sooner = _refusal("2512.22386v1", 5, NOW + timedelta(hours=1))
+        plan = plan_backfill(
+            [_gap(2, {2}), _gap(2, {2}, 2, "2512.22386")],
+            (),
+            {r.versioned_id: r for r in (later, sooner)},
+            NOW,
+        )
+        assert describe_plan(plan, 3.0).splitlines() == [
+            "2 papers miss 2 versions: no request needed",
+            "2 versions set aside after repeated refusals: 2512.22386v1, 2602.09578v1;"
+            " next try at 2026-12-01T13:00:00+00:00",
+        ]
+        assert set_aside_summary([_refusal("2602.09578v1", 1, None)]) is None

@@ -174,14 +174,17 @@ class TestStoreCollector:
     """Database-backed gauges, read at scrape time."""
 
     def test_values_come_from_the_snapshot(self, private_registry: CollectorRegistry) -> None:
-        """Papers per status (missing statuses as 0) and outbox sizes mirror the snapshot."""
-        snapshot = StoreSnapshot({"tracked": 7, "candidate": 2}, outbox_pending=3, outbox_dead=1)
+        """Papers per status (missing statuses as 0), outbox sizes, versions set aside."""
+        snapshot = StoreSnapshot(
+            {"tracked": 7, "candidate": 2}, outbox_pending=3, outbox_dead=1, versions_set_aside=2
+        )
         metrics.register_store_collector(lambda: snapshot, registry=private_registry)
         read = private_registry.get_sample_value
         papers = {s: read("syncd_papers", {"status": s}) for s in metrics.PAPER_STATUSES}
         assert papers == {"unlinked": 0.0, "tracked": 7.0, "candidate": 2.0, "removed": 0.0}
         assert read("syncd_outbox_pending") == 3.0
         assert read("syncd_outbox_dead_letters") == 1.0
+        assert read("syncd_versions_set_aside") == 2.0
 
     def test_read_on_every_scrape(self, private_registry: CollectorRegistry) -> None:
         """Each scrape calls the source again, so the gauges follow the database."""
@@ -255,7 +258,12 @@ class TestStoreCollector:
 
         collector = metrics.StoreCollector(source)
         names = {m.name for m in collector.describe()}
-        assert names == {"syncd_papers", "syncd_outbox_pending", "syncd_outbox_dead_letters"}
+        assert names == {
+            "syncd_papers",
+            "syncd_outbox_pending",
+            "syncd_outbox_dead_letters",
+            "syncd_versions_set_aside",
+        }
         assert calls == []
 
 

@@ -88,6 +88,14 @@ class TestObserved:
         observed.take([ENTRY], {"2401.00001": state})
         assert observed.changed == {"2401.00001": ENTRY}
 
+    def test_a_deferred_entry_is_seen_but_not_decided(self) -> None:
+        """A deferred new entry stays seen (never absent) and gets no write this cycle."""
+        observed = Observed()
+        observed.take([ENTRY], {})
+        observed.defer("2401.00001")
+        assert (observed.seen, observed.new) == ({"2401.00001"}, {})
+        assert plan_cycle(_snapshot(), observed, {}).writes == ()
+
 
 class TestCheckTrust:
     def test_an_empty_answer_for_an_author_with_papers_is_refused(self) -> None:
