@@ -261,6 +261,14 @@ class TestOneEvent:
         assert slack_problem(json.dumps(slack).encode()) is None
         assert discord_problem(json.dumps(discord).encode()) is None
 
+    def test_the_slack_header_shows_the_title_as_it_is(self) -> None:
+        """A plain_text header is not mrkdwn: escaping it would show ``&amp;`` and split marks."""
+        payload = body(DeliveryFormat.SLACK, [event(title="AT&T <b> *x* _y_ ~z~ `w`")])
+        assert payload["blocks"][0]["text"] == {
+            "type": "plain_text",
+            "text": "AT&T <b> *x* _y_ ~z~ `w` (2401.00001)",
+        }
+
     def test_right_to_left_emoji_and_combining_characters_survive(self) -> None:
         text = HOSTILE[-1]
         slack = body(DeliveryFormat.SLACK, [event(title=text)])
