@@ -11,9 +11,18 @@ from arXiv or a seed document:
   get a zero-width space on each side, so they cannot open or close
   formatting and the text still reads the same.
 - Markdown: the characters that open formatting, links, quotes or headings
-  are backslash-escaped, and a zero-width space follows every ``@``, so
-  ``@everyone``, ``@here`` and ``<@123>`` mention nobody (Discord bodies also
-  say ``allowed_mentions: {"parse": []}``).
+  are backslash-escaped (Discord bodies also say ``allowed_mentions:
+  {"parse": []}``).
+
+Both are also ``neutral``: a zero-width space follows every ``@``, ``<``
+and ``]``, because a text is read by more than the platform it was written
+for.  Mattermost and Rocket.Chat show a Slack body's ``text`` as Markdown
+and act on ``@channel``, ``@here``, ``@all`` and ``[x](y)`` in it;
+Mattermost turns ``<!channel>`` and ``<@U…>`` into mentions wherever they
+stand, even backslash-escaped; Apprise titles go to plain-text and Markdown
+services alike.  After the space no ``@`` names anyone, no ``<`` opens a
+mention or an autolink, and no ``]`` meets the ``(`` or ``:`` of a link, on
+any of them, and the text reads the same.
 
 Chat platforms cap their texts, so ``render_diffs`` renders up to a length
 and, when the diff is longer, cuts it at a word and ends it with a mark
@@ -41,9 +50,9 @@ __all__ = [
     "full_change",
     "headline_link",
     "more_line",
+    "neutral",
     "render_diffs",
     "title_line",
-    "unmentionable",
 ]
 
 ZERO_WIDTH_SPACE = "\u200b"
@@ -58,6 +67,7 @@ _SLACK_ESCAPES = str.maketrans(
 # needs its brackets: parentheses alone are text) or Discord's <@mentions>,
 # <#channels> and <t:timestamps>.
 _MARKDOWN_ESCAPES = str.maketrans({c: f"\\{c}" for c in "\\*_~`|>#[]<"})
+_NEUTRAL = str.maketrans({c: f"{c}{ZERO_WIDTH_SPACE}" for c in "@<]"})
 # What may stay unquoted in a link's target: neither parentheses nor spaces,
 # which would end a Markdown link early.
 _URL_SAFE = ":/?#@!$&'*+,;=%~-._"
@@ -65,17 +75,18 @@ _URL_SAFE = ":/?#@!$&'*+,;=%~-._"
 _DIGEST_TITLE_CHARS = 140
 
 
+def neutral(text: str) -> str:
+    """``text`` with a zero-width space after every ``@``, ``<`` and ``]``: it mentions
+    nobody and links nowhere on Slack, Mattermost, Rocket.Chat or Discord, and reads the same."""
+    return text.translate(_NEUTRAL)
+
+
 def _slack_escape(text: str) -> str:
-    return text.translate(_SLACK_ESCAPES)
-
-
-def unmentionable(text: str) -> str:
-    """``text`` with a zero-width space after every ``@``: ``@everyone`` pings nobody."""
-    return text.replace("@", f"@{ZERO_WIDTH_SPACE}")
+    return neutral(text.translate(_SLACK_ESCAPES))
 
 
 def _markdown_escape(text: str) -> str:
-    escaped = unmentionable(text.translate(_MARKDOWN_ESCAPES))
+    escaped = neutral(text.translate(_MARKDOWN_ESCAPES))
     # A line starting "- " or "+ " would be a list item.
     return f"\\{escaped}" if escaped[:1] in ("-", "+") else escaped
 

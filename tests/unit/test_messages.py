@@ -28,6 +28,7 @@ from tests.hypothesis_profiles import examples
 
 PUBLIC = "https://syncd.example.org"
 WHEN = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+MIXED_SCRIPTS = "שלום עולם مرحبا 👩‍🔬🧪 e\u0301 Z\u0351\u0358a\u0336lgo"
 HOSTILE = [
     "<!channel> <!here> <!everyone>",
     "<http://evil.example|click here>",
@@ -36,7 +37,12 @@ HOSTILE = [
     "[a link](http://evil.example) ![img](http://x/y.png)",
     "# heading\n> quote\n- item\n+ item\n1. item",
     "AT&T &amp; &lt;b&gt; \\*escaped\\*",
-    "שלום עולם مرحبا 👩‍🔬🧪 e\u0301 Z\u0351\u0358a\u0336lgo",
+    MIXED_SCRIPTS,
+    # What Mattermost and Rocket.Chat act on: their mentions, Slack's forms they
+    # translate (<!channel> anywhere in a text, even escaped), Markdown links.
+    "Results @channel @here @all @everyone [arxiv.org](//evil.example)",
+    "<!channel> <@U024BE7LH> <#C024BE7LR> <https://evil.example|arxiv.org>",
+    "[arxiv.org]\n\n[arxiv.org]: https://evil.example <https://evil.example>",
 ]
 SLACK_LINK = re.compile(r"<https?://[^|<>\s]+\|[^<>]*>")
 # syncd's own Markdown links, their labels' escapes read: to arXiv or to the pages here.
@@ -125,12 +131,14 @@ def discord_texts(payload: dict[str, Any]) -> list[str]:
 
 
 def assert_slack_inert(payload: dict[str, Any]) -> None:
-    """No ``<`` or ``>`` but syncd's own links; no bare formatting character from arXiv."""
+    """No ``<`` or ``>`` but syncd's own links; and, as Mattermost and Rocket.Chat show
+    the texts as Markdown, nothing live there either."""
     for text in slack_texts(payload):
         outside_links = SLACK_LINK.sub("", text)
         assert "<" not in outside_links and ">" not in outside_links, text
         for label in re.findall(r"\|([^<>]*)>", text):
             assert "<" not in label and ">" not in label
+        assert_markdown_inert(outside_links)
 
 
 def assert_discord_inert(payload: dict[str, Any]) -> None:
@@ -141,17 +149,22 @@ def assert_discord_inert(payload: dict[str, Any]) -> None:
 
 
 def assert_markdown_inert(text: str) -> None:
-    """No mention and no link but syncd's own in Markdown ``text``, as CommonMark reads it.
+    """No mention and no link but syncd's own in ``text``, for every reader that takes it
+    as Markdown (Discord, Mattermost, Rocket.Chat, Apprise's services).
 
-    A backslash-escaped character is literal text (CommonMark, Discord), so
-    escapes are read first, as the platforms do: ``\\<0`` is the text ``<0``.
-    What is left must open no ``<…>`` (autolinks, Discord's ``<@123>``) and
-    no ``[…](…)`` but syncd's links.
+    Mattermost turns Slack's ``<!channel>``, ``<!here>``, ``<!all>`` and
+    ``<@U…>`` into mentions wherever they stand, escaped or not, so those
+    must not appear at all.  Otherwise a backslash-escaped character is
+    literal text (CommonMark, Discord): escapes are read first, as the
+    platforms do (``\\<0`` is the text ``<0``).  What is left must open no
+    ``<…>`` (autolinks, Discord's ``<@123>``, ``<t:…>``) and no link but
+    syncd's own (``[x](y)``, or ``[x]`` with a ``[x]: y`` definition).
     """
-    assert not re.search(r"@(everyone|here)", text), text
+    assert not re.search(r"@(everyone|here|channel|all)", text), text
+    assert not re.search(r"<[!@#]", text), text
     unescaped = re.sub(r"\\.", "", text, flags=re.DOTALL)
-    assert "<" not in unescaped, text
-    assert "](" not in OWN_MARKDOWN_LINK.sub("", unescaped), text
+    assert not re.search(r"<[\w!@#/:?&]", unescaped), text
+    assert not re.search(r"\]\(|\]:", OWN_MARKDOWN_LINK.sub("", unescaped)), text
 
 
 # ---- escaping
@@ -165,7 +178,7 @@ class TestEscaping:
 
     def test_markdown_escape_reads_the_same(self) -> None:
         escaped = MARKDOWN.escape("@everyone [a](http://x) *b*")
-        assert escaped == "@\u200beveryone \\[a\\](http://x) \\*b\\*"
+        assert escaped == "@\u200beveryone \\[a\\]\u200b(http://x) \\*b\\*"
         assert MARKDOWN.escape("- item") == "\\- item"
 
     @given(st.text())
@@ -260,6 +273,10 @@ class TestOneEvent:
         assert_discord_inert(discord)
         assert slack_problem(json.dumps(slack).encode()) is None
         assert discord_problem(json.dumps(discord).encode()) is None
+        for events in ([hostile_event(text)], [hostile_event(text, seq) for seq in (1, 2)]):
+            title, markdown = notification(events, public_url=PUBLIC)
+            assert_markdown_inert(title)
+            assert_markdown_inert(markdown)
 
     def test_the_slack_header_shows_the_title_as_it_is(self) -> None:
         """A plain_text header is not mrkdwn: escaping it would show ``&amp;`` and split marks."""
@@ -270,7 +287,7 @@ class TestOneEvent:
         }
 
     def test_right_to_left_emoji_and_combining_characters_survive(self) -> None:
-        text = HOSTILE[-1]
+        text = MIXED_SCRIPTS
         slack = body(DeliveryFormat.SLACK, [event(title=text)])
         assert slack["blocks"][0]["text"]["text"] == f"{text} (2401.00001)"
         discord = body(DeliveryFormat.DISCORD, [event(title=text)])
@@ -433,7 +450,8 @@ def test_any_events_make_bodies_within_every_limit(
     assert_slack_inert(json.loads(slack))
     assert_discord_inert(json.loads(discord))
     title, text = notification(events, public_url=public_url)
-    assert not re.search(r"@(everyone|here)", title + text)
+    assert_markdown_inert(title)
+    assert_markdown_inert(text)
 
 
 @given(
@@ -465,6 +483,11 @@ class TestNotification:
         title, text = notification(events, public_url=None)
         assert title == "60 changes to Ada Lovelace's papers"
         assert text.count("**[") == 50 and text.endswith("…and 10 more")
+
+    def test_a_title_is_neutral_yet_reads_the_same(self) -> None:
+        """Not Markdown-escaped (a mail subject would show backslashes), yet no link."""
+        title, _ = notification([event(title="[arxiv.org](//evil.example)")], public_url=None)
+        assert title.startswith(f"[arxiv.org]{ZERO_WIDTH_SPACE}(//evil.example)")
 
     def test_mentions_in_a_title_ping_nobody(self) -> None:
         title, _ = notification([event(title="@everyone look")], public_url=None)
