@@ -22,7 +22,8 @@ Mattermost turns ``<!channel>`` and ``<@U…>`` into mentions wherever they
 stand, even backslash-escaped; Apprise titles go to plain-text and Markdown
 services alike.  After the space no ``@`` names anyone, no ``<`` opens a
 mention or an autolink, and no ``]`` meets the ``(`` or ``:`` of a link, on
-any of them, and the text reads the same.
+any of them, and the text reads the same.  Bidi controls (an unclosed
+U+202E would reverse syncd's words after it) are dropped, in plain text too.
 
 Chat platforms cap their texts, so ``render_diffs`` renders up to a length
 and, when the diff is longer, cuts it at a word and ends it with a mark
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from syncd.rendering import Described, FieldDiff, Link, Segment
+from syncd.textcontrols import without_bidi_controls
 
 __all__ = [
     "MARKDOWN",
@@ -76,9 +78,10 @@ _DIGEST_TITLE_CHARS = 140
 
 
 def neutral(text: str) -> str:
-    """``text`` with a zero-width space after every ``@``, ``<`` and ``]``: it mentions
-    nobody and links nowhere on Slack, Mattermost, Rocket.Chat or Discord, and reads the same."""
-    return text.translate(_NEUTRAL)
+    """``text`` with a zero-width space after every ``@``, ``<`` and ``]`` and without bidi
+    controls: it mentions nobody, links nowhere and reorders none of syncd's words on
+    Slack, Mattermost, Rocket.Chat or Discord, and reads the same."""
+    return without_bidi_controls(text).translate(_NEUTRAL)
 
 
 def _slack_escape(text: str) -> str:
@@ -124,7 +127,7 @@ class TextStyle:
 
     def mark(self, segment: Segment, escaped: str) -> str:
         """``escaped`` (the text of ``segment``, escaped) marked as ``segment``'s kind."""
-        if segment.kind == "text":
+        if segment.kind in ("text", "own"):
             return escaped
         opening, closing = self.removed if segment.kind == "removed" else self.added
         return f"{opening}{escaped}{closing}"
@@ -132,7 +135,7 @@ class TextStyle:
 
 SLACK = TextStyle(_slack_escape, ("~", "~"), ("*", "*"), ("*", "*"), _slack_link)
 MARKDOWN = TextStyle(_markdown_escape, ("~~", "~~"), ("**", "**"), ("**", "**"), _markdown_link)
-PLAIN = TextStyle(str, ("[-", "-]"), ("{+", "+}"), ("", ""), _plain_link)
+PLAIN = TextStyle(without_bidi_controls, ("[-", "-]"), ("{+", "+}"), ("", ""), _plain_link)
 
 # A run of output: its rendered text and, when it may be cut at a word, its segment.
 _Run = tuple[str, Segment | None]

@@ -43,7 +43,11 @@ HOSTILE = [
     "Results @channel @here @all @everyone [arxiv.org](//evil.example)",
     "<!channel> <@U024BE7LH> <#C024BE7LR> <https://evil.example|arxiv.org>",
     "[arxiv.org]\n\n[arxiv.org]: https://evil.example <https://evil.example>",
+    # Unclosed bidi controls would reverse or reorder syncd's words after them.
+    "Evil \u202ereversed \u2067isolated \u202bembedded \u200fmarked",
 ]
+# Unicode's bidi formatting characters (UAX #9): marks, embeddings, overrides, isolates.
+BIDI_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 SLACK_LINK = re.compile(r"<https?://[^|<>\s]+\|[^<>]*>")
 # syncd's own Markdown links, their labels' escapes read: to arXiv or to the pages here.
 OWN_MARKDOWN_LINK = re.compile(
@@ -132,7 +136,8 @@ def discord_texts(payload: dict[str, Any]) -> list[str]:
 
 def assert_slack_inert(payload: dict[str, Any]) -> None:
     """No ``<`` or ``>`` but syncd's own links; and, as Mattermost and Rocket.Chat show
-    the texts as Markdown, nothing live there either."""
+    the texts as Markdown, nothing live there either; no bidi control anywhere."""
+    assert not BIDI_CONTROL.search(json.dumps(payload, ensure_ascii=False))  # header included
     for text in slack_texts(payload):
         outside_links = SLACK_LINK.sub("", text)
         assert "<" not in outside_links and ">" not in outside_links, text
@@ -158,9 +163,11 @@ def assert_markdown_inert(text: str) -> None:
     literal text (CommonMark, Discord): escapes are read first, as the
     platforms do (``\\<0`` is the text ``<0``).  What is left must open no
     ``<…>`` (autolinks, Discord's ``<@123>``, ``<t:…>``) and no link but
-    syncd's own (``[x](y)``, or ``[x]`` with a ``[x]: y`` definition).
+    syncd's own (``[x](y)``, or ``[x]`` with a ``[x]: y`` definition).  And
+    no bidi control, which would reverse syncd's words after it.
     """
     assert not re.search(r"@(everyone|here|channel|all)", text), text
+    assert not BIDI_CONTROL.search(text), text
     assert not re.search(r"<[!@#]", text), text
     unescaped = re.sub(r"\\.", "", text, flags=re.DOTALL)
     assert not re.search(r"<[\w!@#/:?&]", unescaped), text
@@ -393,10 +400,13 @@ class TestDigest:
 
 # ---- properties
 
-_texts = st.text(
-    st.characters(blacklist_categories=("Cs",)) | st.sampled_from(list("<>&*_~`@#[]()|\\ ")),
-    max_size=400,
-)
+# Pieces of text, so the hostile ones come often: text(characters | sampled_from)
+# merges both into one alphabet and draws a "<" once in a hundred texts.
+_texts = st.lists(
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+    | st.sampled_from([*"<>&*_~`@#[]()|\\ ", "\u202e", "\u2067", "\u200f", *HOSTILE]),
+    max_size=25,
+).map("".join)
 _long_texts = st.one_of(_texts, _texts.map(lambda t: (t + " ") * 40))
 
 
