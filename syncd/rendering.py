@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from difflib import SequenceMatcher
+from itertools import chain
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
@@ -193,8 +194,8 @@ def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) 
         if was != name
     ]
     if ordered and moved:
-        separated = _joined(moved, (Segment("own", ", "),))
-        lines.append((Segment("own", "moved: "), *(s for pair in separated for s in pair)))
+        cells = chain.from_iterable(_joined(moved, (Segment("own", ", "),)))
+        lines.append((Segment("own", "moved: "), *cells))
     return tuple(lines)
 
 
