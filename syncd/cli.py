@@ -36,6 +36,7 @@ from syncd.progress import BackfillReporter, describe_plan
 from syncd.record import Record
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
+from syncd.textcontrols import for_terminal, json_for_terminal
 from syncd.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
 from syncd.vocabulary import RECORD_FIELDS, DeliveryFormat
 
@@ -328,7 +329,7 @@ def _webhooks_test(args: argparse.Namespace, app: App) -> int:
         # A chat service's answer is short ("ok", or nothing): what users check.
         print(f"{endpoint.name}: delivered a sample {format} message (HTTP {result.status})")
         if result.answer:
-            print(result.answer)
+            print(for_terminal(result.answer))  # a remote's words: no escape acts here
         return EXIT_OK
     if result.outcome == "delivered":
         print(f"{endpoint.name}: delivered {msg_id} (HTTP {result.status})")
@@ -385,13 +386,13 @@ def _history(args: argparse.Namespace, app: App) -> int:
         evolution = field_evolution(revisions, args.field)
         if args.json:
             return _print_json([{"value": v, "versions": list(labels)} for v, labels in evolution])
-        print(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {args.field}")
+        print(for_terminal(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {args.field}"))
         values = [(", ".join(labels), _value_cell(value)) for value, labels in evolution]
         _print_table(("VERSIONS", args.field.upper()), values)
         return EXIT_OK
     if args.json:
         return _print_json([revision_json(r) for r in revisions])
-    print(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {paper.status}")
+    print(for_terminal(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {paper.status}"))
     rows = [
         (
             str(r.seq),
@@ -478,15 +479,17 @@ def _authors_cell(authors: Sequence[str], complete: bool) -> str:
 
 
 def _print_json(items: list[dict[str, Any]]) -> int:
-    json.dump(items, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write(json_for_terminal(json.dumps(items, ensure_ascii=False, indent=2)))
     sys.stdout.write("\n")
     return EXIT_OK
 
 
 def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
-    for row in (header, *rows):
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    """``rows`` under ``header`` in aligned columns; a control in a cell shows as U+FFFD."""
+    cells = [[for_terminal(str(c)) for c in row] for row in (header, *rows)]
+    widths = [max(len(c) for c in col) for col in zip(*cells, strict=True)]
+    for row in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _fail(code: int, message: str) -> int:

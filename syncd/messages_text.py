@@ -11,9 +11,19 @@ from arXiv or a seed document:
   get a zero-width space on each side, so they cannot open or close
   formatting and the text still reads the same.
 - Markdown: the characters that open formatting, links, quotes or headings
-  are backslash-escaped, and a zero-width space follows every ``@``, so
-  ``@everyone``, ``@here`` and ``<@123>`` mention nobody (Discord bodies also
-  say ``allowed_mentions: {"parse": []}``).
+  are backslash-escaped (Discord bodies also say ``allowed_mentions:
+  {"parse": []}``).
+
+Both are also ``neutral``: a zero-width space follows every ``@``, ``<``
+and ``]``, because a text is read by more than the platform it was written
+for.  Mattermost and Rocket.Chat show a Slack body's ``text`` as Markdown
+and act on ``@channel``, ``@here``, ``@all`` and ``[x](y)`` in it;
+Mattermost turns ``<!channel>`` and ``<@U…>`` into mentions wherever they
+stand, even backslash-escaped; Apprise titles go to plain-text and Markdown
+services alike.  After the space no ``@`` names anyone, no ``<`` opens a
+mention or an autolink, and no ``]`` meets the ``(`` or ``:`` of a link, on
+any of them, and the text reads the same.  Bidi controls (an unclosed
+U+202E would reverse syncd's words after it) are dropped, in plain text too.
 
 Chat platforms cap their texts, so ``render_diffs`` renders up to a length
 and, when the diff is longer, cuts it at a word and ends it with a mark
@@ -28,6 +38,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from syncd.rendering import Described, FieldDiff, Link, Segment
+from syncd.textcontrols import without_bidi_controls
 
 __all__ = [
     "MARKDOWN",
@@ -41,9 +52,9 @@ __all__ = [
     "full_change",
     "headline_link",
     "more_line",
+    "neutral",
     "render_diffs",
     "title_line",
-    "unmentionable",
 ]
 
 ZERO_WIDTH_SPACE = "\u200b"
@@ -58,6 +69,7 @@ _SLACK_ESCAPES = str.maketrans(
 # needs its brackets: parentheses alone are text) or Discord's <@mentions>,
 # <#channels> and <t:timestamps>.
 _MARKDOWN_ESCAPES = str.maketrans({c: f"\\{c}" for c in "\\*_~`|>#[]<"})
+_NEUTRAL = str.maketrans({c: f"{c}{ZERO_WIDTH_SPACE}" for c in "@<]"})
 # What may stay unquoted in a link's target: neither parentheses nor spaces,
 # which would end a Markdown link early.
 _URL_SAFE = ":/?#@!$&'*+,;=%~-._"
@@ -65,17 +77,19 @@ _URL_SAFE = ":/?#@!$&'*+,;=%~-._"
 _DIGEST_TITLE_CHARS = 140
 
 
+def neutral(text: str) -> str:
+    """``text`` with a zero-width space after every ``@``, ``<`` and ``]`` and without bidi
+    controls: it mentions nobody, links nowhere and reorders none of syncd's words on
+    Slack, Mattermost, Rocket.Chat or Discord, and reads the same."""
+    return without_bidi_controls(text).translate(_NEUTRAL)
+
+
 def _slack_escape(text: str) -> str:
-    return text.translate(_SLACK_ESCAPES)
-
-
-def unmentionable(text: str) -> str:
-    """``text`` with a zero-width space after every ``@``: ``@everyone`` pings nobody."""
-    return text.replace("@", f"@{ZERO_WIDTH_SPACE}")
+    return neutral(text.translate(_SLACK_ESCAPES))
 
 
 def _markdown_escape(text: str) -> str:
-    escaped = unmentionable(text.translate(_MARKDOWN_ESCAPES))
+    escaped = neutral(text.translate(_MARKDOWN_ESCAPES))
     # A line starting "- " or "+ " would be a list item.
     return f"\\{escaped}" if escaped[:1] in ("-", "+") else escaped
 
@@ -113,7 +127,7 @@ class TextStyle:
 
     def mark(self, segment: Segment, escaped: str) -> str:
         """``escaped`` (the text of ``segment``, escaped) marked as ``segment``'s kind."""
-        if segment.kind == "text":
+        if segment.kind in ("text", "own"):
             return escaped
         opening, closing = self.removed if segment.kind == "removed" else self.added
         return f"{opening}{escaped}{closing}"
@@ -121,7 +135,7 @@ class TextStyle:
 
 SLACK = TextStyle(_slack_escape, ("~", "~"), ("*", "*"), ("*", "*"), _slack_link)
 MARKDOWN = TextStyle(_markdown_escape, ("~~", "~~"), ("**", "**"), ("**", "**"), _markdown_link)
-PLAIN = TextStyle(str, ("[-", "-]"), ("{+", "+}"), ("", ""), _plain_link)
+PLAIN = TextStyle(without_bidi_controls, ("[-", "-]"), ("{+", "+}"), ("", ""), _plain_link)
 
 # A run of output: its rendered text and, when it may be cut at a word, its segment.
 _Run = tuple[str, Segment | None]

@@ -23,13 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from difflib import SequenceMatcher
-from typing import Any, Literal
+from itertools import chain
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
 from syncd.record import Record
 from syncd.storage.models import Event
+from syncd.textcontrols import without_bidi_controls
 from syncd.vocabulary import EventType
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
 ]
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
+_T = TypeVar("_T")
 
 # What a person calls each field of the record.
 _LABELS = {
@@ -85,9 +88,14 @@ _TYPE_WORDS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    """A run of text in a diff: kept as it was (or a connecting word), removed, or added."""
+    """A run of text in a diff: arXiv's text kept as it was, removed or added, or syncd's
+    ``own`` words around them (labels, separators, arrows, positions).
 
-    kind: Literal["text", "removed", "added"]
+    HTML isolates every run but ``own`` in ``<bdi>``: a bidi control in one
+    arXiv string then reorders nothing outside it.
+    """
+
+    kind: Literal["text", "removed", "added", "own"]
     text: str
 
 
@@ -165,7 +173,7 @@ def word_segments(old: str | None, new: str | None) -> Line:
             runs.append(Segment("removed", " ".join(before[i1:i2])))
         if j2 > j1:
             runs.append(Segment("added", " ".join(after[j1:j2])))
-    return _joined(runs, Segment("text", " "))
+    return _joined(runs, Segment("own", " "))
 
 
 def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> tuple[Line, ...]:
@@ -181,12 +189,13 @@ def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) 
         lines.append(_names_line("removed", removed, "removed"))
     # zip, not indexes: a name listed twice on one side only makes the lists' lengths differ.
     moved = [
-        Segment("text", f"{name} ({_ordinal(old, name)} → {_ordinal(new, name)})")
+        (Segment("text", name), Segment("own", f" ({_ordinal(old, name)} → {_ordinal(new, name)})"))
         for was, name in zip(kept_old, kept_new, strict=False)
         if was != name
     ]
     if ordered and moved:
-        lines.append((Segment("text", "moved: "), *_joined(moved, Segment("text", ", "))))
+        cells = chain.from_iterable(_joined(moved, (Segment("own", ", "),)))
+        lines.append((Segment("own", "moved: "), *cells))
     return tuple(lines)
 
 
@@ -214,7 +223,7 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
         else:
             line = (
                 Segment("removed", _scalar(old)),
-                Segment("text", " → "),
+                Segment("own", " → "),
                 Segment("added", _scalar(new)),
             )
             described.append(FieldDiff(name, label, (line,)))
@@ -272,17 +281,26 @@ def paper_path(key: str) -> str:
 
 
 def record_html(record: Record) -> Markup:
-    """A record as a person first meets it: title, authors, abstract, categories."""
+    """A record as a person first meets it: title, authors, abstract, categories, each
+    arXiv string isolated in ``<bdi>``."""
     categories = " ".join(record.categories or filter(None, [record.primary_category]))
+    names = Markup(", ").join(_isolated(name) for name in record.authors)
+    more = "" if record.authors_complete else " et al." if names else "et al."
     return Markup(
         '<div class="record"><p class="title">{}</p><p class="authors">{}</p>'
         '<p class="abstract">{}</p><p class="categories">{}</p></div>'
-    ).format(record.title or "(no title)", _authors_text(record), record.abstract or "", categories)
+    ).format(
+        _isolated(record.title or "(no title)"),
+        names + more,
+        _isolated(record.abstract) if record.abstract else "",
+        _isolated(categories) if categories else "",
+    )
 
 
 def short_title(title: str | None) -> str:
-    """A title as a headline names it: ``NestPipe: …``, or cut at ``_HEADLINE_CHARS``."""
-    text = title or "(no title)"
+    """A title as a headline names it: ``NestPipe: …``, or cut at ``_HEADLINE_CHARS``;
+    without bidi controls, which would reorder the headline's words after it."""
+    text = without_bidi_controls(title or "") or "(no title)"
     head, colon, _ = text.partition(":")
     if colon and head.strip():
         return f"{head.strip()}: …"
@@ -329,31 +347,39 @@ def _summary(event_type: str, version: int | None, kinds: Sequence[str], withdra
 
 
 def _names_line(label: str, names: Sequence[str], kind: Literal["removed", "added"]) -> Line:
-    cells = _joined([Segment(kind, n) for n in names], Segment("text", ", "))
-    return (Segment("text", f"{label}: "), *cells)
+    cells = _joined([Segment(kind, n) for n in names], Segment("own", ", "))
+    return (Segment("own", f"{label}: "), *cells)
 
 
-def _joined(segments: Sequence[Segment], separator: Segment) -> Line:
-    """``segments`` with ``separator`` between each two."""
-    line: list[Segment] = []
-    for segment in segments:
-        if line:
-            line.append(separator)
-        line.append(segment)
-    return tuple(line)
+def _joined(items: Sequence[_T], separator: _T) -> tuple[_T, ...]:
+    """``items`` with ``separator`` between each two."""
+    joined: list[_T] = []
+    for item in items:
+        if joined:
+            joined.append(separator)
+        joined.append(item)
+    return tuple(joined)
 
 
 _HTML_TAGS = {"removed": "del", "added": "ins"}
 
 
 def _line_html(line: Line) -> Markup:
-    parts = [
-        escape(s.text)
-        if s.kind == "text"
-        else Markup("<{0}>{1}</{0}>").format(Markup(_HTML_TAGS[s.kind]), s.text)
-        for s in line
-    ]
-    return Markup("").join(parts)
+    return Markup("").join(_segment_html(s) for s in line)
+
+
+def _segment_html(segment: Segment) -> Markup:
+    if segment.kind == "own":
+        return escape(segment.text)
+    isolated = _isolated(segment.text)
+    if segment.kind == "text":
+        return isolated
+    return Markup("<{0}>{1}</{0}>").format(Markup(_HTML_TAGS[segment.kind]), isolated)
+
+
+def _isolated(text: str) -> Markup:
+    """An arXiv string, escaped, in ``<bdi>``: its direction and controls stay inside."""
+    return Markup("<bdi>{}</bdi>").format(text)
 
 
 def _diff_html(diff: FieldDiff) -> Markup:

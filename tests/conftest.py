@@ -3,6 +3,8 @@
 PostgreSQL tests skip with a visible reason when no server is reachable;
 with SYNCD_TEST_REQUIRE_POSTGRES=1 (set by .ci/run) they fail instead.  The
 browser tests do the same for Debian's Chromium (SYNCD_TEST_REQUIRE_BROWSER).
+Hypothesis runs under the reproducible "ci" profile unless HYPOTHESIS_PROFILE
+names another (tests/hypothesis_profiles.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ import sqlalchemy as sa
 import structlog
 
 from syncd.storage.schema import metadata
+from tests.hypothesis_profiles import load_profile
+
+# Before any test module is imported: their @settings start from the profile.
+load_profile()
 
 pytest_plugins = ["tests.integration.daemons"]
 

@@ -24,8 +24,8 @@ from syncd.messages_text import (
     full_change,
     headline_link,
     more_line,
+    neutral,
     render_diffs,
-    unmentionable,
 )
 from syncd.record import Record
 from syncd.rendering import describe
@@ -83,7 +83,11 @@ def sample_notification(*, public_url: str | None) -> tuple[str, str]:
 
 
 def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[str, str]:
-    """(title, body in Markdown) for Apprise: one event, or a cycle's digest."""
+    """(title, body in Markdown) for Apprise: one event, or a cycle's digest.
+
+    The title is only made ``neutral``, not Markdown-escaped: some services
+    show it as plain text (a mail's subject), where backslashes would show.
+    """
     if not events:
         raise ValueError("a notification needs at least one event")
     if len(events) == 1:
@@ -94,7 +98,7 @@ def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[st
             render_diffs(described.diffs, MARKDOWN, _NOTIFY_DIFF, more),
             " · ".join(MARKDOWN.link(link) for link in described.links),
         ]
-        title = unmentionable(cut_text(described.headline, _NOTIFY_HEADLINE))
+        title = neutral(cut_text(described.headline, _NOTIFY_HEADLINE))
         return title, "\n\n".join(p for p in parts if p)
     entries = []
     for event in events[:_NOTIFY_EVENTS]:
@@ -106,7 +110,7 @@ def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[st
     if len(events) > _NOTIFY_EVENTS:
         entries.append(more_line(len(events) - _NOTIFY_EVENTS, MARKDOWN, public_url))
     title = digest_title([event.author for event in events], len(events))
-    return unmentionable(title), "\n\n".join(entries)
+    return neutral(title), "\n\n".join(entries)
 
 
 def _sample_event(now: datetime) -> Event:

@@ -3,12 +3,15 @@
 Events and revisions never change once written, so what ``syncd.rendering``
 made of one is good for the life of the process: feed readers poll the same
 fifty events every few minutes, and each diff is computed once, not per
-request.  Bounded (least recently used out first) so a crawler walking every
-page of a large record cannot grow it without end.
+request.  Bounded by the bytes it holds, not by a count (a count of large
+fragments, 200 KB abstracts rewritten, is hundreds of megabytes): least
+recently used out first, so a crawler walking every page of a large record
+cannot grow it past ``MAX_BYTES``.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -18,18 +21,20 @@ from markupsafe import Markup
 from syncd.rendering import changes_html, record_html
 from syncd.storage import Event, Revision
 
-__all__ = ["Fragments"]
+__all__ = ["MAX_BYTES", "Fragments"]
 
-DEFAULT_SIZE = 4096
+# The rendered HTML the cache holds at most (the strings' own size in memory).
+MAX_BYTES = 64 * 1024 * 1024
 _NO_CHANGE = Markup('<p class="nochange">No change in the compared fields.</p>')
 
 
 class Fragments:
-    """The HTML of events and revisions, rendered once each (up to ``size`` kept)."""
+    """The HTML of events and revisions, rendered once each (up to ``max_bytes`` kept)."""
 
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
-        self._size = size
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
         self._items: OrderedDict[Hashable, Markup] = OrderedDict()
+        self._held = 0
         # Routes run in a thread pool: one lock around the bookkeeping.
         self._lock = threading.Lock()
 
@@ -53,6 +58,11 @@ class Fragments:
 
         return self._get(("revision", paper_id, revision.seq), render)
 
+    @property
+    def held_bytes(self) -> int:
+        """The bytes of the fragments kept now: at most ``max_bytes``."""
+        return self._held
+
     def _get(self, key: Hashable, render: Callable[[], Markup]) -> Markup:
         with self._lock:
             found = self._items.get(key)
@@ -60,8 +70,14 @@ class Fragments:
                 self._items.move_to_end(key)
                 return found
         made = render()
+        size = sys.getsizeof(made)
+        if size > self.max_bytes:
+            return made  # shown, never kept: it would push out everything else
         with self._lock:
-            self._items[key] = made
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
+            if key not in self._items:  # another thread may have kept it meanwhile
+                self._items[key] = made
+                self._held += size
+            while self._held > self.max_bytes:
+                _, dropped = self._items.popitem(last=False)
+                self._held -= sys.getsizeof(dropped)
         return made

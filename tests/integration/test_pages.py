@@ -19,6 +19,7 @@ from tests.integration.conftest import (
 )
 
 HOSTILE_ID = "2601.00666"
+BIDI_ID = "2601.00667"
 HOSTILE_TITLE = "Owned: <script>window.pwned = 'title'</script> a study"
 HOSTILE_ABSTRACT = (
     "We study <script>window.pwned = 'abstract'</script> and "
@@ -71,8 +72,8 @@ class TestWhatPagesShow:
             "arXiv v2, seen by a sync",
         ]
         title_change = page.xpath("//dd[@class='change-title']")[-1]
-        assert [d.text for d in title_change.iter("del")] == ["Large-Scale", "on", "via"]
-        assert [i.text for i in title_change.iter("ins")] == ["Scaling", "to", "with"]
+        assert [d.text_content() for d in title_change.iter("del")] == ["Large-Scale", "on", "via"]
+        assert [i.text_content() for i in title_change.iter("ins")] == ["Scaling", "to", "with"]
         authors = page.xpath("//dd[@class='change-authors']")[-1].text_content()
         assert "moved: Zhaolong Xing (#2 → #1), Zhida Jiang (#1 → #2)" in authors
 
@@ -132,6 +133,31 @@ class TestSafety:
             tree = lxml_html.fromstring(answer.text)
             assert tree.xpath("//script") == []
             assert tree.xpath("//main//img") == []
+
+    @pytest.mark.parametrize("path", ["/", f"/papers/{BIDI_ID}", "/events"])
+    def test_each_arxiv_string_is_isolated(self, syncd: Syncd, arxiv: FakeArxiv, path: str) -> None:
+        """An unclosed U+202E or U+2067 stays inside its own <bdi>: syncd's words keep
+        their order (a headline drops the controls, <title> isolates with FSI…PDI)."""
+        arxiv.publish(
+            make_record(
+                BIDI_ID,
+                title="Evil \u202ereversed: \u2067title",
+                abstract="An \u202eabstract",
+                authors=("Zhida Jiang", "Eve \u2067Mallory"),
+            )
+        )
+        sync_ok(syncd)
+        with serving(syncd) as site:
+            answer = site.get(path)
+        tree = lxml_html.fromstring(answer.text)
+        held = [t for t in tree.xpath("//body//text()") if re.search("[\u202e\u2067]", t)]
+        assert held, answer.text  # the controls are shown, not dropped, in the page body
+        for text in held:
+            assert text.getparent().tag == "bdi" and not text.is_tail, text
+        if path == f"/papers/{BIDI_ID}":
+            assert tree.findtext("head/title") == (
+                "\u2068Evil \u202ereversed: \u2067title\u2069 · syncd"
+            )
 
     def test_the_api_is_data_a_browser_will_not_render(self, hostile: Site) -> None:
         """The API returns arXiv's text as JSON strings, typed so no browser sniffs it as HTML."""

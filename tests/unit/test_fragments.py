@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 
 from syncd.record import Record
 from syncd.storage import Event, Revision
-from syncd.web.fragments import Fragments
+from syncd.web.fragments import MAX_BYTES, Fragments
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -22,20 +23,44 @@ def test_an_event_is_rendered_once() -> None:
     """Asking again for the same event gives the first rendering back."""
     kept = Fragments()
     first = kept.event(_event(1))
-    assert "<ins>New</ins>" in first
+    assert "<ins><bdi>New</bdi></ins>" in first
     # An event never changes; were it rendered again, this title would show.
     assert kept.event(_event(1, title="Other")) is first
 
 
 def test_the_least_recently_used_go_first() -> None:
-    """Past its size the fragment used longest ago is dropped and rendered anew."""
-    kept = Fragments(size=2)
+    """Past its bytes the fragment used longest ago is dropped and rendered anew."""
+    kept = Fragments(max_bytes=3 * sys.getsizeof(Fragments().event(_event(1))))
     kept.event(_event(1))
     kept.event(_event(2))
     kept.event(_event(1))  # now 2 is the oldest
     kept.event(_event(3))
+    kept.event(_event(4))
     assert "Other" not in kept.event(_event(1, title="Other"))
     assert "Other" in kept.event(_event(2, title="Other"))
+
+
+def test_large_fragments_are_bounded_by_bytes_not_count() -> None:
+    """200 KB fragments: the cache holds what fits in its bytes, the most recent ones."""
+    cap = 2_000_000
+    kept = Fragments(max_bytes=cap)
+    big = "word " * 40_000  # a 200 KB title
+    for number in range(100):
+        kept.event(_event(number, title=big))
+        assert kept.held_bytes <= cap
+    assert kept.held_bytes > cap // 2  # it keeps what fits
+    assert "Other" not in kept.event(_event(99, title="Other"))  # the latest are kept
+    assert "Other" in kept.event(_event(0, title="Other"))  # the first were dropped
+
+
+def test_the_default_cap_is_bytes() -> None:
+    assert Fragments().max_bytes == MAX_BYTES == 64 * 1024 * 1024
+
+
+def test_a_fragment_larger_than_the_cap_is_shown_but_not_kept() -> None:
+    kept = Fragments(max_bytes=1000)
+    assert "word" in kept.event(_event(1, title="word " * 1000))
+    assert kept.held_bytes == 0
 
 
 def test_a_first_revision_shows_the_record() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from syncd.delivery.messages import message_body, notification, sample_body
@@ -24,9 +24,11 @@ from syncd.rendering import describe, field_diffs
 from syncd.storage.models import Event
 from syncd.vocabulary import DeliveryFormat, EventType
 from tests.chatreceiver import DiscordReceiver, SlackReceiver, discord_problem, slack_problem
+from tests.hypothesis_profiles import examples
 
 PUBLIC = "https://syncd.example.org"
 WHEN = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+MIXED_SCRIPTS = "שלום עולם مرحبا 👩‍🔬🧪 e\u0301 Z\u0351\u0358a\u0336lgo"
 HOSTILE = [
     "<!channel> <!here> <!everyone>",
     "<http://evil.example|click here>",
@@ -35,10 +37,22 @@ HOSTILE = [
     "[a link](http://evil.example) ![img](http://x/y.png)",
     "# heading\n> quote\n- item\n+ item\n1. item",
     "AT&T &amp; &lt;b&gt; \\*escaped\\*",
-    "שלום עולם مرحبا 👩‍🔬🧪 e\u0301 Z\u0351\u0358a\u0336lgo",
+    MIXED_SCRIPTS,
+    # What Mattermost and Rocket.Chat act on: their mentions, Slack's forms they
+    # translate (<!channel> anywhere in a text, even escaped), Markdown links.
+    "Results @channel @here @all @everyone [arxiv.org](//evil.example)",
+    "<!channel> <@U024BE7LH> <#C024BE7LR> <https://evil.example|arxiv.org>",
+    "[arxiv.org]\n\n[arxiv.org]: https://evil.example <https://evil.example>",
+    # Unclosed bidi controls would reverse or reorder syncd's words after them.
+    "Evil \u202ereversed \u2067isolated \u202bembedded \u200fmarked",
 ]
+# Unicode's bidi formatting characters (UAX #9): marks, embeddings, overrides, isolates.
+BIDI_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 SLACK_LINK = re.compile(r"<https?://[^|<>\s]+\|[^<>]*>")
-MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(https?://[^)\s]+\)")
+# syncd's own Markdown links, their labels' escapes read: to arXiv or to the pages here.
+OWN_MARKDOWN_LINK = re.compile(
+    r"\[[^\[\]]*\]\((https://arxiv\.org/abs/|https://syncd\.example\.org/)[^)\s]*\)"
+)
 
 
 def event(
@@ -121,21 +135,43 @@ def discord_texts(payload: dict[str, Any]) -> list[str]:
 
 
 def assert_slack_inert(payload: dict[str, Any]) -> None:
-    """No ``<`` or ``>`` but syncd's own links; no bare formatting character from arXiv."""
+    """No ``<`` or ``>`` but syncd's own links; and, as Mattermost and Rocket.Chat show
+    the texts as Markdown, nothing live there either; no bidi control anywhere."""
+    assert not BIDI_CONTROL.search(json.dumps(payload, ensure_ascii=False))  # header included
     for text in slack_texts(payload):
         outside_links = SLACK_LINK.sub("", text)
         assert "<" not in outside_links and ">" not in outside_links, text
         for label in re.findall(r"\|([^<>]*)>", text):
             assert "<" not in label and ">" not in label
+        assert_markdown_inert(outside_links)
 
 
 def assert_discord_inert(payload: dict[str, Any]) -> None:
     """No mention Discord would parse, no link or markup but syncd's own."""
     assert payload["allowed_mentions"] == {"parse": []}
     for text in discord_texts(payload):
-        assert not re.search(r"@(everyone|here)", text), text
-        assert not re.search(r"(?<!\\)<|<[@#]?&?\d", text), text
-        assert not re.search(r"(?<!\\)\[a link\]", text), text
+        assert_markdown_inert(text)
+
+
+def assert_markdown_inert(text: str) -> None:
+    """No mention and no link but syncd's own in ``text``, for every reader that takes it
+    as Markdown (Discord, Mattermost, Rocket.Chat, Apprise's services).
+
+    Mattermost turns Slack's ``<!channel>``, ``<!here>``, ``<!all>`` and
+    ``<@U…>`` into mentions wherever they stand, escaped or not, so those
+    must not appear at all.  Otherwise a backslash-escaped character is
+    literal text (CommonMark, Discord): escapes are read first, as the
+    platforms do (``\\<0`` is the text ``<0``).  What is left must open no
+    ``<…>`` (autolinks, Discord's ``<@123>``, ``<t:…>``) and no link but
+    syncd's own (``[x](y)``, or ``[x]`` with a ``[x]: y`` definition).  And
+    no bidi control, which would reverse syncd's words after it.
+    """
+    assert not re.search(r"@(everyone|here|channel|all)", text), text
+    assert not BIDI_CONTROL.search(text), text
+    assert not re.search(r"<[!@#]", text), text
+    unescaped = re.sub(r"\\.", "", text, flags=re.DOTALL)
+    assert not re.search(r"<[\w!@#/:?&]", unescaped), text
+    assert not re.search(r"\]\(|\]:", OWN_MARKDOWN_LINK.sub("", unescaped)), text
 
 
 # ---- escaping
@@ -149,7 +185,7 @@ class TestEscaping:
 
     def test_markdown_escape_reads_the_same(self) -> None:
         escaped = MARKDOWN.escape("@everyone [a](http://x) *b*")
-        assert escaped == "@\u200beveryone \\[a\\](http://x) \\*b\\*"
+        assert escaped == "@\u200beveryone \\[a\\]\u200b(http://x) \\*b\\*"
         assert MARKDOWN.escape("- item") == "\\- item"
 
     @given(st.text())
@@ -244,9 +280,21 @@ class TestOneEvent:
         assert_discord_inert(discord)
         assert slack_problem(json.dumps(slack).encode()) is None
         assert discord_problem(json.dumps(discord).encode()) is None
+        for events in ([hostile_event(text)], [hostile_event(text, seq) for seq in (1, 2)]):
+            title, markdown = notification(events, public_url=PUBLIC)
+            assert_markdown_inert(title)
+            assert_markdown_inert(markdown)
+
+    def test_the_slack_header_shows_the_title_as_it_is(self) -> None:
+        """A plain_text header is not mrkdwn: escaping it would show ``&amp;`` and split marks."""
+        payload = body(DeliveryFormat.SLACK, [event(title="AT&T <b> *x* _y_ ~z~ `w`")])
+        assert payload["blocks"][0]["text"] == {
+            "type": "plain_text",
+            "text": "AT&T <b> *x* _y_ ~z~ `w` (2401.00001)",
+        }
 
     def test_right_to_left_emoji_and_combining_characters_survive(self) -> None:
-        text = HOSTILE[-1]
+        text = MIXED_SCRIPTS
         slack = body(DeliveryFormat.SLACK, [event(title=text)])
         assert slack["blocks"][0]["text"]["text"] == f"{text} (2401.00001)"
         discord = body(DeliveryFormat.DISCORD, [event(title=text)])
@@ -352,10 +400,13 @@ class TestDigest:
 
 # ---- properties
 
-_texts = st.text(
-    st.characters(blacklist_categories=("Cs",)) | st.sampled_from(list("<>&*_~`@#[]()|\\ ")),
-    max_size=400,
-)
+# Pieces of text, so the hostile ones come often: text(characters | sampled_from)
+# merges both into one alphabet and draws a "<" once in a hundred texts.
+_texts = st.lists(
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+    | st.sampled_from([*"<>&*_~`@#[]()|\\ ", "\u202e", "\u2067", "\u200f", *HOSTILE]),
+    max_size=25,
+).map("".join)
 _long_texts = st.one_of(_texts, _texts.map(lambda t: (t + " ") * 40))
 
 
@@ -388,10 +439,15 @@ def _events(draw: st.DrawFn, seq: int = 1) -> Event:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(_events(), min_size=1, max_size=60),
     st.sampled_from([PUBLIC, None]),
+)
+# An escaped "<" is text, not the start of a mention (hypothesis seed 12 found it).
+@example(
+    [event(type=EventType.ADDED, changes={}, kinds=(), author="<0", authors=("<0",), abstract="")],
+    None,
 )
 def test_any_events_make_bodies_within_every_limit(
     events: list[Event], public_url: str | None
@@ -404,7 +460,8 @@ def test_any_events_make_bodies_within_every_limit(
     assert_slack_inert(json.loads(slack))
     assert_discord_inert(json.loads(discord))
     title, text = notification(events, public_url=public_url)
-    assert not re.search(r"@(everyone|here)", title + text)
+    assert_markdown_inert(title)
+    assert_markdown_inert(text)
 
 
 @given(
@@ -412,7 +469,7 @@ def test_any_events_make_bodies_within_every_limit(
     st.integers(min_value=40, max_value=5000),
     st.sampled_from([SLACK, MARKDOWN, PLAIN]),
 )
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_render_diffs_never_passes_its_limit(events: list[Event], limit: int, style: Any) -> None:
     diffs = [d for e in events for d in field_diffs(e.changes)]
     assert len(render_diffs(diffs, style, limit, " more")) <= limit
@@ -436,6 +493,11 @@ class TestNotification:
         title, text = notification(events, public_url=None)
         assert title == "60 changes to Ada Lovelace's papers"
         assert text.count("**[") == 50 and text.endswith("…and 10 more")
+
+    def test_a_title_is_neutral_yet_reads_the_same(self) -> None:
+        """Not Markdown-escaped (a mail subject would show backslashes), yet no link."""
+        title, _ = notification([event(title="[arxiv.org](//evil.example)")], public_url=None)
+        assert title.startswith(f"[arxiv.org]{ZERO_WIDTH_SPACE}(//evil.example)")
 
     def test_mentions_in_a_title_ping_nobody(self) -> None:
         title, _ = notification([event(title="@everyone look")], public_url=None)

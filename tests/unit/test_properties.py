@@ -33,6 +33,7 @@ from syncd.record import Record, normalize_text, split_arxiv_id
 from syncd.seeds import SeedPaper, load_seeds, parse_seed_file
 from syncd.storage.schema import papers_table, revisions_table
 from tests import scenario
+from tests.hypothesis_profiles import examples
 from tests.integration.conftest import Syncd
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
@@ -113,14 +114,14 @@ def _parse_or_refuse(body: bytes) -> FeedPage | None:
     return page
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(body=st.binary(max_size=2048))
 def test_any_bytes_parse_or_raise_feed_error(body: bytes) -> None:
     """Arbitrary bytes give a checked FeedPage or FeedError/ApiError, never another exception."""
     _parse_or_refuse(body)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     text=st.lists(
         st.sampled_from([*"<>/=\"'&;!?[]- \n:#x", "feed", "entry", "DOCTYPE", "ENTITY"]),
@@ -236,14 +237,14 @@ def _mutated_fixture(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(body=_mutated_fixture())
 def test_mutated_real_bodies_parse_or_raise_feed_error(body: bytes) -> None:
     """A mangled real arXiv body gives a FeedPage whose records are normalised, or FeedError."""
     _parse_or_refuse(body)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     title=XML_TEXT,
     abstract=XML_TEXT,
@@ -314,7 +315,7 @@ def _load_or_refuse(paths: list[Path], suspects: list[Path]) -> list[SeedPaper] 
     return papers
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     contents=st.lists(
         st.one_of(
@@ -340,7 +341,7 @@ def test_generated_files_load_or_raise_seed_error(
     _load_or_refuse([PAGE, *paths, LIST], paths)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     name=st.text(st.characters(exclude_categories=("Cs",), exclude_characters="/"), max_size=300)
 )
@@ -354,7 +355,7 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").split("\n")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(source=st.sampled_from([PAGE, LIST]), data=st.data())
 def test_seed_truncated_at_any_line_fails_or_keeps_a_prefix(
     scratch: Path, source: Path, data: st.DataObject
@@ -384,7 +385,7 @@ def _record_spans(path: Path) -> list[tuple[int, int]]:
     return [(first + size * i, first + size * (i + 1)) for i in range(len(document.items))]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(source=st.sampled_from([PAGE, LIST]), data=st.data())
 def test_duplicated_record_in_one_file_is_a_seed_error(
     scratch: Path, source: Path, data: st.DataObject
@@ -403,7 +404,7 @@ def test_duplicated_record_in_one_file_is_a_seed_error(
     assert "duplicated record" in caught.value.reason or "declares" in caught.value.reason
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(source=st.sampled_from([PAGE, LIST]), data=st.data())
 def test_shuffled_paragraphs_load_or_raise_seed_error(
     scratch: Path, source: Path, data: st.DataObject
@@ -469,7 +470,7 @@ def _author_list(records: list[tuple[str, str, str]]) -> str:
     return "\n\n".join(parts)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(records=_RECORDS, variant=st.sampled_from(["crlf", "bom", "bom-crlf"]))
 def test_generated_seeds_parse_the_same_with_crlf_and_bom(
     scratch: Path, records: list[tuple[str, str, str]], variant: str
@@ -484,7 +485,7 @@ def test_generated_seeds_parse_the_same_with_crlf_and_bom(
         assert parse_seed_file(odd).items == parse_seed_file(plain).items
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(records=_RECORDS, copies=st.integers(2, 3))
 def test_same_document_twice_changes_nothing(
     scratch: Path, records: list[tuple[str, str, str]], copies: int
@@ -744,7 +745,9 @@ def _no_syncd_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("_no_syncd_env")
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(document=_config_documents())
 @example(document='[[authors]]\nname = "Zhida Jiang"\n')
@@ -758,7 +761,9 @@ def test_generated_config_loads_or_raises_config_error(scratch: Path, document: 
 
 @pytest.mark.usefixtures("_no_syncd_env")
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=st.binary(max_size=400))
 def test_config_bytes_load_or_raise_config_error(scratch: Path, data: bytes) -> None:
@@ -866,7 +871,9 @@ def _bad_seed(draw: st.DrawFn) -> tuple[str, bytes]:
 
 
 @settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(20),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(bad=_bad_seed())
 def test_failed_seed_import_writes_nothing(

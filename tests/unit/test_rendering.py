@@ -35,12 +35,13 @@ class TestWordDiff:
         """Removed words are in <del>, added ones in <ins>, the rest as it was."""
         html = word_diff("Training on 1,500 accelerators", "Training across 1,500 GPUs")
         assert str(html) == (
-            "Training <del>on</del> <ins>across</ins> 1,500 <del>accelerators</del> <ins>GPUs</ins>"
+            "<bdi>Training</bdi> <del><bdi>on</bdi></del> <ins><bdi>across</bdi></ins>"
+            " <bdi>1,500</bdi> <del><bdi>accelerators</bdi></del> <ins><bdi>GPUs</bdi></ins>"
         )
 
     def test_equal_text_has_no_marks(self) -> None:
         """Equal text comes back escaped and unmarked."""
-        assert str(word_diff("a < b", "a < b")) == "a &lt; b"
+        assert str(word_diff("a < b", "a < b")) == "<bdi>a &lt; b</bdi>"
 
     def test_markup_in_either_side_is_escaped(self) -> None:
         """<script> and <img onerror> from arXiv are text, inside or outside the marks."""
@@ -51,7 +52,7 @@ class TestWordDiff:
 
     def test_none_is_empty(self) -> None:
         """A missing side (a seed without abstract) diffs as empty text."""
-        assert str(word_diff(None, "New")) == "<ins>New</ins>"
+        assert str(word_diff(None, "New")) == "<ins><bdi>New</bdi></ins>"
 
     @given(st.text(max_size=60), st.text(max_size=60))
     def test_both_sides_can_be_read_back(self, old: str, new: str) -> None:
@@ -67,9 +68,9 @@ class TestNames:
     def test_added_removed_and_moved(self) -> None:
         """Authors added, removed and moved are each named once."""
         html = str(names_diff(["Ada", "Bob", "Cy"], ["Bob", "Ada", "Dee"]))
-        assert "added: <ins>Dee</ins>" in html
-        assert "removed: <del>Cy</del>" in html
-        assert "moved: Bob (#2 → #1), Ada (#1 → #2)" in html
+        assert "added: <ins><bdi>Dee</bdi></ins>" in html
+        assert "removed: <del><bdi>Cy</bdi></del>" in html
+        assert "moved: <bdi>Bob</bdi> (#2 → #1), <bdi>Ada</bdi> (#1 → #2)" in html
 
     def test_sets_do_not_move(self) -> None:
         """Categories are a set: a new order is no change."""
@@ -93,17 +94,17 @@ class TestChanges:
         html = str(changes_html(changes))
         labels = re.findall(r"<dt>([^<]+)</dt>", html)
         assert labels == ["Version", "Title", "Authors", "DOI", "Withdrawn"]
-        assert "<del>1</del> → <ins>2</ins>" in html
-        assert "A <ins>new</ins> study" in html
-        assert "<del>(none)</del> → <ins>10.1/x</ins>" in html
-        assert "<del>no</del> → <ins>yes</ins>" in html
+        assert "<del><bdi>1</bdi></del> → <ins><bdi>2</bdi></ins>" in html
+        assert "<bdi>A</bdi> <ins><bdi>new</bdi></ins> <bdi>study</bdi>" in html
+        assert "<del><bdi>(none)</bdi></del> → <ins><bdi>10.1/x</bdi></ins>" in html
+        assert "<del><bdi>no</bdi></del> → <ins><bdi>yes</bdi></ins>" in html
 
     def test_a_record_is_escaped(self) -> None:
         """A new paper's record shows its abstract as text, markup and all."""
         record = Record(title="T", abstract='<img src=x onerror="alert(1)">', authors=("Ada",))
         html = str(record_html(record))
         assert "<img" not in html
-        assert "Ada et al." in html  # the list is not known to be complete
+        assert "<bdi>Ada</bdi> et al." in html  # the list is not known to be complete
 
 
 class TestHeadlines:
@@ -135,7 +136,44 @@ class TestHeadlines:
         assert short_title(title).endswith("…")
 
 
+class TestBidiIsolation:
+    """An unclosed U+202E (or U+2067) in an arXiv string reverses nothing of syncd's own."""
+
+    def test_every_arxiv_string_of_a_diff_is_isolated(self) -> None:
+        changes = {
+            "title": {"old": "A study", "new": "A \u202enew study"},
+            "doi": {"old": "10.1/\u202ex", "new": "10.1/y"},
+            "authors": {"old": ["Ada", "Bob"], "new": ["Bob", "Ada", "Eve\u2067"]},
+        }
+        html = str(changes_html(changes))
+        assert "<bdi>A</bdi> <ins><bdi>\u202enew</bdi></ins> <bdi>study</bdi>" in html
+        assert "<del><bdi>10.1/\u202ex</bdi></del> → <ins><bdi>10.1/y</bdi></ins>" in html
+        assert "added: <ins><bdi>Eve\u2067</bdi></ins>" in html
+        assert "moved: <bdi>Bob</bdi> (#2 → #1), <bdi>Ada</bdi> (#1 → #2)" in html
+        # No bidi control stands outside a <bdi>: stripping them leaves none.
+        assert not re.search("[\u202e\u2067]", re.sub(r"<bdi>.*?</bdi>", "", html))
+
+    def test_every_arxiv_string_of_a_record_is_isolated(self) -> None:
+        record = Record(
+            title="T\u202e",
+            abstract="An \u2067abstract",
+            authors=("Ada\u202e", "Bob"),
+            primary_category="cs.LG",
+        )
+        html = str(record_html(record))
+        assert '<p class="title"><bdi>T\u202e</bdi></p>' in html
+        assert '<p class="authors"><bdi>Ada\u202e</bdi>, <bdi>Bob</bdi> et al.</p>' in html
+        assert '<p class="abstract"><bdi>An \u2067abstract</bdi></p>' in html
+        assert '<p class="categories"><bdi>cs.LG</bdi></p>' in html
+
+    def test_a_headline_carries_no_bidi_control(self) -> None:
+        """A headline is plain text in every target (feeds, chat, pages): no control in it."""
+        headline = event_headline("paper.revised", "Evil\u202e title", "2601.00001", 2, ["title"])
+        assert headline == "Evil title (2601.00001) v2: title"
+
+
 def test_a_name_listed_twice_on_one_side_does_not_break_the_diff() -> None:
     """Author lists can repeat a name; the kept names then differ in number, not order."""
     assert str(names_diff(["Ada"], ["Ada", "Ada"])) == '<ul class="names"></ul>'
-    assert "moved: Bob (#2 → #1)" in str(names_diff(["Ada", "Bob"], ["Bob", "Ada", "Ada"]))
+    moved = str(names_diff(["Ada", "Bob"], ["Bob", "Ada", "Ada"]))
+    assert "moved: <bdi>Bob</bdi> (#2 → #1)" in moved

@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 
 from syncd.errors import SeedError
 from syncd.seeds import MAX_SEED_BYTES, SeedPaper, load_seeds, parse_seed_file
+from tests.hypothesis_profiles import examples
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"
 PAGE = SEEDS / "000_bae548b29664adf4.txt"
@@ -371,7 +372,7 @@ _FRAGMENTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     parts=st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=30)), max_size=16),
     separator=st.sampled_from(["\n", "\n\n", "\r\n\r\n", "\n\n\n"]),
@@ -391,7 +392,7 @@ def test_any_text_parses_or_raises_seed_error(
         load_seeds([path, path])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=st.binary(max_size=200))
 def test_any_bytes_parse_or_raise_seed_error(
     tmp_path_factory: pytest.TempPathFactory, data: bytes
@@ -406,7 +407,7 @@ def test_any_bytes_parse_or_raise_seed_error(
 _WORDS = st.sampled_from("graph neural routing memory pipeline sparse model train".split())
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     records=st.lists(
         st.tuples(
