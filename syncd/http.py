@@ -8,9 +8,14 @@ The port is open to whatever can reach it, so what a client can hold is
 bounded here, as the hand-written server before it did: at most
 ``max_connections`` connections at once (more are closed at once, before a
 byte is read), a request head of at most 16 KiB (else 431), arriving within
-``head_timeout`` seconds however slowly it drips (else the connection is
-dropped), and an idle kept-alive connection closed after 5 s.  A malformed
-request gets a JSON 400 that echoes nothing back.
+``head_timeout`` seconds of the connection or of the previous answer however
+slowly it drips (else the connection is dropped), and an idle kept-alive
+connection closed after 5 s.  No route takes a body, so a request announcing
+one is answered 413 and closed (``syncd.web``): a client never holds a
+connection by sending a body slowly.  A malformed request gets a JSON 400
+that echoes nothing back.  Connections dropped unanswered count in
+``syncd_http_connections_dropped_total{reason}``; those dropped for the
+deadline are logged (``http_connection_dropped``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import structlog
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from syncd import metrics
 from syncd.app import App
 from syncd.web import build_app
 from syncd.web.ops import Readiness, readiness
@@ -143,7 +149,11 @@ class HttpServer:
             access_log=False,
             server_header=False,
             headers=[("server", "syncd")],
-            limit_concurrency=self._max_connections,
+            # Over max_connections a connection is closed before its request
+            # (BoundedProtocol), so uvicorn's own 503 (at this many connections or
+            # running requests, the asking one included) only meets requests left
+            # running by clients that went away.
+            limit_concurrency=self._max_connections + 1,
             h11_max_incomplete_event_size=MAX_HEAD_BYTES,
             timeout_keep_alive=int(KEEP_ALIVE),
             timeout_graceful_shutdown=int(_STOP_WAIT),
@@ -210,7 +220,8 @@ def _bounded_protocol(max_connections: int, head_timeout: float) -> type[H11Prot
             if len(self.connections) >= max_connections:
                 self.transport = transport
                 transport.close()
-                _log.debug("http_connection_refused", reason="too many connections")
+                # No log line: a flood of connections would be a flood of lines.
+                metrics.observe_http_dropped("over_limit")
                 return
             super().connection_made(transport)
             self._arm_head_deadline()
@@ -251,7 +262,9 @@ def _bounded_protocol(max_connections: int, head_timeout: float) -> type[H11Prot
         def _head_too_slow(self) -> None:
             # Still waiting for a request's head (h11 has not seen one): drop it.
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                _log.debug("http_connection_dropped", reason="request head too slow")
+                reason = "head_timeout" if self._head_bytes else "idle_timeout"
+                _log.info("http_connection_dropped", reason=reason)
+                metrics.observe_http_dropped(reason)
                 self.transport.close()
 
     return BoundedProtocol

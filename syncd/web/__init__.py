@@ -41,6 +41,7 @@ _log = structlog.get_logger(__name__)
 
 # Sent with every answer that sets none of its own: nothing may run, embed or frame it.
 _DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+_NO_BODY = "a request here takes no body"
 
 
 def build_app(ready: Callable[[], Readiness], app: App | None = None) -> ASGIApp:
@@ -135,7 +136,13 @@ class _Edge:
         # uvicorn drops a HEAD answer's body itself; the routes see a GET.
         inner = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
         try:
-            await self._app(inner, receive, send_with_headers)
+            if _announces_body(scope["headers"]):
+                # Every route reads; waiting for a body would let a client hold
+                # the connection by sending it slowly.  Closing ends it at once.
+                refusal = error_response(path, 413, _NO_BODY, {"Connection": "close"})
+                await refusal(inner, receive, send_with_headers)
+            else:
+                await self._app(inner, receive, send_with_headers)
         except Exception as exc:
             status = 503 if isinstance(exc, StoreError) else 500
             _log.warning("http_handler_failed", path=path[:200], status=status, exc_info=True)
@@ -149,6 +156,14 @@ class _Edge:
             status=status,
             duration_ms=round((time.monotonic() - started) * 1000.0, 1),
         )
+
+
+def _announces_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request says a body follows: chunked, or a Content-Length other than 0."""
+    for name, value in headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0"):
+            return True
+    return False
 
 
 def _with_safety_headers(headers: Any) -> list[tuple[bytes, bytes]]:
