@@ -11,8 +11,8 @@ byte is read), a request head of at most 16 KiB (else 431), arriving within
 ``head_timeout`` seconds of the connection or of the previous answer however
 slowly it drips (else the connection is dropped), and an idle kept-alive
 connection closed after 5 s.  No route takes a body, so a request announcing
-one is answered 413 and closed (``syncd.web``): a client never holds a
-connection by sending a body slowly.  A malformed request gets a JSON 400
+one is answered (a GET with 413) and closed (``syncd.web``): a client never
+holds a connection by sending a body slowly.  A malformed request gets a JSON 400
 that echoes nothing back.  Connections dropped unanswered count in
 ``syncd_http_connections_dropped_total{reason}``; those dropped for the
 deadline are logged (``http_connection_dropped``).

@@ -123,10 +123,11 @@ def test_query_strings_are_ignored(client: httpx.Client) -> None:
 
 
 def test_other_methods_are_405(client: httpx.Client) -> None:
-    """Writing methods are refused with 405 and an Allow header."""
-    response = client.post("/readyz")
+    """Writing methods are refused with 405 and an Allow header; with a body, then closed."""
+    response = client.post("/readyz", content=b"{}")
     assert response.status_code == 405
     assert response.headers["allow"] == "GET, HEAD"
+    assert response.headers["connection"] == "close"
     assert response.json()["status"] == "error"
 
 
