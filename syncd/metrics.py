@@ -81,9 +81,10 @@ STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
 EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
 PAPER_STATUSES: tuple[str, ...] = tuple(PaperStatus)
-# Why the HTTP server closed a connection unanswered: past max_connections, or
-# silent past head_timeout before a request began (idle) or within its head.
-HTTP_DROP_REASONS = ("over_limit", "idle_timeout", "head_timeout")
+# Why the HTTP server dropped a connection: past max_connections; silent past
+# head_timeout before a request began (idle) or within its head; or not
+# reading an answer for as long (response).
+HTTP_DROP_REASONS = ("over_limit", "idle_timeout", "head_timeout", "response_timeout")
 
 # 0.1 s (an empty cycle against a fast arXiv) up to 30 min (a big author,
 # paced at 3 s per request, with backoff).
@@ -190,8 +191,9 @@ _DELIVERY_LATENCY = Histogram(
 
 _HTTP_DROPPED = Counter(
     "syncd_http_connections_dropped",
-    "HTTP connections closed unanswered, by reason: over_limit (max_connections reached),"
-    " idle_timeout or head_timeout (no request head, or only part of one, within the deadline).",
+    "HTTP connections dropped, by reason: over_limit (max_connections reached), idle_timeout or"
+    " head_timeout (no request head, or only part of one, within the deadline), response_timeout"
+    " (the client stopped reading an answer).",
     ["reason"],
     registry=REGISTRY,
 )

@@ -392,3 +392,53 @@ def _read_response(sock: socket.socket) -> bytes:
     while len(body) < length:
         body += sock.recv(4096)
     return head + b"\r\n\r\n" + body
+
+
+class TestUnreadAnswers:
+    """A client that asks and then does not read the answer holds nothing for long."""
+
+    BIG = Readiness(True, {"padding": "x" * 8_000_000})  # far beyond every socket buffer
+
+    def _ask(self, port: int) -> socket.socket:
+        conn = socket.socket()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a narrow window
+        conn.connect(("127.0.0.1", port))
+        conn.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        return conn
+
+    def test_an_answer_nobody_reads_is_dropped_at_the_deadline(self, switch: Switch) -> None:
+        """The answer stalls in the buffers: the connection is cut, counted and logged."""
+        switch.verdict = self.BIG
+        metric = ("syncd_http_connections_dropped_total", {"reason": "response_timeout"})
+        before = metrics.REGISTRY.get_sample_value(*metric) or 0.0
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=0.5)
+        with capture_logs() as logs, server, self._ask(server.port) as conn:
+            deadline = time.monotonic() + 5
+            while (metrics.REGISTRY.get_sample_value(*metric) or 0.0) == before:
+                assert time.monotonic() < deadline, "the stalled answer was never dropped"
+                time.sleep(0.05)
+            conn.settimeout(5)
+            received = 0
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := conn.recv(65536):
+                    received += len(chunk)
+            assert received < 8_000_000  # cut short, the rest never sent
+        assert {"event": "http_connection_dropped", "reason": "response_timeout"} in [
+            {k: line[k] for k in ("event", "reason")} for line in logs if "reason" in line
+        ]
+
+    def test_an_answer_read_slowly_is_not_cut(self, switch: Switch) -> None:
+        """A reader that keeps taking bytes, however slowly, gets the whole answer."""
+        switch.verdict = Readiness(True, {"padding": "x" * 3_000_000})
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=0.5)
+        with server, self._ask(server.port) as conn:
+            conn.settimeout(5)
+            received = 0
+            started = time.monotonic()
+            while chunk := conn.recv(65536):
+                received += len(chunk)
+                if time.monotonic() - started < 2:
+                    time.sleep(0.1)  # for four deadlines, a little at a time
+                if received > 3_000_000:
+                    break
+        assert received > 3_000_000
