@@ -188,7 +188,7 @@ def _own_target(location: bytes, public_url: str | None) -> bytes:
 def _announces_body(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request says a body follows: chunked, or a Content-Length other than 0."""
     for name, value in headers:
-        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0"):
+        if name == b"transfer-encoding" or (name == b"content-length" and value.lstrip(b"0")):
             return True
     return False
 

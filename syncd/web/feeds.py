@@ -109,8 +109,7 @@ def feeds_router(app: App, fragments: Fragments) -> APIRouter:
 
     @router.get("/feeds/events.atom")
     def events_feed(request: Request, author: PrintableText | None = None) -> Response:
-        if author is not None:
-            author = followed_author(app, author)
+        author = followed_author(app, author) if author else None
         whose = f" of {author}" if author is not None else ""
         head = FeedHead(
             id=f"{_TAG}feed:events" + (f"?author={quote(author)}" if author else ""),

@@ -111,8 +111,7 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
         before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
         author: PrintableText | None = None,
     ) -> Response:
-        if author is not None:
-            author = followed_author(app, author)
+        author = followed_author(app, author) if author else None
         query = EventQuery(author=author, before=before, newest_first=True)
         page = app.storage.events.page(replace(query, limit=EVENTS_PER_PAGE + 1))
         shown = [_event(e, fragments) for e in page[:EVENTS_PER_PAGE]]

@@ -210,6 +210,8 @@ class TestReflectedInput:
         assert answer.status_code == 404
         assert answer.headers["content-type"].startswith("text/html")
         assert "Bitcoin" not in answer.text
+        everyone = _tree(site, "/events?author=")  # "all", as the papers' filter sends it
+        assert everyone.findtext(".//h1") == "Events"
 
     def test_a_followed_authors_events_say_whose(self, site: Site) -> None:
         """The events of a followed author are headed with the name, as before."""
