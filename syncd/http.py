@@ -8,17 +8,27 @@ The port is open to whatever can reach it, so what a client can hold is
 bounded here, as the hand-written server before it did: at most
 ``max_connections`` connections at once (more are closed at once, before a
 byte is read), a request head of at most 16 KiB (else 431), arriving within
-``head_timeout`` seconds however slowly it drips (else the connection is
-dropped), and an idle kept-alive connection closed after 5 s.  A malformed
-request gets a JSON 400 that echoes nothing back.
+``head_timeout`` seconds of the connection or of the previous answer however
+slowly it drips (else the connection is dropped), and an idle kept-alive
+connection closed after 5 s.  No route takes a body, so a request announcing
+one is answered (a GET with 413) and closed (``syncd.web``): a client never
+holds a connection by sending a body slowly.  An answer the client stops
+reading (no byte taken within ``head_timeout``) is dropped, unsent rest and
+all.  A malformed request gets a JSON 400 that echoes nothing back.  Dropped
+connections count in ``syncd_http_connections_dropped_total{reason}``; those
+dropped for the deadline are logged (``http_connection_dropped``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import logging
 import socket
+import struct
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +40,7 @@ import structlog
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from syncd import metrics
 from syncd.app import App
 from syncd.web import build_app
 from syncd.web.ops import Readiness, readiness
@@ -45,6 +56,9 @@ KEEP_ALIVE = 5.0
 # How long start() waits for the socket to listen, and stop() for the loop to end.
 _START_WAIT = 10.0
 _STOP_WAIT = 5.0
+# A TCP socket's bytes not yet taken by the peer (SIOCOUTQ, Linux); elsewhere
+# asyncio's own buffer stands alone.
+_OUTQ: int | None = getattr(termios, "TIOCOUTQ", None)
 _ERROR_PHRASES = {400: "Bad Request", 431: "Request Header Fields Too Large"}
 
 
@@ -143,7 +157,11 @@ class HttpServer:
             access_log=False,
             server_header=False,
             headers=[("server", "syncd")],
-            limit_concurrency=self._max_connections,
+            # Over max_connections a connection is closed before its request
+            # (BoundedProtocol), so uvicorn's own 503 (at this many connections or
+            # running requests, the asking one included) only meets requests left
+            # running by clients that went away.
+            limit_concurrency=self._max_connections + 1,
             h11_max_incomplete_event_size=MAX_HEAD_BYTES,
             timeout_keep_alive=int(KEEP_ALIVE),
             timeout_graceful_shutdown=int(_STOP_WAIT),
@@ -197,64 +215,118 @@ def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
         sock.close()
 
 
-def _bounded_protocol(max_connections: int, head_timeout: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with syncd's bounds on connections and request heads."""
+class _BoundedProtocol(H11Protocol):
+    """uvicorn's h11 protocol with syncd's bounds on connections, request heads and answers.
 
-    class BoundedProtocol(H11Protocol):
-        _head_deadline: asyncio.TimerHandle | None = None
-        _head_bytes = 0
+    One deadline per connection, set at connect, after each answer and
+    whenever an answer waits on the client: when it passes, a client that
+    owes a head, or has taken nothing of an answer since, is dropped.
+    """
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            # Over the limit: closed before a byte is read (uvicorn itself would
-            # read the request and answer 503, holding the connection meanwhile).
-            if len(self.connections) >= max_connections:
-                self.transport = transport
-                transport.close()
-                _log.debug("http_connection_refused", reason="too many connections")
+    max_connections = MAX_CONNECTIONS
+    head_timeout = HEAD_TIMEOUT
+    _deadline: asyncio.TimerHandle | None = None
+    _head_bytes = 0
+    # How much of an answer waited unsent when the deadline was set: unmoved
+    # when it passes, the client has stopped reading.
+    _unsent = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        # Over the limit: closed before a byte is read (uvicorn itself would
+        # read the request and answer 503, holding the connection meanwhile).
+        if len(self.connections) >= self.max_connections:
+            self.transport = transport
+            transport.close()
+            # No log line: a flood of connections would be a flood of lines.
+            metrics.observe_http_dropped("over_limit")
+            return
+        super().connection_made(transport)
+        self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # The next request on a kept-alive connection gets the same deadline.
+        self._arm_head_deadline()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        # An answer waits on the client: it must keep reading, deadline by deadline.
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        # h11 bounds only a head still incomplete; one that arrives whole
+        # in a single read would pass at any size, so count it here.
+        if self.conn.their_state is h11.IDLE:
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                _send_error(self, 431)
                 return
-            super().connection_made(transport)
-            self._arm_head_deadline()
+        super().data_received(data)
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm_head_deadline()
-            super().connection_lost(exc)
+    def send_400_response(self, msg: str) -> None:
+        # A malformed request: JSON that echoes nothing of it.
+        _send_error(self, 400)
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            # The next request on a kept-alive connection gets the same deadline.
-            self._arm_head_deadline()
+    def _arm_head_deadline(self) -> None:
+        self._head_bytes = 0
+        self._arm()
 
-        def data_received(self, data: bytes) -> None:
-            # h11 bounds only a head still incomplete; one that arrives whole
-            # in a single read would pass at any size, so count it here.
-            if self.conn.their_state is h11.IDLE:
-                self._head_bytes += len(data)
-                if self._head_bytes > MAX_HEAD_BYTES:
-                    _send_error(self, 431)
-                    return
-            super().data_received(data)
+    def _arm(self) -> None:
+        self._disarm()
+        self._unsent = _unsent(self.transport)
+        self._deadline = self.loop.call_later(self.head_timeout, self._deadline_passed)
 
-        def send_400_response(self, msg: str) -> None:
-            # A malformed request: JSON that echoes nothing of it.
-            _send_error(self, 400)
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
 
-        def _arm_head_deadline(self) -> None:
-            self._disarm_head_deadline()
-            self._head_bytes = 0
-            self._head_deadline = self.loop.call_later(head_timeout, self._head_too_slow)
+    def _deadline_passed(self) -> None:
+        self._deadline = None
+        unsent = _unsent(self.transport)
+        if unsent and unsent != self._unsent:
+            self._arm()  # the client took some of the answer: another deadline
+        elif unsent:
+            self._drop("response_timeout")
+        elif self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            # Still waiting for a request's head (h11 has not seen one).
+            self._drop("head_timeout" if self._head_bytes else "idle_timeout")
 
-        def _disarm_head_deadline(self) -> None:
-            if self._head_deadline is not None:
-                self._head_deadline.cancel()
-                self._head_deadline = None
+    def _drop(self, reason: str) -> None:
+        _log.info("http_connection_dropped", reason=reason)
+        metrics.observe_http_dropped(reason)
+        # Not close(): it would wait for the unsent answer to be taken.
+        self.transport.abort()
 
-        def _head_too_slow(self) -> None:
-            # Still waiting for a request's head (h11 has not seen one): drop it.
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                _log.debug("http_connection_dropped", reason="request head too slow")
-                self.transport.close()
 
-    return BoundedProtocol
+def _bounded_protocol(max_connections: int, head_timeout: float) -> type[H11Protocol]:
+    """``_BoundedProtocol`` with these bounds (uvicorn makes one per connection from a class)."""
+
+    class Bounded(_BoundedProtocol):
+        pass
+
+    Bounded.max_connections = max_connections
+    Bounded.head_timeout = head_timeout
+    return Bounded
+
+
+def _unsent(transport: asyncio.Transport) -> int:
+    """Bytes of answers the client has not taken: asyncio's buffer and the kernel's queue.
+
+    asyncio's buffer alone moves only when the kernel's has room for a third
+    of itself, which a slow but steady reader can take longer than a deadline
+    to make.
+    """
+    queued = 0
+    sock = transport.get_extra_info("socket")
+    if _OUTQ is not None and sock is not None:
+        with contextlib.suppress(OSError):  # closed meanwhile: nothing is queued
+            queued = struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, bytes(4)))[0]
+    return transport.get_write_buffer_size() + queued
 
 
 def _send_error(protocol: H11Protocol, status: int) -> None:

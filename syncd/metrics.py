@@ -42,6 +42,7 @@ __all__ = [
     "DELIVERY_OUTCOMES",
     "EVENT_KINDS",
     "EVENT_TYPES",
+    "HTTP_DROP_REASONS",
     "OTHER",
     "PAPER_STATUSES",
     "REGISTRY",
@@ -52,6 +53,7 @@ __all__ = [
     "observe_cycle",
     "observe_delivery",
     "observe_events",
+    "observe_http_dropped",
     "observe_pacing",
     "observe_retry",
     "observe_revisions",
@@ -80,6 +82,10 @@ STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
 EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
 PAPER_STATUSES: tuple[str, ...] = tuple(PaperStatus)
+# Why the HTTP server dropped a connection: past max_connections; silent past
+# head_timeout before a request began (idle) or within its head; or not
+# reading an answer for as long (response).
+HTTP_DROP_REASONS = ("over_limit", "idle_timeout", "head_timeout", "response_timeout")
 
 # 0.1 s (an empty cycle against a fast arXiv) up to 30 min (a big author,
 # paced at 3 s per request, with backoff).
@@ -189,6 +195,15 @@ _DELIVERY_LATENCY = Histogram(
     registry=REGISTRY,
 )
 
+_HTTP_DROPPED = Counter(
+    "syncd_http_connections_dropped",
+    "HTTP connections dropped, by reason: over_limit (max_connections reached), idle_timeout or"
+    " head_timeout (no request head, or only part of one, within the deadline), response_timeout"
+    " (the client stopped reading an answer).",
+    ["reason"],
+    registry=REGISTRY,
+)
+
 _COLLECTION_ERRORS = Counter(
     "syncd_metrics_collection_errors",
     "Scrapes whose database-backed gauges could not be read.",
@@ -205,6 +220,7 @@ def _initialise() -> None:
         (_EVENTS, EVENT_TYPES),
         (_EVENT_KINDS, EVENT_KINDS),
         (_DELIVERIES, DELIVERY_OUTCOMES),
+        (_HTTP_DROPPED, HTTP_DROP_REASONS),
     ):
         for value in values:
             counter.labels(value)
@@ -281,6 +297,11 @@ def observe_delivery(outcome: str, latency: float | None) -> None:
     _DELIVERIES.labels(known).inc()
     if known == "delivered" and latency is not None:
         _DELIVERY_LATENCY.observe(_non_negative(latency))
+
+
+def observe_http_dropped(reason: str) -> None:
+    """Count one connection the HTTP server closed unanswered, by ``HTTP_DROP_REASONS``."""
+    _HTTP_DROPPED.labels(_known(reason, HTTP_DROP_REASONS)).inc()
 
 
 def asgi_app() -> Callable[..., Any]:

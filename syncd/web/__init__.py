@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 from fastapi import FastAPI
@@ -41,6 +42,7 @@ _log = structlog.get_logger(__name__)
 
 # Sent with every answer that sets none of its own: nothing may run, embed or frame it.
 _DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+_NO_BODY = "a request here takes no body"
 
 
 def build_app(ready: Callable[[], Readiness], app: App | None = None) -> ASGIApp:
@@ -63,7 +65,7 @@ def build_app(ready: Callable[[], Readiness], app: App | None = None) -> ASGIApp
     api.add_exception_handler(HTTPException, _http_error)
     api.add_exception_handler(RequestValidationError, _bad_parameter)
     api.add_exception_handler(Exception, _failed)
-    return _Edge(api)
+    return _Edge(api, app.settings.http.public_url if app is not None else None)
 
 
 async def _failed(request: Request, exc: Exception) -> Response:
@@ -111,10 +113,12 @@ class _Edge:
 
     Also the last catch: an exception no route handled becomes a 503 (the
     database) or a 500 with nothing but the status, and a warning in the log.
+    A request announcing a body is closed after its answer: 413 for a GET.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, public_url: str | None) -> None:
         self._app = app
+        self._public_url = public_url
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -124,18 +128,28 @@ class _Edge:
         path: str = scope["path"]
         status = 500
         answered = False
+        # No route reads a body, and one left unread would let a client hold the
+        # connection by sending it slowly: the answer closes the connection.
+        with_body = _announces_body(scope["headers"])
 
         async def send_with_headers(message: Message) -> None:
             nonlocal status, answered
             if message["type"] == "http.response.start":
                 status, answered = message["status"], True
-                message["headers"] = _with_safety_headers(message.get("headers", []))
+                headers = _own_location(message.get("headers", []), self._public_url)
+                if with_body:
+                    headers.append((b"connection", b"close"))
+                message["headers"] = _with_safety_headers(headers)
             await send(message)
 
         # uvicorn drops a HEAD answer's body itself; the routes see a GET.
         inner = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
         try:
-            await self._app(inner, receive, send_with_headers)
+            if with_body and inner["method"] == "GET":
+                # A write keeps its 405 (or 404); a read with a body is refused.
+                await error_response(path, 413, _NO_BODY)(inner, receive, send_with_headers)
+            else:
+                await self._app(inner, receive, send_with_headers)
         except Exception as exc:
             status = 503 if isinstance(exc, StoreError) else 500
             _log.warning("http_handler_failed", path=path[:200], status=status, exc_info=True)
@@ -149,6 +163,34 @@ class _Edge:
             status=status,
             duration_ms=round((time.monotonic() - started) * 1000.0, 1),
         )
+
+
+def _own_location(headers: Any, public_url: str | None) -> list[tuple[bytes, bytes]]:
+    """Headers with a redirect's ``Location`` under ``public_url``, or a bare path without it.
+
+    Starlette's trailing-slash redirect names the host the client sent, so a
+    forged Host would send a reader elsewhere.  Every redirect syncd makes is
+    to a path of its own; the path keeps one leading slash, as ``//host``
+    would name another site.
+    """
+    return [
+        (name, _own_target(value, public_url) if name.lower() == b"location" else value)
+        for name, value in headers
+    ]
+
+
+def _own_target(location: bytes, public_url: str | None) -> bytes:
+    target = urlsplit(location.decode("latin-1"))
+    path = "/" + target.path.lstrip("/") + (f"?{target.query}" if target.query else "")
+    return ((public_url or "") + path).encode("latin-1")
+
+
+def _announces_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request says a body follows: chunked, or a Content-Length other than 0."""
+    for name, value in headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.lstrip(b"0")):
+            return True
+    return False
 
 
 def _with_safety_headers(headers: Any) -> list[tuple[bytes, bytes]]:

@@ -31,6 +31,7 @@ __all__ = [
     "RefPath",
     "api_router",
     "find_paper",
+    "followed_author",
 ]
 
 API_PREFIX = "/api/v1"
@@ -79,6 +80,18 @@ def find_paper(app: App, ref: str) -> Paper:
     if paper is None:
         raise HTTPException(404, f"no paper with key or arXiv id {ref!r}")
     return paper
+
+
+def followed_author(app: App, name: str) -> str:
+    """``name`` when syncd follows or has followed that author; else a 404.
+
+    Pages and feeds put the name in their titles, so only a name syncd knows
+    may get there: a link crafted with any other would otherwise show it as
+    if syncd vouched for it.  The 404 does not repeat it either.
+    """
+    if any(author.name == name for author in app.settings.authors) or app.storage.papers.all(name):
+        return name
+    raise HTTPException(404, "no author by that name is followed")
 
 
 def api_router(app: App) -> APIRouter:

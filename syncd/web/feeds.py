@@ -31,7 +31,7 @@ from syncd import __version__
 from syncd.app import App
 from syncd.rendering import event_headline, paper_path
 from syncd.storage import Event, EventQuery, EventStamp
-from syncd.web.api import PrintableText, RefPath, find_paper
+from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
 
 __all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router", "paper_path"]
@@ -109,6 +109,7 @@ def feeds_router(app: App, fragments: Fragments) -> APIRouter:
 
     @router.get("/feeds/events.atom")
     def events_feed(request: Request, author: PrintableText | None = None) -> Response:
+        author = followed_author(app, author) if author else None
         whose = f" of {author}" if author is not None else ""
         head = FeedHead(
             id=f"{_TAG}feed:events" + (f"?author={quote(author)}" if author else ""),
@@ -136,7 +137,7 @@ def _serve(
     app: App, fragments: Fragments, request: Request, head: FeedHead, query: EventQuery
 ) -> Response:
     """The feed, or a 304 when the client's copy is current."""
-    base = str(request.base_url).rstrip("/")
+    base = _links_base(request, app.settings.http.public_url)
     stamp = app.storage.events.stamp(replace(query, limit=FEED_SIZE))
     headers = _validators(stamp, head, base)
     if _not_modified(request, headers["ETag"], stamp.last_at):
@@ -146,6 +147,24 @@ def _serve(
     # Readers ask again whenever they like; the validators make that cheap.
     headers["Cache-Control"] = "no-cache"
     return Response(body, media_type=_CONTENT_TYPE, headers=headers)
+
+
+def _links_base(request: Request, public_url: str | None) -> str:
+    """Where the feed's links to syncd point: ``public_url``, else the address asked.
+
+    Never the Host header: any client could send one that makes a feed (and a
+    cache that keeps it) point readers at a site of its choosing.  The local
+    address a request arrived on is the server's own, so a reader who reached
+    it directly can reach it again; behind a proxy, ``public_url`` says where.
+    """
+    if public_url is not None:
+        return public_url
+    server = request.scope.get("server")
+    if server is None:  # a Unix socket: no address to name, links stay relative
+        return ""
+    host, port = server
+    host = f"[{host}]" if ":" in host else host
+    return f"{request.url.scheme}://{host}:{port}"
 
 
 def _validators(stamp: EventStamp, head: FeedHead, base: str) -> dict[str, str]:
@@ -162,16 +181,27 @@ def _not_modified(request: Request, etag: str, last_at: datetime | None) -> bool
     if if_none_match is not None:
         tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
         return "*" in tags or etag in tags
-    since = request.headers.get("if-modified-since")
+    since = _http_date(request.headers.get("if-modified-since"))
     if since is None or last_at is None:
         return False
+    return last_at.replace(microsecond=0) <= since
+
+
+def _http_date(value: str | None) -> datetime | None:
+    """An If-Modified-Since date, or None for one to ignore (RFC 9110 13.1.3).
+
+    Ignored: no date, one that does not parse or names no zone, one outside
+    what a datetime holds (a huge year), and one later than now, which no
+    copy a client holds can be from.
+    """
+    if value is None:
+        return None
     try:
-        when = parsedate_to_datetime(since)
-    except (TypeError, ValueError):
-        return False  # RFC 9110: an invalid date is ignored
-    if when.tzinfo is None:
-        return False
-    return last_at.replace(microsecond=0) <= when
+        parsed = parsedate_to_datetime(value)
+        when = parsed.astimezone(UTC) if parsed.tzinfo is not None else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return when if when is not None and when <= datetime.now(UTC) else None
 
 
 def _text(parent: etree._Element, name: str, text: str) -> etree._Element:

@@ -23,7 +23,7 @@ from syncd.app import App
 from syncd.rendering import event_headline
 from syncd.storage import Event, EventQuery, Revision
 from syncd.vocabulary import PaperStatus
-from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper
+from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.feeds import paper_path
 from syncd.web.fragments import Fragments
 
@@ -111,6 +111,7 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
         before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
         author: PrintableText | None = None,
     ) -> Response:
+        author = followed_author(app, author) if author else None
         query = EventQuery(author=author, before=before, newest_first=True)
         page = app.storage.events.page(replace(query, limit=EVENTS_PER_PAGE + 1))
         shown = [_event(e, fragments) for e in page[:EVENTS_PER_PAGE]]

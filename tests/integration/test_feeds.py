@@ -175,3 +175,61 @@ def test_polls_render_each_change_once(site: Site, monkeypatch: pytest.MonkeyPat
         assert site.get("/feeds/events.atom").status_code == 200
         assert site.get(f"/papers/{NESTPIPE}").status_code == 200
     assert len(rendered) == before
+
+
+PUBLIC_URL = "https://syncd.example.org/record"
+NESTPIPE_KEY = "nestpipe-large-scale-recommendation-training-on"
+
+
+def _hrefs(body: bytes) -> list[str]:
+    return [str(link.get("href")) for link in etree.fromstring(body).iter(f"{ATOM}link")]
+
+
+class TestReflectedInput:
+    def test_links_do_not_follow_the_host_header(self, site: Site) -> None:
+        """A client's Host never steers the feed's links: they name the address it was served on."""
+        answer = site.get("/feeds/events.atom", headers={"Host": "evil.example"})
+        assert answer.status_code == 200
+        assert "evil.example" not in answer.text
+        own = [h for h in _hrefs(answer.content) if not h.startswith("https://arxiv.org/")]
+        assert own
+        assert all(href.startswith(f"{site.url}/") for href in own)
+
+    def test_links_are_under_public_url(self, site: Site) -> None:
+        """With [http] public_url every feed link to syncd starts with it, whatever Host says."""
+        site.syncd.sections = f'[http]\npublic_url = "{PUBLIC_URL}/"\n'
+        with serving(site.syncd) as public:
+            answer = public.get(f"/feeds/papers/{NESTPIPE}.atom", headers={"Host": "evil.example"})
+        own = [h for h in _hrefs(answer.content) if not h.startswith("https://arxiv.org/")]
+        assert f"{PUBLIC_URL}/feeds/papers/{NESTPIPE_KEY}.atom" in own
+        assert all(href.startswith(f"{PUBLIC_URL}/") for href in own)
+
+    def test_an_author_nobody_follows_has_no_feed(self, site: Site) -> None:
+        """?author= naming no known author is a 404 that does not repeat the name."""
+        answer = site.get("/feeds/events.atom", params={"author": "Send Bitcoin To Me"})
+        assert answer.status_code == 404
+        assert "Bitcoin" not in answer.text
+
+    def test_a_followed_authors_feed_is_titled_with_the_name(self, site: Site) -> None:
+        """The feed of a followed author still says whose it is."""
+        parsed = feedparser.parse(site.get("/feeds/events.atom?author=Zhida+Jiang").content)
+        assert parsed.feed.title == "syncd: changes to the arXiv papers of Zhida Jiang"
+        assert parsed.entries
+
+
+@pytest.mark.parametrize(
+    "since",
+    [
+        "Fri, 01 Jan 99999 00:00:00 GMT",
+        "Fri, 01 Jan 9999999999999999999999 00:00:00 GMT",
+        "Fri, 31 Dec 9999 23:59:59 -2359",
+        "Mon, 01 Jan 0001 00:00:00 +2359",
+        "garbage",
+        "",
+    ],
+)
+def test_an_unusable_if_modified_since_is_ignored(site: Site, since: str) -> None:
+    """A date out of range or unparseable is ignored (RFC 9110 13.1.3): the whole feed, no 500."""
+    answer = site.get("/feeds/events.atom", headers={"If-Modified-Since": since})
+    assert answer.status_code == 200
+    assert etree.fromstring(answer.content).find(f"{ATOM}entry") is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -25,9 +26,11 @@ class Switch:
     def __init__(self) -> None:
         self.verdict: Readiness | BaseException = READY
         self.calls = 0
+        self.delay = 0.0  # seconds each answer takes, as a slow database would
 
     def __call__(self) -> Readiness:
         self.calls += 1
+        time.sleep(self.delay)
         if isinstance(self.verdict, BaseException):
             raise self.verdict
         return self.verdict
@@ -120,10 +123,11 @@ def test_query_strings_are_ignored(client: httpx.Client) -> None:
 
 
 def test_other_methods_are_405(client: httpx.Client) -> None:
-    """Writing methods are refused with 405 and an Allow header."""
+    """Writing methods are refused with 405 and an Allow header; with a body, then closed."""
     response = client.post("/readyz", content=b"{}")
     assert response.status_code == 405
     assert response.headers["allow"] == "GET, HEAD"
+    assert response.headers["connection"] == "close"
     assert response.json()["status"] == "error"
 
 
@@ -151,6 +155,20 @@ def test_uvicorns_own_lines_are_syncds_json_lines(
         "log_level": "debug",
     } in logs
     assert "Invalid HTTP request" not in capfd.readouterr().err
+
+
+def test_the_default_csp_is_pinned(client: httpx.Client) -> None:
+    """Answers that set no policy of their own may not run, embed, be framed or rebase anything."""
+    csp = client.get("/healthz").headers["content-security-policy"]
+    assert _directives(csp) == {
+        "default-src": "'none'",
+        "frame-ancestors": "'none'",
+        "base-uri": "'none'",
+    }
+
+
+def _directives(csp: str) -> dict[str, str]:
+    return dict(d.strip().split(" ", 1) for d in csp.split(";"))
 
 
 def test_no_python_version_in_server_header(client: httpx.Client) -> None:
@@ -262,3 +280,164 @@ class TestBounds:
                     closed = True  # reset by the server
             assert closed
             assert time.monotonic() - started < 2.5
+
+    def test_the_limit_is_exact(self, switch: Switch) -> None:
+        """With max_connections 4, a fourth connection is served; with four held, a fifth is not."""
+        with HttpServer("127.0.0.1", 0, ready=switch, max_connections=4, head_timeout=5) as srv:
+            idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(3)]
+            try:
+                with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as fourth:
+                    fourth.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                    assert _read_all(fourth).startswith(b"HTTP/1.1 200")
+                idle.append(socket.create_connection(("127.0.0.1", srv.port)))
+                with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as fifth:
+                    fifth.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                    assert _closed_unanswered(fifth)
+            finally:
+                for conn in idle:
+                    conn.close()
+
+    def test_a_head_is_counted_across_reads(self, server: HttpServer) -> None:
+        """A 20 KB head sent in two writes is refused with 431 like one sent whole."""
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-One: " + b"a" * 10_000 + b"\r\n")
+            time.sleep(0.2)  # a read of its own
+            conn.sendall(b"X-Two: " + b"b" * 10_000 + b"\r\n\r\n")
+            answer = _read_all(conn)
+        assert answer.startswith(b"HTTP/1.1 431")
+
+    @pytest.mark.parametrize(
+        "announced", [b"Content-Length: 1000000", b"Transfer-Encoding: chunked"]
+    )
+    def test_a_request_announcing_a_body_is_refused(self, switch: Switch, announced: bytes) -> None:
+        """No route takes a body: a request announcing one gets 413 and the connection closes."""
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=5)
+        with server, socket.create_connection(("127.0.0.1", server.port), timeout=2) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + announced + b"\r\n\r\n")
+            head, _, body = _read_all(conn).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 413")
+        assert b"connection: close" in head.lower()
+        assert json.loads(body) == {"status": "error", "error": "a request here takes no body"}
+
+    def test_connections_holding_a_body_open_do_not_shut_the_port(self, switch: Switch) -> None:
+        """32 clients announcing a body, sending a byte and going silent leave /healthz 200."""
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=1.0)
+        with server:
+            held = [
+                socket.create_connection(("127.0.0.1", server.port), timeout=3) for _ in range(32)
+            ]
+            try:
+                for conn in held:
+                    conn.sendall(
+                        b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+                    )
+                    assert _read_response(conn).startswith(b"HTTP/1.1 413")
+                    with contextlib.suppress(OSError):  # closed already: as it should be
+                        conn.sendall(b"a")
+                answer = httpx.get(f"http://127.0.0.1:{server.port}/healthz", timeout=3)
+                assert answer.status_code == 200
+                assert all(_closed_unanswered(conn) for conn in held)
+            finally:
+                for conn in held:
+                    conn.close()
+
+    def test_a_kept_alive_connection_gets_the_deadline_again(self, switch: Switch) -> None:
+        """After a slow first answer, a second head begun and left there is cut at the deadline."""
+        switch.delay = 1.5  # the deadline armed at connect passes while the route works
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=1.0)
+        with server, socket.create_connection(("127.0.0.1", server.port), timeout=5) as conn:
+            conn.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _read_response(conn).startswith(b"HTTP/1.1 200")
+            answered = time.monotonic()
+            conn.sendall(b"G")  # uvicorn's keep-alive timer stops at the first byte
+            assert _closed_unanswered(conn)
+            assert time.monotonic() - answered < 2.5
+
+    @pytest.mark.parametrize(("sent", "reason"), [(b"", "idle"), (b"GET /heal", "head")])
+    def test_a_connection_cut_at_the_deadline_is_counted_and_logged(
+        self, switch: Switch, sent: bytes, reason: str
+    ) -> None:
+        """A connection closed for its deadline counts by the state it was in, and is logged."""
+        metric = ("syncd_http_connections_dropped_total", {"reason": f"{reason}_timeout"})
+        before = metrics.REGISTRY.get_sample_value(*metric) or 0.0
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=0.5)
+        with (
+            capture_logs() as logs,
+            server,
+            socket.create_connection(("127.0.0.1", server.port), timeout=5) as conn,
+        ):
+            conn.sendall(sent)
+            assert _closed_unanswered(conn)
+        assert metrics.REGISTRY.get_sample_value(*metric) == before + 1
+        dropped = [line for line in logs if line["event"] == "http_connection_dropped"]
+        assert dropped == [
+            {"event": "http_connection_dropped", "reason": f"{reason}_timeout", "log_level": "info"}
+        ]
+
+
+def _read_response(sock: socket.socket) -> bytes:
+    """One response with a Content-Length, leaving the connection open."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(4096)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(
+        next(
+            line.split(b":", 1)[1]
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+    )
+    while len(body) < length:
+        body += sock.recv(4096)
+    return head + b"\r\n\r\n" + body
+
+
+class TestUnreadAnswers:
+    """A client that asks and then does not read the answer holds nothing for long."""
+
+    BIG = Readiness(True, {"padding": "x" * 8_000_000})  # far beyond every socket buffer
+
+    def _ask(self, port: int) -> socket.socket:
+        conn = socket.socket()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a narrow window
+        conn.connect(("127.0.0.1", port))
+        conn.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        return conn
+
+    def test_an_answer_nobody_reads_is_dropped_at_the_deadline(self, switch: Switch) -> None:
+        """The answer stalls in the buffers: the connection is cut, counted and logged."""
+        switch.verdict = self.BIG
+        metric = ("syncd_http_connections_dropped_total", {"reason": "response_timeout"})
+        before = metrics.REGISTRY.get_sample_value(*metric) or 0.0
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=0.5)
+        with capture_logs() as logs, server, self._ask(server.port) as conn:
+            deadline = time.monotonic() + 5
+            while (metrics.REGISTRY.get_sample_value(*metric) or 0.0) == before:
+                assert time.monotonic() < deadline, "the stalled answer was never dropped"
+                time.sleep(0.05)
+            conn.settimeout(5)
+            received = 0
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := conn.recv(65536):
+                    received += len(chunk)
+            assert received < 8_000_000  # cut short, the rest never sent
+        assert {"event": "http_connection_dropped", "reason": "response_timeout"} in [
+            {k: line[k] for k in ("event", "reason")} for line in logs if "reason" in line
+        ]
+
+    def test_an_answer_read_slowly_is_not_cut(self, switch: Switch) -> None:
+        """A reader that keeps taking bytes, however slowly, gets the whole answer."""
+        switch.verdict = Readiness(True, {"padding": "x" * 3_000_000})
+        server = HttpServer("127.0.0.1", 0, ready=switch, head_timeout=1.0)
+        with server, self._ask(server.port) as conn:
+            conn.settimeout(5)
+            received = 0
+            started = time.monotonic()
+            while chunk := conn.recv(65536):
+                received += len(chunk)
+                if time.monotonic() - started < 3.5:
+                    time.sleep(0.1)  # for three deadlines and more, a little at a time
+                if received > 3_000_000:
+                    break
+        assert received > 3_000_000

@@ -177,6 +177,20 @@ class TestSafety:
         assert "unsafe-inline" not in csp
         assert directives["style-src"] == "'self'"
 
+    def test_the_csp_is_pinned(self, site: Site) -> None:
+        """Pages may load our styles and images only, and never be framed or rebased."""
+        csp = site.get("/events").headers["content-security-policy"]
+        assert _directives(csp) == {
+            "default-src": "'none'",
+            "style-src": "'self'",
+            "img-src": "'self'",
+            "form-action": "'self'",
+            "base-uri": "'none'",
+            "frame-ancestors": "'none'",
+        }
+        docs = _directives(site.get("/api/v1/docs").headers["content-security-policy"])
+        assert (docs["base-uri"], docs["frame-ancestors"]) == ("'none'", "'none'")
+
     def test_no_response_carries_a_secret_url_or_database(self, syncd: Syncd) -> None:
         """A crawl of every page, feed and API answer finds no secret, hook URL or database URL."""
         syncd.sections = (
@@ -195,6 +209,45 @@ class TestSafety:
             for secret in forbidden:
                 assert secret not in text, answer.url
             assert "Traceback" not in text
+
+
+class TestReflectedInput:
+    @pytest.mark.parametrize(
+        ("asked", "path"), [("/events/", "/events"), ("/healthz/", "/healthz")]
+    )
+    def test_a_slash_redirect_names_no_host_a_client_sent(
+        self, site: Site, asked: str, path: str
+    ) -> None:
+        """The trailing-slash redirect is relative: a forged Host cannot send a reader elsewhere."""
+        answer = site.get(asked, headers={"Host": "evil.example"})
+        assert answer.status_code == 307
+        assert answer.headers["location"] == path
+
+    def test_a_slash_redirect_is_under_public_url(self, site: Site) -> None:
+        """With [http] public_url the redirect goes there."""
+        site.syncd.sections = '[http]\npublic_url = "https://syncd.example.org/record"\n'
+        with serving(site.syncd) as public:
+            answer = public.get("/events/?before=9", headers={"Host": "evil.example"})
+        assert answer.headers["location"] == "https://syncd.example.org/record/events?before=9"
+
+    def test_an_author_nobody_follows_gets_no_page(self, site: Site) -> None:
+        """/events?author= naming no known author is a 404 page that does not repeat the name."""
+        answer = site.get("/events", params={"author": "Send Bitcoin To Me"})
+        assert answer.status_code == 404
+        assert answer.headers["content-type"].startswith("text/html")
+        assert "Bitcoin" not in answer.text
+        everyone = _tree(site, "/events?author=")  # "all", as the papers' filter sends it
+        assert everyone.findtext(".//h1") == "Events"
+
+    def test_a_followed_authors_events_say_whose(self, site: Site) -> None:
+        """The events of a followed author are headed with the name, as before."""
+        page = _tree(site, "/events?author=Zhida+Jiang")
+        assert page.findtext(".//h1") == "Events of Zhida Jiang"
+        assert page.xpath("//ol[@class='events']/li")
+
+
+def _directives(csp: str) -> dict[str, str]:
+    return dict(d.strip().split(" ", 1) for d in csp.split(";"))
 
 
 def _crawl(site: Site) -> list[str]:
