@@ -45,9 +45,9 @@ def run(counts: tuple[int, ...], interval: float) -> dict[str, Any]:
     from pathlib import Path  # noqa: PLC0415
 
     from benchmarks.common import open_store, sqlite_url  # noqa: PLC0415
-    from syncd.arxiv import ArxivClient  # noqa: PLC0415
     from syncd.config import ArxivSettings, AuthorSettings, SyncSettings  # noqa: PLC0415
-    from syncd.sync import author_batches, batch_query, sync_all  # noqa: PLC0415
+    from syncd.service.sync import author_batches, batch_query, sync_all  # noqa: PLC0415
+    from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
     from tests.fakearxiv import FakeArxiv, make_record  # noqa: PLC0415
 
     points: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ backfills existed.  The measured step is what ``syncd backfill`` runs
 the V missing versions, requests counted from the fake's log.
 
 The target: ``ceil(V / batch)`` requests, where the batch is as many ids as
-``syncd.arxiv.id_list_batches`` fits in one URL (466 ids shaped
+``syncd.sources.arxiv.id_list_batches`` fits in one URL (466 ids shaped
 ``2601.00001v1``), never one per version, and every version stored.  The
 time arXiv's interval makes it take is requests x 3 s.
 """
@@ -32,11 +32,11 @@ def run(papers: int, interval: float) -> dict[str, Any]:
 
     from benchmarks import feeds  # noqa: PLC0415
     from benchmarks.common import open_store, sqlite_url  # noqa: PLC0415
-    from syncd.arxiv import ArxivClient, id_list_batches  # noqa: PLC0415
-    from syncd.backfill import plan_backfill, run_backfill  # noqa: PLC0415
     from syncd.config import ArxivSettings, AuthorSettings, SyncSettings  # noqa: PLC0415
+    from syncd.service.backfill import plan_backfill, run_backfill  # noqa: PLC0415
+    from syncd.service.sync import sync_all  # noqa: PLC0415
+    from syncd.sources.arxiv import ArxivClient, id_list_batches  # noqa: PLC0415
     from syncd.storage.schema import revisions_table  # noqa: PLC0415
-    from syncd.sync import sync_all  # noqa: PLC0415
     from tests.fakearxiv import FakeArxiv, make_record  # noqa: PLC0415
 
     author = AuthorSettings(name=feeds.AUTHOR, seeds=feeds.SEEDS)

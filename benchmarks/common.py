@@ -202,8 +202,8 @@ def database(kind: str, folder: Path, name: str) -> Iterator[str]:
 
 def open_store(url: str) -> Any:
     """A ``syncd.storage.Storage`` on ``url`` with the schema migrated, as ``syncd`` starts."""
-    from syncd.migrate import upgrade  # noqa: PLC0415
     from syncd.storage import Storage  # noqa: PLC0415
+    from syncd.storage.migrate import upgrade  # noqa: PLC0415
 
     store = Storage(url)
     upgrade(store.engine)

@@ -103,9 +103,9 @@ def sync_once(
 
     ``collect``: run ``fresh_heap()`` first, untimed (profiles do it before starting).
     """
-    from syncd.arxiv import ArxivClient  # noqa: PLC0415
     from syncd.config import SyncSettings  # noqa: PLC0415
-    from syncd.sync import sync_all  # noqa: PLC0415
+    from syncd.service.sync import sync_all  # noqa: PLC0415
+    from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
 
     settings = arxiv_settings(api_url, **overrides)
     if collect:
@@ -220,8 +220,8 @@ def _rows(
     pages: Pages, total: int, version: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Revision and event rows of the same size as the ones syncd writes for ``version``."""
-    from syncd.arxiv import parse_feed  # noqa: PLC0415
-    from syncd.record import content_hash  # noqa: PLC0415
+    from syncd.domain.record import content_hash  # noqa: PLC0415
+    from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
 
     dataset = pages.dataset(total, version)
     now = datetime.now(UTC)

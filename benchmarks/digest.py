@@ -39,9 +39,9 @@ _WORDS = [
 
 def events(count: int) -> list[Any]:
     """``count`` revised-paper events of one author, each a title and abstract change."""
-    from syncd.record import Record  # noqa: PLC0415
-    from syncd.storage.models import Event  # noqa: PLC0415
-    from syncd.vocabulary import EventType  # noqa: PLC0415
+    from syncd.domain.model import Event  # noqa: PLC0415
+    from syncd.domain.record import Record  # noqa: PLC0415
+    from syncd.domain.vocabulary import EventType  # noqa: PLC0415
 
     rng = random.Random(count)
     made = []
@@ -80,7 +80,7 @@ def events(count: int) -> list[Any]:
 def run(reps: int) -> dict[str, Any]:
     """Per format and grouping, the median ratio of time per change, 1,000 against 100."""
     from syncd.delivery.messages import message_body  # noqa: PLC0415
-    from syncd.vocabulary import DeliveryFormat  # noqa: PLC0415
+    from syncd.domain.vocabulary import DeliveryFormat  # noqa: PLC0415
 
     large, small = events(LARGE), events(SMALL)
     public_url = "https://syncd.example.org"

@@ -232,7 +232,7 @@ def run_slack(store: Any, pages: Pages, endpoints: int, papers: int, reps: int) 
     from syncd.delivery.messages import message_body  # noqa: PLC0415
     from syncd.delivery.routing import Endpoint, EndpointSpec  # noqa: PLC0415
     from syncd.delivery.worker import Dispatcher  # noqa: PLC0415
-    from syncd.vocabulary import DeliveryFormat, DeliveryGroup  # noqa: PLC0415
+    from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup  # noqa: PLC0415
 
     with Server("hooks") as receiver:
         delivery = DeliverySettings(workers=WORKERS)

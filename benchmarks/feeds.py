@@ -5,7 +5,7 @@ exact bytes: same elements, same text sizes) with a new arXiv id and version,
 so a page of 2,000 entries has the size and shape of a real one.  For the sync
 rows each entry also names the tracked author and one of the seed papers'
 co-authors first, as an ``au:`` answer would, so that syncd takes the paper as
-the author's own (``syncd.linking.identify``).
+the author's own (``syncd.domain.linking.identify``).
 
 Pages are rendered once, before anything is timed, and served as static bytes.
 """

@@ -1,6 +1,6 @@
 """Row "Parse": one 2,000-entry Atom page (arXiv's maximum) to canonical records.
 
-syncd: ``syncd.arxiv.parse_feed`` (hardened parser, validation, normalised ``Record``s).
+syncd: ``syncd.sources.arxiv.parse_feed`` (hardened parser, validation, normalised ``Record``s).
 Baseline (a), the bare walk: ``lxml.etree.fromstring`` with lxml's default parser,
 then every entry's children visited, reading each one's tag and text: the least
 any parser that looks at every field must do.  Baseline (b): the ``arxiv``
@@ -53,7 +53,7 @@ def _time(fn: Callable[[bytes], Any], body: bytes) -> float:
 def run(reps: int, entries: int = ENTRIES, profile: bool = False) -> dict[str, Any]:
     import arxiv._feed  # noqa: PLC0415
 
-    from syncd.arxiv import parse_feed  # noqa: PLC0415
+    from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
 
     body = feeds.render_page(0, entries, total=entries, max_results=entries, author=None)
     page = parse_feed(body)

@@ -13,7 +13,7 @@ filled with Core ``executemany``: a record per revision, an event per revision):
   the measuring process, with no database and no HTTP.
 
 Both servers run in one subprocess (``python -m benchmarks.web serve URL``) on
-uvicorn with the same settings, syncd's through ``syncd.http.HttpServer``; a
+uvicorn with the same settings, syncd's through ``syncd.web.server.HttpServer``; a
 keep-alive ``httpx.Client`` alternates between them, so each request pays the
 same client and loopback costs.  Figures: requests per second (from the
 mean) and p99 of each side, and the ratio of median times per request (a
@@ -122,9 +122,9 @@ def fill(url: str, events: int) -> str:
     paper with ``PAGE_REVISIONS`` of them (each a new version changing title and abstract)."""
     import sqlalchemy as sa  # noqa: PLC0415
 
-    from syncd.migrate import upgrade  # noqa: PLC0415
-    from syncd.record import content_hash  # noqa: PLC0415
+    from syncd.domain.record import content_hash  # noqa: PLC0415
     from syncd.storage import schema  # noqa: PLC0415
+    from syncd.storage.migrate import upgrade  # noqa: PLC0415
 
     engine = sa.create_engine(url)
     upgrade(engine)
@@ -178,7 +178,7 @@ def fill(url: str, events: int) -> str:
 
 
 def _base_record() -> Any:
-    from syncd.arxiv import parse_feed  # noqa: PLC0415
+    from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
 
     fixture = ROOT / "tests" / "fixtures" / "arxiv-api" / "query_all-testing_start0_max10.xml"
     return parse_feed(fixture.read_bytes()).records[0]
@@ -201,7 +201,7 @@ def _versions(base: Any, paper: int, version: int) -> tuple[Any, Any]:
 
 
 def _changes(old: Any, new: Any) -> dict[str, Any]:
-    from syncd.diff import diff_records  # noqa: PLC0415
+    from syncd.domain.diff import diff_records  # noqa: PLC0415
 
     return diff_records(old, new).changes
 
@@ -230,9 +230,10 @@ def serve(url: str) -> None:
 
     import uvicorn  # noqa: PLC0415
 
-    from syncd.app import App  # noqa: PLC0415
     from syncd.config import Settings  # noqa: PLC0415
-    from syncd.http import HttpServer, Readiness  # noqa: PLC0415
+    from syncd.service.app import App  # noqa: PLC0415
+    from syncd.web.ops import Readiness  # noqa: PLC0415
+    from syncd.web.server import HttpServer  # noqa: PLC0415
 
     common.like_the_cli()
     settings = Settings.model_validate(

@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from syncd.domain.textcontrols import without_bidi_controls
 from syncd.rendering import Described, FieldDiff, Link, Segment
-from syncd.textcontrols import without_bidi_controls
 
 __all__ = [
     "MARKDOWN",

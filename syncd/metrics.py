@@ -35,7 +35,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from syncd import __version__
-from syncd.vocabulary import EVENT_TYPES, KINDS, PaperStatus
+from syncd.domain.vocabulary import EVENT_TYPES, KINDS, PaperStatus
 
 __all__ = [
     "CYCLE_RESULTS",
@@ -287,7 +287,7 @@ def observe_revisions(count: int) -> None:
 
 
 def observe_version_refused() -> None:
-    """Count one version arXiv refused (``syncd.refusals``)."""
+    """Count one version arXiv refused (``syncd.domain.refusals``)."""
     _VERSION_REFUSALS.inc()
 
 

@@ -29,10 +29,10 @@ from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
-from syncd.record import Record
-from syncd.storage.models import Event
-from syncd.textcontrols import without_bidi_controls
-from syncd.vocabulary import EventType
+from syncd.domain.model import Event
+from syncd.domain.record import Record
+from syncd.domain.textcontrols import without_bidi_controls
+from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",

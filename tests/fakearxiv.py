@@ -1,6 +1,6 @@
 """A fake arXiv API: a real HTTP server on loopback speaking arXiv's exact Atom format.
 
-The fake keeps papers as version histories of :class:`~syncd.record.Record`,
+The fake keeps papers as version histories of :class:`~syncd.domain.record.Record`,
 answers ``GET /api/query`` (and ``POST``) with ``search_query`` / ``id_list`` /
 paging / sorting semantics close enough to export.arxiv.org for syncd's tests,
 renders the current backend's format byte for byte (or the old backend's, with
@@ -47,8 +47,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from lxml import etree
 
-from syncd.record import Record, normalize_name, split_arxiv_id
-from syncd.withdrawal import detect_withdrawal
+from syncd.domain.record import Record, normalize_name, split_arxiv_id
+from syncd.domain.withdrawal import detect_withdrawal
 
 __all__ = [
     "ARXIV_NS",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from syncd.record import Record
+from syncd.domain.record import Record
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 AUTHOR = "Zhida Jiang"

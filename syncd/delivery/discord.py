@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import EventType
 from syncd.messages_text import (
     MARKDOWN,
     digest_title,
@@ -25,8 +27,6 @@ from syncd.messages_text import (
     title_line,
 )
 from syncd.rendering import Described, describe
-from syncd.storage.models import Event
-from syncd.vocabulary import EventType
 
 __all__ = ["discord_digest", "discord_message"]
 

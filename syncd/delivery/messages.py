@@ -17,6 +17,9 @@ from typing import Any
 
 from syncd.delivery.discord import discord_digest, discord_message
 from syncd.delivery.slack import slack_digest, slack_message
+from syncd.domain.model import Event
+from syncd.domain.record import Record
+from syncd.domain.vocabulary import DeliveryFormat, EventType
 from syncd.messages_text import (
     MARKDOWN,
     cut_text,
@@ -27,10 +30,7 @@ from syncd.messages_text import (
     neutral,
     render_diffs,
 )
-from syncd.record import Record
 from syncd.rendering import describe
-from syncd.storage.models import Event
-from syncd.vocabulary import DeliveryFormat, EventType
 
 __all__ = ["message_body", "notification", "sample_body", "sample_notification"]
 

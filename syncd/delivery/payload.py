@@ -12,12 +12,16 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncd.delivery.messages import message_body
-from syncd.storage.models import Claim, Event
-from syncd.views import event_json
-from syncd.vocabulary import DeliveryFormat
+from syncd.domain.model import Event
+from syncd.domain.views import event_json
+from syncd.domain.vocabulary import DeliveryFormat
+
+if TYPE_CHECKING:
+    # Only a type here: the body builders run without loading the database.
+    from syncd.storage.models import Claim
 
 __all__ = [
     "DIGEST_EVENT_TYPE",

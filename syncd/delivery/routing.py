@@ -11,7 +11,7 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from syncd.vocabulary import DeliveryFormat, DeliveryGroup
+from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup
 
 __all__ = ["Endpoint", "EndpointSpec", "accepts", "url_hash"]
 

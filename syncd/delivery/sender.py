@@ -30,8 +30,9 @@ from syncd.delivery.destinations import (
 from syncd.delivery.redaction import redact_url, scrub
 from syncd.delivery.signing import sign
 from syncd.delivery.transport import guarded_transport
+from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
-from syncd.httpio import (
+from syncd.httpclient import (
     RETRY_AFTER_STATUSES,
     attempt_deadline,
     failure_reason,
@@ -39,7 +40,6 @@ from syncd.httpio import (
     read_capped,
     retry_seconds,
 )
-from syncd.vocabulary import DeliveryFormat
 
 __all__ = [
     "DEFAULT_USER_AGENT",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from syncd.domain.model import Event
 from syncd.messages_text import (
     PLAIN,
     SLACK,
@@ -26,7 +27,6 @@ from syncd.messages_text import (
     title_line,
 )
 from syncd.rendering import Described, describe
-from syncd.storage.models import Event
 
 __all__ = ["slack_digest", "slack_message"]
 

@@ -11,7 +11,7 @@ import httpcore
 import httpx
 
 from syncd.delivery.destinations import DestinationPolicy, Resolver, numeric_addresses
-from syncd.httpio import DeadlineBackend, DeadlineTransport
+from syncd.httpclient import DeadlineBackend, DeadlineTransport
 
 __all__ = ["guarded_transport"]
 

@@ -32,11 +32,11 @@ from syncd.delivery.redaction import scrub
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.schedule import next_retry_delay
 from syncd.delivery.sender import DeliveryResult, WebhookSender, never_shown
+from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import StoreError
 from syncd.faults import fault_point
-from syncd.httpio import failure_reason
+from syncd.httpclient import failure_reason
 from syncd.storage import Attempt, Claim, Outbox
-from syncd.vocabulary import DeliveryFormat
 
 __all__ = ["Dispatcher", "worker_name"]
 

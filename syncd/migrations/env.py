@@ -1,4 +1,4 @@
-"""Alembic's entry point: migrate the connection ``syncd.migrate`` hands in."""
+"""Alembic's entry point: migrate the connection ``syncd.storage.migrate`` hands in."""
 
 from __future__ import annotations
 

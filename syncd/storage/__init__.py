@@ -17,26 +17,11 @@ from collections.abc import Sequence
 
 from sqlalchemy.engine import Engine
 
+from syncd.domain.model import Event, PaperWrite, SyncStats
 from syncd.faults import fault_point
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
-from syncd.storage.models import (
-    Attempt,
-    BackfillWrite,
-    Claim,
-    EndpointSummary,
-    Event,
-    EventQuery,
-    EventStamp,
-    NewRevision,
-    Paper,
-    PaperState,
-    PaperWrite,
-    Revision,
-    SyncRun,
-    SyncStats,
-    VersionGap,
-)
+from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
 from syncd.storage.papers import Papers, author_id, known_keys, write_papers
@@ -47,27 +32,16 @@ from syncd.storage.versions import Versions
 __all__ = [
     "DIGEST_MAX_BYTES",
     "Attempt",
-    "BackfillWrite",
     "Claim",
     "Database",
-    "EndpointSummary",
-    "Event",
     "EventQuery",
     "EventStamp",
     "Events",
-    "NewRevision",
     "Outbox",
-    "Paper",
-    "PaperState",
-    "PaperWrite",
     "Papers",
-    "Revision",
     "SharedPacer",
     "Storage",
-    "SyncRun",
     "SyncRuns",
-    "SyncStats",
-    "VersionGap",
     "Versions",
     "metadata",
 ]

@@ -32,7 +32,7 @@ class Database:
     """One engine and its transactions."""
 
     def __init__(self, url: str) -> None:
-        # The schema is Alembic's business (syncd.migrate); the database only uses it.
+        # The schema is Alembic's business (syncd.storage.migrate); the database only uses it.
         self._url = url
         self._engine = _create_engine(url)
         self._sqlite_file = _sqlite_file(url)

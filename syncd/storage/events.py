@@ -12,10 +12,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from syncd.delivery.routing import accepts
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, utc
-from syncd.storage.models import Event, EventQuery, EventStamp
+from syncd.storage.models import EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
     authors_table,
@@ -26,7 +28,6 @@ from syncd.storage.schema import (
     papers_table,
     revisions_table,
 )
-from syncd.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
 
 __all__ = ["DIGEST_MAX_BYTES", "Events", "events_where", "publish"]
 
@@ -37,7 +38,7 @@ DIGEST_MAX_BYTES = 1024 * 1024
 # What a body holds besides its events' share: the envelope, with room to spare.
 _DIGEST_ENVELOPE_BYTES = 1024
 # An event's share besides its strings and record: field names, its id,
-# seq, type and time, as syncd.views.event_json writes them (about 200).
+# seq, type and time, as syncd.domain.views.event_json writes them (about 200).
 _EVENT_FRAME_BYTES = 256
 
 
@@ -260,7 +261,7 @@ def _digest_share(author: str, written: WrittenPaper) -> int:
     """How many bytes the event of ``written`` adds to a standard digest's body, at most."""
     write = written.write
     record = write.revisions[-1].record.to_dict() if write.revisions else None
-    # The strings and structures of syncd.views.event_json, encoded as the payload is.
+    # The strings and structures of syncd.domain.views.event_json, encoded as the payload is.
     carried = [author, write.key, write.arxiv_id, write.event_kinds, write.event_changes, record]
     text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"), default=dict)
     return len(text.encode("utf-8")) + _EVENT_FRAME_BYTES

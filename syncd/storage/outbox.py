@@ -15,17 +15,18 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from syncd.delivery.routing import EndpointSpec
+from syncd.domain.model import EndpointSummary
+from syncd.domain.vocabulary import DeliveryStatus
 from syncd.faults import fault_point
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import event_seq, events_where
-from syncd.storage.models import Attempt, Claim, EndpointSummary
+from syncd.storage.models import Attempt, Claim
 from syncd.storage.schema import (
     deliveries_table,
     digest_events_table,
     endpoints_table,
     events_table,
 )
-from syncd.vocabulary import DeliveryStatus
 
 __all__ = ["Outbox"]
 

@@ -14,12 +14,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.record import content_hash, split_arxiv_id
+from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, Revision
+from syncd.domain.record import content_hash, split_arxiv_id
+from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
-from syncd.storage.models import NewRevision, Paper, PaperState, PaperWrite, Revision
 from syncd.storage.schema import authors_table, papers_table, revisions_table
-from syncd.vocabulary import PaperStatus
 
 __all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
 
@@ -94,7 +94,7 @@ class Papers:
         """Author names and categories of the author's tracked and seed papers.
 
         What a new entry must share something with to be taken as the
-        author's own (see ``syncd.linking.identify``).
+        author's own (see ``syncd.domain.linking.identify``).
         """
         query = (
             sa.select(papers_table.c.record)

@@ -6,10 +6,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from syncd.record import Record
+from syncd.domain.model import Event, Paper, PaperState, Revision, SyncRun
+from syncd.domain.record import Record
+from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
 from syncd.storage.database import utc
-from syncd.storage.models import Event, Paper, PaperState, Revision, SyncRun
-from syncd.vocabulary import Origin, PaperStatus, RunStatus
 
 __all__ = ["event", "paper", "paper_state", "revision", "sync_run"]
 

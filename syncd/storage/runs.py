@@ -7,14 +7,14 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.model import SyncRun, SyncStats
+from syncd.domain.vocabulary import RunStatus
 from syncd.errors import StoreError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.liveness import RunLiveness
-from syncd.storage.models import SyncRun, SyncStats
 from syncd.storage.papers import author_id
 from syncd.storage.schema import authors_table, sync_runs_table
-from syncd.vocabulary import RunStatus
 
 __all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run"]
 

@@ -57,7 +57,7 @@ papers_table = sa.Table(
     sa.Column("absent_syncs", sa.Integer, nullable=False, default=0),
     # Set when a write may have left earlier versions out of the history (a
     # link or an addition at vN > 1, a jump of versions); cleared once every
-    # version is in (syncd.backfill).
+    # version is in (syncd.service.backfill).
     sa.Column("backfill_pending", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("updated_at", _TIME, nullable=False),
@@ -185,7 +185,7 @@ arxiv_pacer_table = sa.Table(
 )
 
 # Versions arXiv refused when asked by versioned id, and when to ask again
-# (syncd.refusals).  ``next_try_at`` is null while the version is still asked
+# (syncd.domain.refusals).  ``next_try_at`` is null while the version is still asked
 # for every cycle, and set once it is set aside.  A version that comes back
 # loses its row.
 version_refusals_table = sa.Table(

@@ -6,7 +6,7 @@ versions the missing ones are compared with, and ``store`` adds fetched
 versions, one transaction per call, clearing ``papers.backfill_pending``
 only once a paper's history holds every version up to its current one.
 ``refusals``, ``refused`` and ``served`` keep the count of versions arXiv
-refused (``syncd.refusals`` decides what the count means).
+refused (``syncd.domain.refusals`` decides what the count means).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.record import Record, content_hash, split_arxiv_id
+from syncd.domain.model import BackfillWrite, VersionGap, VersionRefusal
+from syncd.domain.record import Record, content_hash, split_arxiv_id
+from syncd.domain.vocabulary import PaperStatus
 from syncd.storage.database import Database, chunks, now, utc
-from syncd.storage.models import BackfillWrite, VersionGap, VersionRefusal
 from syncd.storage.papers import last_seqs, revision_row
 from syncd.storage.schema import (
     authors_table,
@@ -27,7 +28,6 @@ from syncd.storage.schema import (
     revisions_table,
     version_refusals_table,
 )
-from syncd.vocabulary import PaperStatus
 
 __all__ = ["Versions"]
 

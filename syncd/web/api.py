@@ -1,6 +1,6 @@
 """The JSON read API under ``/api/v1``: the objects ``syncd ... --json`` prints, over HTTP.
 
-Each route returns ``syncd.views``' dicts, encoded once with ``json.dumps``;
+Each route returns ``syncd.domain.views``' dicts, encoded once with ``json.dumps``;
 the pydantic models of ``syncd.web.schemas`` document them in the OpenAPI
 schema without a second, per-object validation pass (a page of 1,000 events
 would spend most of its time there).
@@ -17,10 +17,11 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
-from syncd.app import App
-from syncd.storage import EventQuery, Paper
-from syncd.views import endpoint_json, event_json, paper_json, revision_json
-from syncd.vocabulary import EventType, PaperStatus
+from syncd.domain.model import Paper
+from syncd.domain.views import endpoint_json, event_json, paper_json, revision_json
+from syncd.domain.vocabulary import EventType, PaperStatus
+from syncd.service.app import App
+from syncd.storage import EventQuery
 from syncd.web.schemas import EndpointOut, ErrorOut, EventOut, PaperOut, RevisionOut
 
 __all__ = [

@@ -28,13 +28,14 @@ from lxml import etree
 from starlette.responses import Response
 
 from syncd import __version__
-from syncd.app import App
+from syncd.domain.model import Event
 from syncd.rendering import event_headline, paper_path
-from syncd.storage import Event, EventQuery, EventStamp
+from syncd.service.app import App
+from syncd.storage import EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
 
-__all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router", "paper_path"]
+__all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router"]
 
 FEED_SIZE = 50
 ATOM_NS = "http://www.w3.org/2005/Atom"

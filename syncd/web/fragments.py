@@ -18,8 +18,8 @@ from collections.abc import Callable, Hashable
 
 from markupsafe import Markup
 
+from syncd.domain.model import Event, Revision
 from syncd.rendering import changes_html, record_html
-from syncd.storage import Event, Revision
 
 __all__ = ["MAX_BYTES", "Fragments"]
 

@@ -19,12 +19,12 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
-from syncd.app import App
-from syncd.rendering import event_headline
-from syncd.storage import Event, EventQuery, Revision
-from syncd.vocabulary import PaperStatus
+from syncd.domain.model import Event, Revision
+from syncd.domain.vocabulary import PaperStatus
+from syncd.rendering import event_headline, paper_path
+from syncd.service.app import App
+from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
-from syncd.web.feeds import paper_path
 from syncd.web.fragments import Fragments
 
 __all__ = ["CSP", "PAGE_PREFIXES", "error_page", "pages_router", "source_label", "static_files"]

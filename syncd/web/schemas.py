@@ -1,6 +1,6 @@
 """The read API's objects as pydantic models: what ``/api/v1/openapi.json`` documents.
 
-The JSON itself is built by ``syncd.views`` (the CLI's ``--json`` prints the
+The JSON itself is built by ``syncd.domain.views`` (the CLI's ``--json`` prints the
 same dicts); these models describe it, and the API tests check every answer
 against them through the OpenAPI schema (schemathesis).
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from syncd.vocabulary import EventType, Origin, PaperStatus
+from syncd.domain.vocabulary import EventType, Origin, PaperStatus
 
 __all__ = [
     "EndpointOut",

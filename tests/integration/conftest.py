@@ -14,12 +14,13 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from syncd.app import App
 from syncd.cli import main
 from syncd.config import load_settings
-from syncd.http import HttpServer, Readiness
 from syncd.logs import configure_logging
+from syncd.service.app import App
 from syncd.storage.schema import events_table, revisions_table, sync_runs_table
+from syncd.web.ops import Readiness
+from syncd.web.server import HttpServer
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
 

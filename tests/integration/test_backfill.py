@@ -11,13 +11,13 @@ import pytest
 import sqlalchemy as sa
 from prometheus_client import CollectorRegistry
 
-from syncd.app import App
-from syncd.arxiv import ArxivClient
-from syncd.backfill import BackfillPlan, plan_backfill, run_backfill
 from syncd.config import ArxivSettings, load_settings
+from syncd.domain.refusals import SET_ASIDE_AFTER
 from syncd.errors import RetryableUpstreamError
 from syncd.metrics import register_store_collector
-from syncd.refusals import SET_ASIDE_AFTER
+from syncd.service.app import App
+from syncd.service.backfill import BackfillPlan, plan_backfill, run_backfill
+from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
 from syncd.storage.schema import papers_table, revisions_table
 from tests import fakearxiv as fa

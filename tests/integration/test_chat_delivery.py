@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.delivery.sender import WebhookSender
-from syncd.httpio import MAX_RETRY_AFTER
+from syncd.httpclient import MAX_RETRY_AFTER
 from syncd.storage.schema import deliveries_table
 from tests import receiver as receiver_module
 from tests.chatreceiver import DiscordReceiver, SlackReceiver

@@ -30,7 +30,8 @@ import yaml
 from syncd import metrics
 from syncd.config import Settings, load_settings
 from syncd.delivery.signing import signing_key
-from syncd.http import HttpServer, Readiness
+from syncd.web.ops import Readiness
+from syncd.web.server import HttpServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -14,23 +14,15 @@ import sqlalchemy as sa
 
 from syncd.delivery.payload import claim_body
 from syncd.delivery.routing import EndpointSpec
-from syncd.migrate import upgrade
-from syncd.record import Record
-from syncd.storage import (
-    DIGEST_MAX_BYTES,
-    Attempt,
-    Claim,
-    Event,
-    NewRevision,
-    PaperWrite,
-    Storage,
-    SyncStats,
-)
+from syncd.domain.model import Event, NewRevision, PaperWrite, SyncStats
+from syncd.domain.record import Record
+from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
+from syncd.storage import DIGEST_MAX_BYTES, Attempt, Claim, Storage
 from syncd.storage.database import now
 from syncd.storage.events import publish
+from syncd.storage.migrate import upgrade
 from syncd.storage.papers import WrittenPaper, author_id
 from syncd.storage.schema import revisions_table
-from syncd.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.integration.test_delivery import NESTPIPE, SECRET, _bump

@@ -11,7 +11,7 @@ import pytest
 import rnc2rng
 from lxml import etree
 
-from syncd.record import Record
+from syncd.domain.record import Record
 from syncd.web import fragments
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import (

@@ -38,7 +38,7 @@ import sqlalchemy as sa
 
 from syncd.cli import main
 from syncd.config import ArxivSettings
-from syncd.seeds import MAX_SEED_BYTES
+from syncd.sources.seeds import MAX_SEED_BYTES
 from syncd.storage.schema import metadata, papers_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests import scenario

@@ -1,4 +1,4 @@
-"""Tests for syncd.http: the operations endpoints served on loopback, hit with httpx."""
+"""Tests for syncd.web.server: the operations endpoints served on loopback, hit with httpx."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from syncd import metrics
-from syncd.http import HttpServer, Readiness
+from syncd.web.ops import Readiness
+from syncd.web.server import HttpServer
 
 READY = Readiness(True, {"database": "ok", "last_cycle": "ok: last success 3 s ago"})
 UNREADY = Readiness(False, {"database": "unreachable", "last_cycle": "ok: last success 3 s ago"})

@@ -11,11 +11,11 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
-from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
-from syncd.planner import seed_writes
-from syncd.record import Record, content_hash
-from syncd.seeds import load_seeds
+from syncd.domain.planner import seed_writes
+from syncd.domain.record import Record, content_hash
+from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
+from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.storage.schema import papers_table, revisions_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from syncd.delivery.messages import notification
+from syncd.domain.model import Event
 from syncd.storage import Storage
-from syncd.storage.models import Event
 from tests.integration.conftest import Syncd
 from tests.recorder import Recorder
 

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
-from syncd.migrate import upgrade
 from syncd.storage import SharedPacer, Storage
 from syncd.storage.database import Database
+from syncd.storage.migrate import upgrade
 from syncd.storage.pacer import SEND_MARGIN
 from syncd.storage.schema import arxiv_pacer_table
 

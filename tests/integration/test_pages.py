@@ -7,7 +7,7 @@ import re
 import pytest
 from lxml import html as lxml_html
 
-from syncd.record import Record
+from syncd.domain.record import Record
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import (
     CALIBRATION,

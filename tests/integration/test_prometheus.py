@@ -23,8 +23,9 @@ import httpx
 import pytest
 
 from syncd import metrics
-from syncd.http import HttpServer, Readiness
 from syncd.metrics import StoreSnapshot
+from syncd.web.ops import Readiness
+from syncd.web.server import HttpServer
 
 DEADLINE = 30.0  # seconds for Prometheus to start, scrape and answer
 

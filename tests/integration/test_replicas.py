@@ -11,10 +11,11 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from syncd.migrate import upgrade
-from syncd.storage import Storage, SyncStats
+from syncd.domain.model import SyncStats
+from syncd.domain.vocabulary import RunStatus
+from syncd.storage import Storage
+from syncd.storage.migrate import upgrade
 from syncd.storage.schema import events_table, papers_table, revisions_table, sync_runs_table
-from syncd.vocabulary import RunStatus
 from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd

@@ -38,10 +38,10 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from syncd.app import App
 from syncd.cli import main
 from syncd.config import load_settings
-from syncd.migrate import upgrade
+from syncd.service.app import App
+from syncd.storage.migrate import upgrade
 from syncd.storage.schema import deliveries_table, endpoints_table, metadata, sync_runs_table
 from tests import scenario
 from tests.chatreceiver import SlackReceiver

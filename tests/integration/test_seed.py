@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from syncd import seeds
-from syncd.seeds import SeedDocument
+from syncd.sources import seeds
+from syncd.sources.seeds import SeedDocument
 from tests.integration.conftest import SEEDS, Syncd
 
 CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"

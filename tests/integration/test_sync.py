@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from syncd.app import App
 from syncd.config import load_settings
-from syncd.migrate import upgrade
+from syncd.service.app import App
+from syncd.service.sync import CycleResult, sync_all
 from syncd.storage import Storage
-from syncd.sync import CycleResult, sync_all
+from syncd.storage.migrate import upgrade
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record

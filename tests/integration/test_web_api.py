@@ -10,11 +10,12 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from syncd.app import App
 from syncd.config import load_settings
-from syncd.http import HttpServer, Readiness
-from syncd.record import Record
-from syncd.vocabulary import EVENT_TYPES
+from syncd.domain.record import Record
+from syncd.domain.vocabulary import EVENT_TYPES
+from syncd.service.app import App
+from syncd.web.ops import Readiness
+from syncd.web.server import HttpServer
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import CALIBRATION, NESTPIPE, Site, Syncd, serving, sync_ok
 

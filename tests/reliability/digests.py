@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from syncd.delivery.messages import message_body
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import DeliveryFormat
 from syncd.storage import Storage
-from syncd.storage.models import Event
 from syncd.storage.schema import deliveries_table, digest_events_table, endpoints_table
-from syncd.vocabulary import DeliveryFormat
 from tests.chatreceiver import SlackReceiver
 from tests.receiver import Received, Receiver
 

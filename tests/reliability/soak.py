@@ -55,15 +55,15 @@ import httpx
 import sqlalchemy as sa
 import structlog
 
-from syncd.app import App
-from syncd.arxiv import ArxivClient
 from syncd.config import Settings, load_settings
-from syncd.httpio import DeadlineTransport
+from syncd.httpclient import DeadlineTransport
 from syncd.logs import configure_logging
-from syncd.migrate import upgrade
+from syncd.service.app import App
+from syncd.service.sync import sync_all
+from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
+from syncd.storage.migrate import upgrade
 from syncd.storage.schema import papers_table
-from syncd.sync import sync_all
 from tests import fakearxiv as fa
 from tests.receiver import Receiver
 from tests.reliability import (

@@ -1,4 +1,4 @@
-"""Tests for syncd.arxiv._client against httpx.MockTransport with a fake clock, and loopback."""
+"""Tests for syncd.sources.arxiv._client: httpx.MockTransport with a fake clock, and loopback."""
 
 from __future__ import annotations
 
@@ -14,15 +14,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from syncd import metrics
-from syncd.arxiv import (
-    MAX_ID_LIST_CHARS,
-    ArxivClient,
-    FeedPage,
-    id_list_batches,
-)
-from syncd.arxiv import _client as client_module
-from syncd.arxiv._client import retry_delay
 from syncd.config import ArxivSettings
+from syncd.domain.record import split_arxiv_id
 from syncd.errors import (
     ApiError,
     FeedError,
@@ -30,8 +23,15 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
-from syncd.httpio import MAX_RETRY_AFTER, parse_retry_after
-from syncd.record import split_arxiv_id
+from syncd.httpclient import MAX_RETRY_AFTER, parse_retry_after
+from syncd.sources.arxiv import (
+    MAX_ID_LIST_CHARS,
+    ArxivClient,
+    FeedPage,
+    id_list_batches,
+)
+from syncd.sources.arxiv import _client as client_module
+from syncd.sources.arxiv._client import retry_delay
 from tests.dripper import HeaderDripper
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"

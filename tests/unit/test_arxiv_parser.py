@@ -1,4 +1,4 @@
-"""Tests for syncd.arxiv._parser: real arXiv bodies, both backends, and hostile input."""
+"""Tests for syncd.sources.arxiv._parser: real arXiv bodies, both backends, and hostile input."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from syncd.arxiv import FeedPage, parse_feed
-from syncd.arxiv._parser import _clean, _parse_tree
+from syncd.domain.record import Record, normalize_text
 from syncd.errors import ApiError, FeedError
-from syncd.record import Record, normalize_text
+from syncd.sources.arxiv import FeedPage, parse_feed
+from syncd.sources.arxiv._parser import _clean, _parse_tree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
 

@@ -11,19 +11,19 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
-from syncd.backfill import BackfillProgress, backfill_writes, plan_backfill
-from syncd.errors import ApiError, FeedError, RetryableUpstreamError
-from syncd.progress import BackfillReporter, describe_plan, format_duration
-from syncd.record import Record, split_arxiv_id
-from syncd.refusals import (
+from syncd.cli.progress import BackfillReporter, describe_plan, format_duration
+from syncd.domain.model import Revision, VersionGap, VersionRefusal
+from syncd.domain.record import Record, split_arxiv_id
+from syncd.domain.refusals import (
     MAX_RETRY,
     SET_ASIDE_AFTER,
     fetch_isolating,
     retry_wait,
     set_aside_summary,
 )
-from syncd.storage.models import Revision, VersionGap, VersionRefusal
-from syncd.views import field_evolution, revision_json
+from syncd.domain.views import field_evolution, revision_json
+from syncd.errors import ApiError, FeedError, RetryableUpstreamError
+from syncd.service.backfill import BackfillProgress, backfill_writes, plan_backfill
 
 V1 = Record(
     arxiv_id="2602.09578",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from syncd.config import load_settings
-from syncd.daemon import schedule_period, trigger_for
 from syncd.errors import ConfigError
+from syncd.service.daemon import schedule_period, trigger_for
 
 ROOT = Path(__file__).resolve().parents[2]
 MINIMAL = '[[authors]]\nname = "Zhida Jiang"\n'

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from syncd.diff import KINDS, diff_records
-from syncd.record import Record
+from syncd.domain.diff import KINDS, diff_records
+from syncd.domain.record import Record
 
 BASE = Record(
     arxiv_id="2604.06956",

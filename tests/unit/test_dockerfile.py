@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from syncd.config import load_settings
-from syncd.http import HttpServer, Readiness
+from syncd.web.ops import Readiness
+from syncd.web.server import HttpServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from lxml import etree
 
-from syncd.arxiv import parse_feed
+from syncd.domain.record import Record, normalize_text, split_arxiv_id
 from syncd.errors import FeedError
-from syncd.record import Record, normalize_text, split_arxiv_id
+from syncd.sources.arxiv import parse_feed
 from tests import fakearxiv as fa
 from tests.fakearxiv import ARXIV_NS, ATOM_NS, OPENSEARCH_NS, FakeArxiv, make_record
 

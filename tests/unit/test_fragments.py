@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 
-from syncd.record import Record
-from syncd.storage import Event, Revision
+from syncd.domain.model import Event, Revision
+from syncd.domain.record import Record
 from syncd.web.fragments import MAX_BYTES, Fragments
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)

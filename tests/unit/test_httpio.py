@@ -1,4 +1,4 @@
-"""Tests for syncd.httpio: its place in the package, the capped body read both clients use,
+"""Tests for syncd.httpclient: its place in the package, the capped body read both clients use,
 and the headers they read from a remote, which no value may make raise."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from syncd.httpio import (
+from syncd.httpclient import (
     MAX_RETRY_AFTER,
     DeadlineTransport,
     parse_http_date,
@@ -49,14 +49,20 @@ def syncd_modules_loaded_by(module: str) -> set[str]:
 
 def test_httpio_imports_nothing_else_of_syncd() -> None:
     """httpio loads at most syncd.errors: no configuration, metrics, storage or delivery."""
-    assert syncd_modules_loaded_by("syncd.httpio") <= {"syncd", "syncd.httpio", "syncd.errors"}
+    assert syncd_modules_loaded_by("syncd.httpclient") <= {
+        "syncd",
+        "syncd.httpclient",
+        "syncd.errors",
+    }
 
 
 def test_webhooks_do_not_import_the_arxiv_client() -> None:
     """The webhook sender gets its HTTP helpers from httpio, not from the arXiv client."""
     loaded = syncd_modules_loaded_by("syncd.delivery.sender")
-    assert "syncd.httpio" in loaded
-    assert not any(m == "syncd.arxiv" or m.startswith("syncd.arxiv.") for m in loaded)
+    assert "syncd.httpclient" in loaded
+    assert not any(
+        m == "syncd.sources.arxiv" or m.startswith("syncd.sources.arxiv.") for m in loaded
+    )
 
 
 def streamed(*chunks: bytes, then: Exception | None = None) -> httpx.Response:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncd.linking import (
+from syncd.domain.linking import (
     SEED_DOCUMENT_MARGIN,
     earlier_version_ids,
     identify,
@@ -11,7 +11,7 @@ from syncd.linking import (
     name_matches,
     record_similarity,
 )
-from syncd.record import Record
+from syncd.domain.record import Record
 from tests import scenario
 
 CALIBRATION_SEED = Record(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncd.linking import assign, text_similarity
+from syncd.domain.linking import assign, text_similarity
 
 
 class TestTextSimilarity:

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from syncd.delivery.messages import message_body, notification, sample_body
+from syncd.domain.model import Event
+from syncd.domain.record import Record
+from syncd.domain.vocabulary import DeliveryFormat, EventType
 from syncd.messages_text import MARKDOWN, PLAIN, SLACK, ZERO_WIDTH_SPACE, fit_text, render_diffs
-from syncd.record import Record
 from syncd.rendering import describe, field_diffs
-from syncd.storage.models import Event
-from syncd.vocabulary import DeliveryFormat, EventType
 from tests.chatreceiver import DiscordReceiver, SlackReceiver, discord_problem, slack_problem
 from tests.hypothesis_profiles import examples
 

@@ -1,5 +1,5 @@
 """Tests for syncd.metrics: the observe_* helpers, the store collector, naming rules,
-and the readiness decision of syncd.http."""
+and the readiness decision of syncd.web.server."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from prometheus_client import CollectorRegistry
 from structlog.testing import capture_logs
 
 from syncd import metrics
-from syncd.http import Readiness, readiness
 from syncd.metrics import REGISTRY, StoreSnapshot
+from syncd.web.ops import Readiness, readiness
 
 FORBIDDEN_LABELS = {"paper", "arxiv_id", "url", "event_id"}
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import apprise
 import pytest
 
-from syncd.app import endpoints_from
 from syncd.config import load_settings
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.destinations import DestinationPolicy
+from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup
 from syncd.errors import ConfigError
-from syncd.vocabulary import DeliveryFormat, DeliveryGroup
+from syncd.service.app import endpoints_from
 from tests.recorder import Recorder
 
 TOKEN = "tok3n-Sekrit-4711"

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
+from syncd.domain.model import Paper, PaperState
+from syncd.domain.planner import Observed, Snapshot, check_trust, needs_identity_basis, plan_cycle
+from syncd.domain.record import Record, content_hash
+from syncd.domain.vocabulary import EventType, Origin, PaperStatus
 from syncd.errors import FeedError
-from syncd.planner import Observed, Snapshot, check_trust, needs_identity_basis, plan_cycle
-from syncd.record import Record, content_hash
-from syncd.storage.models import Paper, PaperState
-from syncd.vocabulary import EventType, Origin, PaperStatus
 
 AUTHOR = "Zhida Jiang"
 ENTRY = Record(

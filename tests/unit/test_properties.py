@@ -25,12 +25,13 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from syncd.arxiv import FeedPage, parse_feed
 from syncd.cli import main
 from syncd.config import Settings, load_settings
+from syncd.domain.model import SeedPaper
+from syncd.domain.record import Record, normalize_text, split_arxiv_id
 from syncd.errors import ApiError, ConfigError, FeedError, SeedError
-from syncd.record import Record, normalize_text, split_arxiv_id
-from syncd.seeds import SeedPaper, load_seeds, parse_seed_file
+from syncd.sources.arxiv import FeedPage, parse_feed
+from syncd.sources.seeds import load_seeds, parse_seed_file
 from syncd.storage.schema import papers_table, revisions_table
 from tests import scenario
 from tests.hypothesis_profiles import examples

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from syncd.record import (
+from syncd.domain.record import (
     _CURRENT_ID_RE,
     _ID_RE,
     MAX_VERSION,
@@ -14,12 +14,11 @@ from syncd.record import (
     Record,
     _id_problem,
     content_hash,
-    is_withdrawal,
     normalize_name,
     normalize_text,
     split_arxiv_id,
 )
-from syncd.vocabulary import RECORD_FIELDS
+from syncd.domain.vocabulary import RECORD_FIELDS
 
 
 class TestNormalizeText:
@@ -193,10 +192,3 @@ class TestRecord:
     def test_names_fold(self) -> None:
         """Names compare without case, accents or punctuation."""
         assert normalize_name("Zhída  JIANG") == normalize_name("zhida jiang")
-
-    def test_withdrawal(self) -> None:
-        """A withdrawal comment or replaced abstract marks a withdrawal."""
-        assert is_withdrawal("This paper has been withdrawn by the authors", None)
-        assert is_withdrawal(None, "This paper has been withdrawn due to an error.")
-        assert not is_withdrawal("12 pages, 4 figures", "We study withdrawal symptoms.")
-        assert not is_withdrawal("Supersedes the withdrawn arXiv:2101.00001; 12 pages", None)

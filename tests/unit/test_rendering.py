@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from syncd.record import Record
+from syncd.domain.record import Record
 from syncd.rendering import (
     changes_html,
     event_headline,

@@ -1,4 +1,4 @@
-"""Tests for syncd.seeds: parsing the two seed page formats and folding them into papers."""
+"""Tests for syncd.sources.seeds: parsing the two seed page formats and folding them into papers."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
+from syncd.domain.model import SeedPaper
 from syncd.errors import SeedError
-from syncd.seeds import MAX_SEED_BYTES, SeedPaper, load_seeds, parse_seed_file
+from syncd.sources.seeds import MAX_SEED_BYTES, load_seeds, parse_seed_file
 from tests.hypothesis_profiles import examples
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"

@@ -139,7 +139,7 @@ class TestImports:
         modules = {"syncd.storage": module, "syncd.storage.rows": module, "syncd.m": module}
         assert _imports("syncd.m", module, modules) == {"syncd.storage", "syncd.storage.rows"}
 
-    @pytest.mark.parametrize("leaf", ["syncd.vocabulary", "syncd.errors"])
+    @pytest.mark.parametrize("leaf", ["syncd.domain.vocabulary", "syncd.errors"])
     def test_leaf_modules_import_nothing_from_the_package(self, leaf: str) -> None:
         """The vocabulary and the error tree are leaves everything else may import."""
         assert _graph()[leaf] == set()

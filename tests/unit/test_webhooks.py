@@ -24,11 +24,11 @@ from syncd.delivery.routing import accepts
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE, next_retry_delay
 from syncd.delivery.sender import WebhookSender, _later
 from syncd.delivery.signing import sign, signing_key
+from syncd.domain.model import Event
+from syncd.domain.record import Record
+from syncd.domain.views import event_json
 from syncd.errors import ConfigError
-from syncd.httpio import MAX_RETRY_AFTER
-from syncd.record import Record
-from syncd.storage import Event
-from syncd.views import event_json
+from syncd.httpclient import MAX_RETRY_AFTER
 from tests.dripper import HeaderDripper
 from tests.receiver import Receiver
 

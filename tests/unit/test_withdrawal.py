@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from syncd.withdrawal import NOT_WITHDRAWN, Withdrawal, detect_withdrawal, source_type_verdict
+from syncd.domain.withdrawal import (
+    NOT_WITHDRAWN,
+    Withdrawal,
+    detect_withdrawal,
+    source_type_verdict,
+)
 
 AUTHOR = Withdrawal(True, "author")
 ADMIN = Withdrawal(True, "admin")
@@ -160,6 +165,16 @@ def test_authoritative_verdict_overrides_the_text() -> None:
     assert detect_withdrawal(notice, None, authoritative=False) == NOT_WITHDRAWN
     assert detect_withdrawal(notice, None, authoritative=True) == ADMIN
     assert detect_withdrawal(ABSTRACT, None, authoritative=True) == Withdrawal(True, None)
+
+
+def test_comment_or_abstract_marks_a_withdrawal() -> None:
+    """A withdrawal comment or replaced abstract marks a withdrawal; a mere mention does not."""
+    assert detect_withdrawal(None, "This paper has been withdrawn by the authors").withdrawn
+    assert detect_withdrawal("This paper has been withdrawn due to an error.", None).withdrawn
+    assert not detect_withdrawal("We study withdrawal symptoms.", "12 pages, 4 figures").withdrawn
+    assert not detect_withdrawal(
+        None, "Supersedes the withdrawn arXiv:2101.00001; 12 pages"
+    ).withdrawn
 
 
 @pytest.mark.parametrize(

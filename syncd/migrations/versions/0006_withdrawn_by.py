@@ -31,8 +31,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-from syncd.record import Record, content_hash
-from syncd.withdrawal import detect_withdrawal
+from syncd.domain.record import Record, content_hash
+from syncd.domain.withdrawal import detect_withdrawal
 
 revision: str = "0006"
 down_revision: str | None = "0005"

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-from syncd.record import parse_arxiv_time
+from syncd.domain.record import parse_arxiv_time
 
 revision: str = "0007"
 down_revision: str | None = "0006"

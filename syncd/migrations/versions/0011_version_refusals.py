@@ -7,7 +7,7 @@ Create Date: 2026-12-05 09:00:00
 Issue 19: one earlier version arXiv refuses used to fail its author's cycle,
 or its whole backfill request, every cycle.  ``version_refusals`` holds each
 refused version's consecutive failures and, once it is set aside, when to
-ask for it again (``syncd.refusals``).  It starts empty.
+ask for it again (``syncd.domain.refusals``).  It starts empty.
 """
 
 from __future__ import annotations

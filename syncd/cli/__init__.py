@@ -20,25 +20,25 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from syncd import __version__
-from syncd.app import App
-from syncd.backfill import plan_backfill, run_backfill
+from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.config import load_settings
-from syncd.daemon import run_daemon
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.messages import sample_body, sample_notification
 from syncd.delivery.payload import test_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
+from syncd.domain.model import EndpointSummary
+from syncd.domain.record import Record
+from syncd.domain.textcontrols import for_terminal, json_for_terminal
+from syncd.domain.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
+from syncd.domain.vocabulary import RECORD_FIELDS, DeliveryFormat
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
 from syncd.logs import configure_logging
-from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
-from syncd.progress import BackfillReporter, describe_plan
-from syncd.record import Record
-from syncd.storage import EndpointSummary
-from syncd.sync import seed_author, sync_all
-from syncd.textcontrols import for_terminal, json_for_terminal
-from syncd.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
-from syncd.vocabulary import RECORD_FIELDS, DeliveryFormat
+from syncd.service.app import App
+from syncd.service.backfill import plan_backfill, run_backfill
+from syncd.service.daemon import run_daemon
+from syncd.service.sync import seed_author, sync_all
+from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 
 __all__ = ["configure_gc", "main"]
 

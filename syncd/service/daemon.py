@@ -23,11 +23,12 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from syncd import metrics
-from syncd.app import App
 from syncd.config import ScheduleSettings
 from syncd.errors import Interrupted, StoreError, SyncdError
-from syncd.http import HttpServer, Readiness, readiness
-from syncd.sync import sync_all
+from syncd.service.app import App
+from syncd.service.sync import sync_all
+from syncd.web.ops import Readiness, readiness
+from syncd.web.server import HttpServer
 
 __all__ = ["run_daemon", "schedule_period", "trigger_for"]
 

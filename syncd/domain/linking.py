@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Generic, TypeVar
 
-from syncd.record import Record, normalize_name, normalize_text
+from syncd.domain.record import Record, normalize_name, normalize_text
 
 __all__ = [
     "ARXIV_LINK_MARGIN",

@@ -41,11 +41,11 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from syncd import metrics
-from syncd.app import App
-from syncd.web import build_app
-from syncd.web.ops import Readiness, readiness
+from syncd.service.app import App
+from syncd.web.asgi import build_app
+from syncd.web.ops import Readiness
 
-__all__ = ["HttpServer", "Readiness", "readiness"]
+__all__ = ["HttpServer"]
 
 _log = structlog.get_logger(__name__)
 

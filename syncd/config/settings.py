@@ -1,4 +1,4 @@
-"""Configuration: one TOML file, a few environment overrides, validated once.
+"""The configuration's tables and ``load_settings``: one TOML file, environment overrides.
 
 ``load_settings`` is called by the CLI; everything else receives the frozen
 ``Settings`` it returns.  Environment variables named ``SYNCD_<SECTION>_<KEY>``
@@ -37,6 +37,8 @@ from pydantic_settings import (
 )
 
 from syncd import __version__
+from syncd.config.sections import DAY, HOUR, WEEK, Section
+from syncd.config.targets import NotifySettings, WebhookSettings
 from syncd.delivery.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
@@ -44,10 +46,8 @@ from syncd.delivery.destinations import (
     check_host,
 )
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
+from syncd.domain.record import split_arxiv_id
 from syncd.errors import ConfigError
-from syncd.record import split_arxiv_id
-from syncd.sections import DAY, HOUR, WEEK, Section
-from syncd.targets import NotifySettings, WebhookSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -57,11 +57,9 @@ __all__ = [
     "DeliverySettings",
     "HttpSettings",
     "LogSettings",
-    "NotifySettings",
     "ScheduleSettings",
     "Settings",
     "SyncSettings",
-    "WebhookSettings",
     "load_settings",
 ]
 

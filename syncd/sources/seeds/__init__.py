@@ -1,10 +1,10 @@
 """Reading the seeded snapshot: captured pages about the author, folded into papers.
 
-``load_seeds`` parses every file (``syncd.seeds.pages``) before linking
+``load_seeds`` parses every file (``syncd.sources.seeds.pages``) before linking
 anything, so one bad file fails the whole import and nothing partial is
 returned.  It then applies the documents in file-name order, linking each
 record to a paper already known: an exact abstract match first, then
-``syncd.linking`` on title/abstract similarity, which leaves close calls
+``syncd.domain.linking`` on title/abstract similarity, which leaves close calls
 unlinked (and says so in the log) rather than guessing.
 """
 
@@ -14,15 +14,16 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 import structlog
 
-from syncd.linking import link_seed_documents
-from syncd.record import COMPARED_FIELDS, Record, normalize_name
-from syncd.seeds.pages import (
+from syncd.domain.linking import link_seed_documents
+from syncd.domain.model import SeedPaper, SeedRevision
+from syncd.domain.record import COMPARED_FIELDS, Record, normalize_name
+from syncd.sources.seeds.pages import (
     MAX_SEED_BYTES,
     SeedDocument,
     SeedFormat,
@@ -36,8 +37,6 @@ __all__ = [
     "SeedDocument",
     "SeedFormat",
     "SeedItem",
-    "SeedPaper",
-    "SeedRevision",
     "load_seeds",
     "load_seeds_cached",
     "parse_seed_file",
@@ -50,28 +49,6 @@ _SLUG_WORDS: Final = 6
 _SLUG_CHARS: Final = 48
 
 
-@dataclass(frozen=True, slots=True)
-class SeedRevision:
-    """One version of a paper as the seeds show it; ``record`` is merged up to this point."""
-
-    source: str
-    line: int
-    record: Record
-
-
-@dataclass(frozen=True, slots=True)
-class SeedPaper:
-    """A paper of the seeded snapshot: a stable key and its revisions, oldest first."""
-
-    key: str
-    revisions: tuple[SeedRevision, ...]
-
-    @property
-    def record(self) -> Record:
-        """The paper as of its last revision."""
-        return self.revisions[-1].record
-
-
 # --------------------------------------------------------------------------- linking
 
 
@@ -80,7 +57,7 @@ def load_seeds(paths: Sequence[Path]) -> list[SeedPaper]:
 
     Documents are applied in file-name order.  Each record links to at most
     one paper already known from earlier documents (exact abstract first,
-    then similarity, see ``syncd.linking.link_seed_documents``); an ambiguous record stays a
+    then similarity, see ``syncd.domain.linking.link_seed_documents``); an ambiguous record stays a
     paper of its own and ``seed_link_ambiguous`` is logged.
 
     A linked record that changes a known field (another title or abstract)

@@ -152,6 +152,6 @@ RECORD_FIELDS: tuple[RecordField, ...] = (
     RecordField("published", "text", hashed="never"),
     RecordField("updated", "text", hashed="never"),
     RecordField("withdrawn", "flag", kind="withdrawn"),
-    # "author" or "admin" (syncd.withdrawal); added after records were stored.
+    # "author" or "admin" (syncd.domain.withdrawal); added after records were stored.
     RecordField("withdrawn_by", "text", kind="withdrawn", hashed="when_set"),
 )

@@ -13,17 +13,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from syncd import metrics
-from syncd.arxiv import ArxivClient
 from syncd.config import DatabaseSettings, Settings
 from syncd.delivery.apprise_urls import url_scheme
 from syncd.delivery.redaction import url_origin
 from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
 from syncd.delivery.worker import Dispatcher
+from syncd.domain.model import EndpointSummary
+from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
-from syncd.storage import EndpointSummary, Storage
+from syncd.sources.arxiv import ArxivClient
+from syncd.storage import Storage
 from syncd.storage.files import url_key
-from syncd.vocabulary import DeliveryFormat
 
 __all__ = ["App", "endpoints_from", "installation_key"]
 

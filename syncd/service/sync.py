@@ -10,7 +10,7 @@ is written.  Authors without a custom query share batched OR queries.
 
 Once the cycles are stored, the earlier versions of papers they flagged
 (linked or added at vN > 1, or seen jumping versions) are backfilled for
-every author at once (``syncd.backfill``); that can fail without touching
+every author at once (``syncd.service.backfill``); that can fail without touching
 what the cycles stored.
 """
 
@@ -23,13 +23,10 @@ from dataclasses import dataclass, field
 import structlog
 
 from syncd import metrics
-from syncd.arxiv import ArxivClient
-from syncd.backfill import backfill_flagged
 from syncd.config import AuthorSettings, SyncSettings
-from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
-from syncd.faults import fault_point
-from syncd.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
-from syncd.planner import (
+from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
+from syncd.domain.model import Event, Paper, SyncStats
+from syncd.domain.planner import (
     Observed,
     Plan,
     Snapshot,
@@ -38,11 +35,15 @@ from syncd.planner import (
     plan_cycle,
     seed_writes,
 )
-from syncd.record import Record, split_arxiv_id, versioned_id
-from syncd.refusals import fetch_earlier
-from syncd.seeds import load_seeds_cached
-from syncd.storage import Event, Paper, Storage, SyncStats
-from syncd.vocabulary import PaperStatus
+from syncd.domain.record import Record, split_arxiv_id, versioned_id
+from syncd.domain.vocabulary import PaperStatus
+from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
+from syncd.faults import fault_point
+from syncd.service.backfill import backfill_flagged
+from syncd.service.refusals import fetch_earlier
+from syncd.sources.arxiv import ArxivClient
+from syncd.sources.seeds import load_seeds_cached
+from syncd.storage import Storage
 
 __all__ = [
     "CycleResult",
@@ -50,7 +51,6 @@ __all__ = [
     "batch_query",
     "seed_author",
     "sync_all",
-    "sync_author",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -118,19 +118,6 @@ def sync_all(
     if any(r.ok for r in results):
         backfill_flagged(storage, client, known)
     return results
-
-
-def sync_author(
-    storage: Storage,
-    client: ArxivClient,
-    author: AuthorSettings,
-    settings: SyncSettings,
-    *,
-    claim_window: float | None = None,
-) -> CycleResult | None:
-    """One cycle of one author, without the backfill; None when another replica claimed it."""
-    results = _sync_batch(storage, client, [author], settings, claim_window, known={})
-    return results[0] if results else None
 
 
 def author_batches(
@@ -321,7 +308,7 @@ def _link_seeds(
     entry has earlier versions are those fetched, in one batched request,
     and kept in ``fetched`` for the backfill.  An entry whose earlier
     version arXiv refused is deferred to a later cycle until that version
-    is set aside (``syncd.refusals``); the rest of the cycle goes on.
+    is set aside (``syncd.domain.refusals``); the rest of the cycle goes on.
     """
     if not unlinked or not observed.new:
         return {}

@@ -15,8 +15,8 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from syncd.record import Record, normalize_name
-from syncd.vocabulary import KINDS, RECORD_FIELDS, RecordField
+from syncd.domain.record import Record, normalize_name
+from syncd.domain.vocabulary import KINDS, RECORD_FIELDS, RecordField
 
 __all__ = ["KINDS", "Change", "diff_records"]
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from syncd.arxiv._client import (
+from syncd.sources.arxiv._client import (
     MAX_ID_LIST_CHARS,
     MAX_IDS_PER_REQUEST,
     ArxivClient,
     Pacer,
     id_list_batches,
 )
-from syncd.arxiv._parser import FeedPage, parse_feed
+from syncd.sources.arxiv._parser import FeedPage, parse_feed
 
 __all__ = [
     "MAX_IDS_PER_REQUEST",

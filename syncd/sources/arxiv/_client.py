@@ -33,8 +33,8 @@ import httpx
 import structlog
 
 from syncd import metrics
-from syncd.arxiv._parser import FeedPage, parse_feed
 from syncd.config import ArxivSettings
+from syncd.domain.record import Record, split_arxiv_id
 from syncd.errors import (
     ApiError,
     FeedError,
@@ -42,7 +42,7 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
 )
-from syncd.httpio import (
+from syncd.httpclient import (
     RETRY_AFTER_STATUSES,
     DeadlineTransport,
     attempt_deadline,
@@ -51,7 +51,7 @@ from syncd.httpio import (
     read_capped,
     response_time,
 )
-from syncd.record import Record, split_arxiv_id
+from syncd.sources.arxiv._parser import FeedPage, parse_feed
 
 __all__ = [
     "MAX_IDS_PER_REQUEST",

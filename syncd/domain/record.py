@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from syncd.vocabulary import RECORD_FIELDS, FieldShape
-from syncd.withdrawal import WithdrawnBy, detect_withdrawal
+from syncd.domain.vocabulary import RECORD_FIELDS, FieldShape
+from syncd.domain.withdrawal import WithdrawnBy
 
 __all__ = [
     "COMPARED_FIELDS",
@@ -24,7 +24,6 @@ __all__ = [
     "ArxivIdError",
     "Record",
     "content_hash",
-    "is_withdrawal",
     "normalize_name",
     "normalize_text",
     "parse_arxiv_time",
@@ -175,11 +174,6 @@ def parse_arxiv_time(text: str | None) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def is_withdrawal(comment: str | None, abstract: str | None) -> bool:
-    """Whether a version's comment or abstract announces a withdrawal (``syncd.withdrawal``)."""
-    return detect_withdrawal(abstract, comment).withdrawn
-
-
 @dataclass(frozen=True, slots=True)
 class Record:
     """One observation of a paper, in the shape DESIGN.md names "the canonical record".
@@ -204,7 +198,7 @@ class Record:
     published: str | None = None
     updated: str | None = None
     withdrawn: bool = field(default=False)
-    # "author" or "admin" when withdrawn and the notice says (syncd.withdrawal).
+    # "author" or "admin" when withdrawn and the notice says (syncd.domain.withdrawal).
     # Rows stored before this field existed lack it and read as None.
     withdrawn_by: WithdrawnBy | None = None
 

@@ -12,8 +12,8 @@ from typing import TextIO
 
 import structlog
 
-from syncd.backfill import BackfillPlan, BackfillProgress
-from syncd.refusals import set_aside_summary
+from syncd.domain.refusals import set_aside_summary
+from syncd.service.backfill import BackfillPlan, BackfillProgress
 
 __all__ = ["BackfillReporter", "describe_plan", "format_duration"]
 

@@ -4,13 +4,13 @@ A paper linked or added at v3, or seen jumping from v2 to v4, has earlier
 versions its history lacks.  arXiv serves each version by versioned id
 (``2602.09578v1``; API manual 5.1.1) with that version's own metadata and its
 ``<updated>`` date, so the missing ones are fetched many per request
-(``syncd.arxiv.id_list_batches``) and stored as revisions whose source is
+(``syncd.sources.arxiv.id_list_batches``) and stored as revisions whose source is
 ``arxiv:vN``.  They are the past: they publish no events and never change a
 paper's current record.
 
 Each request's answer is stored in its own transaction.  A request arXiv
 refuses is halved until the refused ids stand alone, and the others are
-stored (``syncd.refusals``); a version refused a few times in a row is set
+stored (``syncd.domain.refusals``); a version refused a few times in a row is set
 aside and asked for again rarely, and a paper waiting for one keeps its
 flag.  A request that fails otherwise leaves the stored versions and the
 papers' ``backfill_pending`` flags as they are, so the next cycle (or
@@ -25,13 +25,14 @@ from datetime import UTC, datetime
 
 import structlog
 
-from syncd.arxiv import ArxivClient, id_list_batches
-from syncd.diff import diff_records
+from syncd.domain.diff import diff_records
+from syncd.domain.model import BackfillWrite, NewRevision, VersionGap, VersionRefusal
+from syncd.domain.record import Record, versioned_id
+from syncd.domain.refusals import ISOLATION_REQUESTS, fetch_isolating
 from syncd.errors import Interrupted, StoreError, UpstreamError
-from syncd.record import Record, versioned_id
-from syncd.refusals import ISOLATION_REQUESTS, fetch_isolating, settle
-from syncd.storage import BackfillWrite, NewRevision, Storage, VersionGap
-from syncd.storage.models import VersionRefusal
+from syncd.service.refusals import settle
+from syncd.sources.arxiv import ArxivClient, id_list_batches
+from syncd.storage import Storage
 
 __all__ = [
     "BackfillPlan",
@@ -169,7 +170,7 @@ def run_backfill(
 
     ``known`` records (by versioned id, fetched earlier in the cycle) are
     stored without a request.  Refused ids are isolated and counted
-    (``syncd.refusals``).  Raises ``UpstreamError`` when a request fails
+    (``syncd.domain.refusals``).  Raises ``UpstreamError`` when a request fails
     otherwise, or refusals outrun the isolation budget, keeping what was
     stored before.
     """

@@ -25,9 +25,9 @@ from typing import cast
 
 from lxml import etree
 
+from syncd.domain.record import ArxivIdError, Record, normalize_text, split_arxiv_id
+from syncd.domain.withdrawal import detect_withdrawal
 from syncd.errors import ApiError, FeedError
-from syncd.record import ArxivIdError, Record, normalize_text, split_arxiv_id
-from syncd.withdrawal import detect_withdrawal
 
 __all__ = ["FeedPage", "parse_feed"]
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.storage import EndpointSummary, Event, Paper, Revision
+from syncd.domain.model import EndpointSummary, Event, Paper, Revision
 
 __all__ = [
     "FieldValue",

@@ -14,22 +14,19 @@ fetch as before.
 A version refused ``SET_ASIDE_AFTER`` times in a row is set aside: nobody
 asks for it until its next try, ``FIRST_RETRY`` later, doubling with every
 refusal after that, at most ``MAX_RETRY`` apart.  Served once, its count is
-forgotten.  The counts live in the database (``Versions.refused``).
+forgotten.  The counts live in the database (``Versions.refused``); storing
+them and asking arXiv is the orchestrator's part (``syncd.service.refusals``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-import structlog
-
-from syncd import metrics
+from syncd.domain.model import VersionRefusal
+from syncd.domain.record import Record
 from syncd.errors import PermanentUpstreamError
-from syncd.record import Record, versioned_id
-from syncd.storage import Versions
-from syncd.storage.models import VersionRefusal
 
 __all__ = [
     "FIRST_RETRY",
@@ -37,14 +34,10 @@ __all__ = [
     "MAX_RETRY",
     "SET_ASIDE_AFTER",
     "Fetched",
-    "fetch_earlier",
     "fetch_isolating",
     "retry_wait",
     "set_aside_summary",
-    "settle",
 ]
-
-_log = structlog.get_logger(__name__)
 
 # Three refusals in a row (three cycles, or three `syncd backfill` runs): a
 # glitch rarely lasts that long, and until then the version is asked for
@@ -117,53 +110,6 @@ def fetch_isolating(
             half = len(part) // 2
             pending += [part[half:], part[:half]]  # the first half is asked first
     return fetched
-
-
-def settle(
-    versions: Versions, fetched: Fetched, known: Mapping[str, VersionRefusal]
-) -> dict[str, VersionRefusal]:
-    """Store what ``fetched`` says about refusals; return the refused ids' records.
-
-    ``known`` are the records held before the fetch: those of ids that came
-    back are forgotten.
-    """
-    came_back = {versioned_id(r.arxiv_id or "", r.version or 0) for r in fetched.records}
-    served = [ident for ident in known if ident in came_back]
-    if served:
-        versions.served(served)
-    refusals = versions.refused(fetched.refused, retry_wait)
-    for refusal in refusals.values():
-        metrics.observe_version_refused()
-        _log.warning(
-            "version_refused",
-            arxiv_id=refusal.versioned_id,
-            failures=refusal.failures,
-            error=refusal.last_error,
-            next_try_at=refusal.next_try_at.isoformat() if refusal.next_try_at else None,
-            outcome="set aside" if refusal.set_aside else "asked for again next cycle",
-        )
-    return refusals
-
-
-def fetch_earlier(
-    versions: Versions,
-    fetch: Callable[[Sequence[str]], list[Record]],
-    wanted: Sequence[str],
-) -> tuple[list[Record], set[str]]:
-    """Earlier versions for linking: the records that came back, and the ids still awaited.
-
-    Set-aside versions whose next try has not come are not asked for: the
-    cycle goes on as if they were not there.  A version refused fewer than
-    ``SET_ASIDE_AFTER`` times in a row, or not isolated, is awaited: it may
-    be the one a seed matches, so the caller decides nothing on its entry
-    this cycle.
-    """
-    known = versions.refusals(wanted)
-    moment = datetime.now(UTC)
-    fetched = fetch_isolating(fetch, [i for i in wanted if i not in known or known[i].due(moment)])
-    refusals = settle(versions, fetched, known)
-    awaited = {ident for ident, refusal in refusals.items() if not refusal.set_aside}
-    return fetched.records, awaited | set(fetched.unresolved)
 
 
 def set_aside_summary(refusals: Collection[VersionRefusal], shown: int = 10) -> str | None:

@@ -1,6 +1,6 @@
 """What a sync cycle writes, decided from plain values: no I/O, no clock, no logging.
 
-The orchestrator (``syncd.sync``) streams arXiv's answer into an ``Observed``,
+The orchestrator (``syncd.service.sync``) streams arXiv's answer into an ``Observed``,
 loads a ``Snapshot`` of what the record knows, links seed papers, and asks
 ``plan_cycle`` for the writes; it then applies them in one transaction and
 logs the plan's notes.  Every rule of "what does this answer mean for the
@@ -13,13 +13,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncd.diff import Change, diff_records
+from syncd.domain.diff import Change, diff_records
+from syncd.domain.linking import identify
+from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
+from syncd.domain.record import Record, content_hash
+from syncd.domain.vocabulary import EventType, Origin, PaperStatus
 from syncd.errors import FeedError
-from syncd.linking import identify
-from syncd.record import Record, content_hash
-from syncd.seeds import SeedPaper
-from syncd.storage.models import NewRevision, Paper, PaperState, PaperWrite
-from syncd.vocabulary import EventType, Origin, PaperStatus
 
 __all__ = [
     "ARXIV_SOURCE",

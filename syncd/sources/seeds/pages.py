@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from syncd.domain.linking import abstract_key
+from syncd.domain.record import Record, normalize_text
 from syncd.errors import SeedError
-from syncd.linking import abstract_key
-from syncd.record import Record, normalize_text
 
 __all__ = [
     "MAX_SEED_BYTES",

@@ -1,6 +1,6 @@
 """What every configuration table shares: its base model and the bounds of durations.
 
-A leaf, so the modules that define tables (``syncd.config``, ``syncd.targets``)
+A leaf, so the modules that define tables (``settings``, ``targets``)
 share it without importing each other.
 """
 

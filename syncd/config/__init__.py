@@ -1,0 +1,44 @@
+"""Configuration: one TOML file, a few environment overrides, validated once.
+
+``load_settings`` is called by the CLI; everything else receives the frozen
+``Settings`` it returns.  Environment variables named ``SYNCD_<SECTION>_<KEY>``
+(``SYNCD_DATABASE_URL``, ``SYNCD_ARXIV_API_URL``, ...) override the file.
+Relative paths in the file resolve against the file's own folder.
+
+``settings`` holds the top-level tables and the loader, ``targets`` the
+``[[webhooks]]`` and ``[[notify]]`` tables, and ``sections`` what every table
+shares (the base model and the bounds of durations).
+"""
+
+from __future__ import annotations
+
+from syncd.config.settings import (
+    DEFAULT_CONFIG_PATH,
+    ArxivSettings,
+    AuthorSettings,
+    DatabaseSettings,
+    DeliverySettings,
+    HttpSettings,
+    LogSettings,
+    ScheduleSettings,
+    Settings,
+    SyncSettings,
+    load_settings,
+)
+from syncd.config.targets import NotifySettings, WebhookSettings
+
+__all__ = [
+    "DEFAULT_CONFIG_PATH",
+    "ArxivSettings",
+    "AuthorSettings",
+    "DatabaseSettings",
+    "DeliverySettings",
+    "HttpSettings",
+    "LogSettings",
+    "NotifySettings",
+    "ScheduleSettings",
+    "Settings",
+    "SyncSettings",
+    "WebhookSettings",
+    "load_settings",
+]
