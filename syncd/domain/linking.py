@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Generic, TypeVar
 
-from syncd.domain.record import Record, normalize_name, normalize_text
+from syncd.domain.record import Record, normalize_name, normalize_text, versioned_id
 
 __all__ = [
     "ARXIV_LINK_MARGIN",
@@ -250,7 +250,7 @@ def link_seeds_to_arxiv(
 def earlier_version_ids(entries: Iterable[Record]) -> list[str]:
     """Versioned ids (``2606.03328v1``) of every version before each entry's current one."""
     return [
-        f"{entry.arxiv_id}v{n}"
+        versioned_id(entry.arxiv_id, n)
         for entry in entries
         if entry.arxiv_id is not None and entry.version is not None
         for n in range(1, entry.version)

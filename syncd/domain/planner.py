@@ -17,11 +17,10 @@ from syncd.domain.diff import Change, diff_records
 from syncd.domain.linking import identify
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
 from syncd.domain.record import Record, content_hash
-from syncd.domain.vocabulary import EventType, Origin, PaperStatus
+from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RevisionSource
 from syncd.errors import FeedError
 
 __all__ = [
-    "ARXIV_SOURCE",
     "Note",
     "Observed",
     "Plan",
@@ -32,7 +31,8 @@ __all__ = [
     "seed_writes",
 ]
 
-ARXIV_SOURCE = "arxiv"
+# What a revision read from a sync's answer stores as its source.
+_SYNCED = str(RevisionSource.arxiv())
 
 
 @dataclass
@@ -215,7 +215,7 @@ def _linked(paper: Paper, entry: Record) -> PaperWrite:
         arxiv_id=entry.arxiv_id,
         status=PaperStatus.TRACKED,
         origin=paper.origin,
-        revisions=(_revision(entry, ARXIV_SOURCE, change),),
+        revisions=(_revision(entry, _SYNCED, change),),
         event_type=EventType.LINKED,
         event_kinds=change.kinds,
         event_changes=change.changes,
@@ -241,7 +241,7 @@ def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
         arxiv_id=paper.arxiv_id,
         status=status,
         origin=paper.origin,
-        revisions=(_revision(entry, ARXIV_SOURCE, change),) if change else (),
+        revisions=(_revision(entry, _SYNCED, change),) if change else (),
         event_type=event_type,
         event_kinds=change.kinds if change else (),
         event_changes=change.changes if change else {},
@@ -273,7 +273,7 @@ def _discovered(record: Record, plausible: bool) -> PaperWrite:
         arxiv_id=record.arxiv_id,
         status=status,
         origin=Origin.ARXIV,
-        revisions=(NewRevision(record, ARXIV_SOURCE),),
+        revisions=(NewRevision(record, _SYNCED),),
         event_type=EventType.ADDED if plausible else None,
         backfill_pending=_needs_backfill(status, record.version, None),
     )

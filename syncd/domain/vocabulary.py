@@ -11,6 +11,7 @@ line here (plus the dataclass attribute and, if it needs one, its rule).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -28,9 +29,14 @@ __all__ = [
     "Origin",
     "PaperStatus",
     "RecordField",
+    "RevisionSource",
     "RunStatus",
     "SeedKnowledge",
+    "source_label",
 ]
+
+# A version number as stored: ASCII digits only.
+_NUMBER_RE = re.compile("[0-9]+")
 
 
 class EventType(StrEnum):
@@ -155,3 +161,69 @@ RECORD_FIELDS: tuple[RecordField, ...] = (
     # "author" or "admin" (syncd.domain.withdrawal); added after records were stored.
     RecordField("withdrawn_by", "text", kind="withdrawn", hashed="when_set"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionSource:
+    """Where a revision was read, as its ``source`` column stores it.
+
+    ``arxiv`` (a sync's answer), ``arxiv:vN`` (version N fetched by its
+    versioned id: a backfill) or ``seed:<file>`` (a seed document): written
+    by ``str()`` and read back by ``parse``, here and nowhere else.
+    """
+
+    kind: Literal["arxiv", "backfilled", "seed"]
+    version: int | None = None  # the version a backfill fetched
+    name: str | None = None  # the seed document's file name
+
+    @classmethod
+    def arxiv(cls) -> RevisionSource:
+        """A version as a sync's answer carried it."""
+        return cls("arxiv")
+
+    @classmethod
+    def backfilled(cls, version: int) -> RevisionSource:
+        """Version ``version``, fetched by its versioned id to fill a history."""
+        return cls("backfilled", version=version)
+
+    @classmethod
+    def seed(cls, name: str) -> RevisionSource:
+        """The seed document named ``name`` (its file name)."""
+        return cls("seed", name=name)
+
+    @classmethod
+    def parse(cls, stored: str) -> RevisionSource | None:
+        """The source a stored string names; None for one syncd never writes."""
+        if stored == "arxiv":
+            return cls.arxiv()
+        if stored.startswith("seed:"):
+            return cls.seed(stored.removeprefix("seed:"))
+        number = stored.removeprefix("arxiv:v")
+        if number != stored and _NUMBER_RE.fullmatch(number):
+            return cls.backfilled(int(number))
+        return None
+
+    def __str__(self) -> str:
+        if self.kind == "seed":
+            return f"seed:{self.name}"
+        if self.kind == "backfilled":
+            return f"arxiv:v{self.version}"
+        return "arxiv"
+
+    def label(self, version: int | None) -> str:
+        """How the pages name it, for a revision at arXiv version ``version``."""
+        if self.kind == "seed":
+            return f"seed document {self.name}"
+        if self.kind == "arxiv":
+            return (
+                f"arXiv v{version}, seen by a sync" if version is not None else "arXiv, by a sync"
+            )
+        # Shown as stored, as the pages always have; their wording is for
+        # the pages to change, not for this restructure.
+        return str(self)
+
+
+def source_label(stored: str, version: int | None) -> str:
+    """The label of a stored source (``RevisionSource.label``); an unknown one as stored."""
+    source = RevisionSource.parse(stored)
+    return stored if source is None else source.label(version)

@@ -29,6 +29,7 @@ from syncd.domain.diff import diff_records
 from syncd.domain.model import BackfillWrite, NewRevision, VersionGap, VersionRefusal
 from syncd.domain.record import Record, versioned_id
 from syncd.domain.refusals import ISOLATION_REQUESTS, fetch_isolating
+from syncd.domain.vocabulary import RevisionSource
 from syncd.errors import Interrupted, StoreError, UpstreamError
 from syncd.service.refusals import settle
 from syncd.sources.arxiv import ArxivClient, id_list_batches
@@ -38,18 +39,12 @@ __all__ = [
     "BackfillPlan",
     "BackfillProgress",
     "backfill_flagged",
-    "backfill_source",
     "backfill_writes",
     "plan_backfill",
     "run_backfill",
 ]
 
 _log = structlog.get_logger(__name__)
-
-
-def backfill_source(version: int) -> str:
-    """The source of a backfilled revision: ``arxiv:v1`` is v1 fetched by its versioned id."""
-    return f"arxiv:v{version}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +144,7 @@ def backfill_writes(
                 (gap.paper_id, version - 1)
             )
             change = diff_records(before, record) if before is not None else None
-            source = backfill_source(version)
+            source = str(RevisionSource.backfilled(version))
             if change:
                 revisions.append(NewRevision(record, source, change.kinds, change.changes))
             else:

@@ -20,14 +20,14 @@ from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from syncd.domain.model import Event, Revision
-from syncd.domain.vocabulary import PaperStatus
+from syncd.domain.vocabulary import PaperStatus, source_label
 from syncd.rendering import event_headline, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
 
-__all__ = ["CSP", "PAGE_PREFIXES", "error_page", "pages_router", "source_label", "static_files"]
+__all__ = ["CSP", "PAGE_PREFIXES", "error_page", "pages_router", "static_files"]
 
 # No script of any kind; styles from our own stylesheet only.
 CSP = (
@@ -153,15 +153,6 @@ def _revision(paper_id: int, revision: Revision, fragments: Fragments) -> _Shown
         label=", ".join(revision.kinds) or ("first seen" if revision.seq == 1 else "no change"),
         html=fragments.revision(paper_id, revision),
     )
-
-
-def source_label(source: str, version: int | None) -> str:
-    """Where a revision was read: a seed document, or arXiv's version N by a sync."""
-    if source.startswith("seed:"):
-        return f"seed document {source.removeprefix('seed:')}"
-    if source == "arxiv":
-        return f"arXiv v{version}, seen by a sync" if version is not None else "arXiv, by a sync"
-    return source
 
 
 def _page(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,23 @@ EXCLUDED = PACKAGE / "migrations"
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 300
 MAX_FUNCTION_LINES = 80
+# The pure part: values and decisions, and how a change reads.  None of these
+# (nor anything they import) touches storage or the network.  ``syncd.render``
+# is the renderer package; until it holds them, today's renderer and message
+# builder modules are named one by one.  Absent names are skipped.
+PURE = (
+    "syncd.domain",
+    "syncd.render",
+    "syncd.rendering",
+    "syncd.messages_text",
+    "syncd.delivery.messages",
+    "syncd.delivery.slack",
+    "syncd.delivery.discord",
+    "syncd.delivery.payload",
+    "syncd.web.fragments",
+)
+# What the pure part never imports, directly or through a syncd module.
+FORBIDDEN = ("syncd.storage", "sqlalchemy", "httpx")
 
 
 def _modules() -> dict[str, Path]:
@@ -68,6 +87,37 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
             submodule = f"{base}.{alias.name}"
             targets.add(submodule if submodule in modules else base)
     return {t for t in targets if t in modules and t != name}
+
+
+def _external_imports(path: Path) -> set[str]:
+    """The modules outside syncd that ``path`` imports (``from . import`` aside)."""
+    names: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif not node.level and node.module:
+            names.add(node.module)
+    return {n for n in names if n.split(".")[0] != "syncd"}
+
+
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The package modules importing ``start`` loads: its imports, theirs, and their packages."""
+    reached: set[str] = set()
+    pending = [start]
+    while pending:
+        module = pending.pop()
+        if module in reached:
+            continue
+        reached.add(module)
+        pending.extend(graph[module])
+        # Importing syncd.a.b runs syncd/a/__init__.py first.
+        parts = module.split(".")
+        pending.extend(p for i in range(1, len(parts)) if (p := ".".join(parts[:i])) in graph)
+    return reached
+
+
+def _forbidden(names: Iterable[str]) -> set[str]:
+    return {n for n in names if any(n == f or n.startswith(f"{f}.") for f in FORBIDDEN)}
 
 
 def _graph() -> dict[str, set[str]]:
@@ -153,9 +203,50 @@ class TestImports:
             if module not in reached:
                 reached.add(module)
                 pending.extend(graph[module])
-        heavy = {m for m in reached if m.split(".")[1:2] in (["storage"], ["views"], ["arxiv"])}
+        heavy = {m for m in reached if m.split(".")[1:2] in (["storage"], ["sources"], ["web"])}
         assert heavy == set()
         assert "syncd.delivery.sender" not in reached
+        assert "syncd.domain.views" not in reached
+
+
+class TestPureDomain:
+    @pytest.mark.parametrize("root", PURE)
+    def test_the_pure_part_imports_no_storage_and_no_network(self, root: str) -> None:
+        """Domain, renderers and message builders reach no storage, SQLAlchemy or httpx."""
+        modules = _modules()
+        graph = _graph()
+        members = [m for m in modules if m == root or m.startswith(f"{root}.")]
+        if not members:
+            pytest.skip(f"{root} does not exist")
+        for member in members:
+            reached = _reached(graph, member)
+            external = set().union(*(_external_imports(modules[m]) for m in reached))
+            assert _forbidden(reached | external) == set(), member
+
+    def test_the_rule_sees_an_import_through_another_module(self, tmp_path: Path) -> None:
+        """A module importing one that imports SQLAlchemy breaks the rule (its silence means
+        something)."""
+        pure, helper = tmp_path / "pure.py", tmp_path / "helper.py"
+        pure.write_text("from syncd.helper import x\n", encoding="utf-8")
+        helper.write_text("import sqlalchemy as sa\nx = 1\n", encoding="utf-8")
+        modules = {"syncd.pure": pure, "syncd.helper": helper}
+        graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+        reached = _reached(graph, "syncd.pure")
+        assert reached == {"syncd.pure", "syncd.helper"}
+        external = set().union(*(_external_imports(modules[m]) for m in reached))
+        assert _forbidden(reached | external) == {"sqlalchemy"}
+
+    def test_importing_the_planner_loads_neither_sqlalchemy_nor_httpx(self) -> None:
+        """In a fresh interpreter, ``import syncd.domain.planner`` leaves both unloaded."""
+        code = (
+            "import sys, syncd.domain.planner\n"
+            "print(' '.join(m for m in ('sqlalchemy', 'httpx', 'syncd.storage')"
+            " if m in sys.modules))"
+        )
+        loaded = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.split()
+        assert loaded == []
 
 
 class TestSizes:

@@ -34,7 +34,7 @@ import structlog
 
 from syncd import metrics
 from syncd.config import ArxivSettings
-from syncd.domain.record import Record, split_arxiv_id
+from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.errors import (
     ApiError,
     FeedError,
@@ -500,4 +500,4 @@ def _check_id_page(page: FeedPage, requested: list[str]) -> None:
 
 
 def _versioned(arxiv_id: str, version: int | None) -> str:
-    return arxiv_id if version is None else f"{arxiv_id}v{version}"
+    return arxiv_id if version is None else versioned_id(arxiv_id, version)

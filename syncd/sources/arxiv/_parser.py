@@ -25,7 +25,13 @@ from typing import cast
 
 from lxml import etree
 
-from syncd.domain.record import ArxivIdError, Record, normalize_text, split_arxiv_id
+from syncd.domain.record import (
+    ArxivIdError,
+    Record,
+    normalize_text,
+    split_arxiv_id,
+    versioned_id,
+)
 from syncd.domain.withdrawal import detect_withdrawal
 from syncd.errors import ApiError, FeedError
 
@@ -329,11 +335,11 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
 
     title = _clean(raw.title)
     if title is None:
-        raise FeedError(f"entry {position} ({arxiv_id}v{version}) has no title")
+        raise FeedError(f"entry {position} ({versioned_id(arxiv_id, version)}) has no title")
     authors = _clean_names(raw.authors)
     if not authors or len(authors) != len(raw.authors):
         problem = "an <author> without a name" if raw.authors else "no author"
-        raise FeedError(f"entry {position} ({arxiv_id}v{version}) has {problem}")
+        raise FeedError(f"entry {position} ({versioned_id(arxiv_id, version)}) has {problem}")
 
     primary = _term(raw.primary_category)
     categories = [primary] if primary is not None else []

@@ -23,6 +23,7 @@ from typing import Final, Literal
 
 from syncd.domain.linking import abstract_key
 from syncd.domain.record import Record, normalize_text
+from syncd.domain.vocabulary import RevisionSource
 from syncd.errors import SeedError
 
 __all__ = [
@@ -82,7 +83,7 @@ class SeedDocument:
     @property
     def source(self) -> str:
         """The provenance label revisions carry, e.g. ``seed:000_bae548b29664adf4.txt``."""
-        return f"seed:{self.path.name}"
+        return str(RevisionSource.seed(self.path.name))
 
 
 @dataclass(frozen=True, slots=True)
