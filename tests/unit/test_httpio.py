@@ -47,8 +47,8 @@ def syncd_modules_loaded_by(module: str) -> set[str]:
     return set(output.split())
 
 
-def test_httpio_imports_nothing_else_of_syncd() -> None:
-    """httpio loads at most syncd.errors: no configuration, metrics, storage or delivery."""
+def test_httpclient_imports_nothing_else_of_syncd() -> None:
+    """httpclient loads at most syncd.errors: no configuration, metrics, storage or delivery."""
     assert syncd_modules_loaded_by("syncd.httpclient") <= {
         "syncd",
         "syncd.httpclient",
@@ -57,7 +57,7 @@ def test_httpio_imports_nothing_else_of_syncd() -> None:
 
 
 def test_webhooks_do_not_import_the_arxiv_client() -> None:
-    """The webhook sender gets its HTTP helpers from httpio, not from the arXiv client."""
+    """The webhook sender gets its HTTP helpers from httpclient, not from the arXiv client."""
     loaded = syncd_modules_loaded_by("syncd.delivery.sender")
     assert "syncd.httpclient" in loaded
     assert not any(
