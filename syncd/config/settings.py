@@ -1,9 +1,9 @@
-"""The configuration's tables and ``load_settings``: one TOML file, environment overrides.
+"""The configuration's top-level tables and ``load_settings``, which reads them once.
 
-``load_settings`` is called by the CLI; everything else receives the frozen
-``Settings`` it returns.  Environment variables named ``SYNCD_<SECTION>_<KEY>``
-(``SYNCD_DATABASE_URL``, ``SYNCD_ARXIV_API_URL``, ...) override the file.
-Relative paths in the file resolve against the file's own folder.
+Environment variables named ``SYNCD_<SECTION>_<KEY>`` (``SYNCD_DATABASE_URL``,
+``SYNCD_ARXIV_API_URL``, ...) override the file; relative paths in the file
+resolve against the file's own folder.  The ``[[webhooks]]`` and ``[[notify]]``
+tables are ``targets``'.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 and backfilled versions), ``runs`` (sync cycles), ``events`` (the event log)
 and ``outbox`` (webhook endpoints and deliveries); on PostgreSQL, ``pacer``
 is the arXiv politeness budget every replica shares.  Callers hand in frozen
-write commands and get frozen domain objects back, never rows.
+write commands and get frozen domain objects back, never rows: both are
+``syncd.domain.model``'s types (``rows`` maps one to the other).
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
 transaction: papers, revisions, events and their deliveries appear together
 or not at all.
