@@ -3,7 +3,10 @@
 ``ci`` is derandomized (the examples follow from each test's code, so every
 run, on CI or a laptop, tries the same ones and a red run is red again) and
 keeps no example database (a failure saved by an earlier run must not change
-what a later one tries); ``print_blob`` prints how to replay a failure.
+what a later one tries); it has no deadline and skips the too-slow health
+check, since both depend on how busy the machine is, not on the code, and a
+loaded CI machine must not turn them red; ``print_blob`` prints how to replay
+a failure.
 ``explore`` (``make explore``, ``HYPOTHESIS_PROFILE=explore``) draws random
 examples, ten times as many, to find what ``ci``'s fixed ones miss; pin each
 find with ``@example``.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 __all__ = ["CI_EXAMPLES", "examples", "load_profile"]
 
@@ -25,7 +28,13 @@ CI_EXAMPLES = 100
 _EXPLORE_EXAMPLES = 10 * CI_EXAMPLES
 
 settings.register_profile(
-    "ci", derandomize=True, database=None, print_blob=True, max_examples=CI_EXAMPLES
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+    max_examples=CI_EXAMPLES,
 )
 settings.register_profile("explore", print_blob=True, max_examples=_EXPLORE_EXAMPLES)
 

@@ -47,6 +47,7 @@ EXPECTED_TYPES = {
     "syncd_webhook_deliveries_total": "counter",
     "syncd_webhook_delivery_latency_seconds": "histogram",
     "syncd_metrics_collection_errors_total": "counter",
+    "syncd_http_connections_dropped_total": "counter",
     "syncd_papers": "gauge",
     "syncd_outbox_pending": "gauge",
     "syncd_outbox_dead_letters": "gauge",
