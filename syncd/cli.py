@@ -25,7 +25,7 @@ from syncd.backfill import plan_backfill, run_backfill
 from syncd.config import load_settings
 from syncd.daemon import run_daemon
 from syncd.delivery.apprise_sender import AppriseSender
-from syncd.delivery.messages import sample_body, sample_notification
+from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
@@ -34,6 +34,7 @@ from syncd.logs import configure_logging
 from syncd.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.progress import BackfillReporter, describe_plan
 from syncd.record import Record
+from syncd.render.notification import sample_notification
 from syncd.storage import EndpointSummary
 from syncd.sync import seed_author, sync_all
 from syncd.textcontrols import for_terminal, json_for_terminal

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.messages_text import (
-    MARKDOWN,
+from syncd.render.describe import Described, describe
+from syncd.render.markdown import MARKDOWN
+from syncd.render.text import (
     digest_title,
     fit_text,
     full_change,
@@ -24,7 +25,6 @@ from syncd.messages_text import (
     render_diffs,
     title_line,
 )
-from syncd.rendering import Described, describe
 from syncd.storage.models import Event
 from syncd.vocabulary import EventType
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.messages_text import (
+from syncd.render.describe import Described, describe
+from syncd.render.mrkdwn import SLACK
+from syncd.render.text import (
     PLAIN,
-    SLACK,
     cut_text,
     digest_title,
     full_change,
@@ -25,7 +26,6 @@ from syncd.messages_text import (
     render_diffs,
     title_line,
 )
-from syncd.rendering import Described, describe
 from syncd.storage.models import Event
 
 __all__ = ["slack_digest", "slack_message"]

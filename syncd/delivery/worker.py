@@ -26,7 +26,6 @@ import structlog
 from syncd import metrics
 from syncd.config import DeliverySettings
 from syncd.delivery.apprise_sender import AppriseSender
-from syncd.delivery.messages import notification
 from syncd.delivery.payload import claim_body
 from syncd.delivery.redaction import scrub
 from syncd.delivery.routing import Endpoint
@@ -35,6 +34,7 @@ from syncd.delivery.sender import DeliveryResult, WebhookSender, never_shown
 from syncd.errors import StoreError
 from syncd.faults import fault_point
 from syncd.httpio import failure_reason
+from syncd.render.notification import notification
 from syncd.storage import Attempt, Claim, Outbox
 from syncd.vocabulary import DeliveryFormat
 

@@ -29,7 +29,7 @@ from starlette.responses import Response
 
 from syncd import __version__
 from syncd.app import App
-from syncd.rendering import event_headline, paper_path
+from syncd.render.describe import event_headline, paper_path
 from syncd.storage import Event, EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments

@@ -2,7 +2,7 @@
 
 Server-rendered with Jinja2 (autoescaped) and one stylesheet: they read
 without JavaScript and fit a phone.  They run no script at all, and say so
-in their Content-Security-Policy.  Changes are shown by ``syncd.rendering``
+in their Content-Security-Policy.  Changes are shown by ``syncd.render.html``
 through the shared ``Fragments``, as in the feeds.
 """
 
@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from syncd.app import App
-from syncd.rendering import event_headline
+from syncd.render.describe import event_headline
 from syncd.storage import Event, EventQuery, Revision
 from syncd.vocabulary import PaperStatus
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from syncd.delivery.messages import notification
+from syncd.render.notification import notification
 from syncd.storage import Storage
 from syncd.storage.models import Event
 from tests.integration.conftest import Syncd

@@ -17,10 +17,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from syncd.delivery.messages import message_body, notification, sample_body
-from syncd.messages_text import MARKDOWN, PLAIN, SLACK, ZERO_WIDTH_SPACE, fit_text, render_diffs
+from syncd.delivery.messages import message_body, sample_body
 from syncd.record import Record
-from syncd.rendering import describe, field_diffs
+from syncd.render.describe import describe, field_diffs
+from syncd.render.markdown import MARKDOWN
+from syncd.render.mrkdwn import SLACK
+from syncd.render.neutral import ZERO_WIDTH_SPACE
+from syncd.render.notification import notification
+from syncd.render.text import PLAIN, fit_text, render_diffs
 from syncd.storage.models import Event
 from syncd.vocabulary import DeliveryFormat, EventType
 from tests.chatreceiver import DiscordReceiver, SlackReceiver, discord_problem, slack_problem
