@@ -395,6 +395,20 @@ class TestDigest:
         assert discord["embeds"][-1]["title"] == f"…and {1000 - (len(discord['embeds']) - 1)} more"
         assert ("url" in discord["embeds"][-1]) == (public_url is not None)
 
+    def test_a_long_public_url_fills_a_discord_digest_by_its_total(self) -> None:
+        """Each embed's link to the whole change is kept whole, so with a 1,500-character
+        public URL an embed outgrows its caps: the 6,000-character total cuts the digest
+        before the count of embeds does, and "…and K more" is grey."""
+        long_url = f"{PUBLIC}/{'p' * 1500}"
+        long_diff = {"abstract": {"old": "old " * 200, "new": "new " * 200}}
+        events = [event(seq=n, changes=long_diff, kinds=("abstract",)) for n in range(20)]
+        payload = body(DeliveryFormat.DISCORD, events, long_url)
+        assert discord_problem(json.dumps(payload).encode()) is None
+        embeds = payload["embeds"]
+        assert len(embeds) < 10
+        assert embeds[-1]["title"] == f"…and {20 - (len(embeds) - 1)} more"
+        assert embeds[-1]["color"] == 0x8B949E
+
     def test_a_digest_that_fits_has_no_more_line(self) -> None:
         events = [event(seq=n) for n in range(49)]
         assert len(body(DeliveryFormat.SLACK, events)["blocks"]) == 50
