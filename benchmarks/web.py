@@ -9,7 +9,7 @@ filled with Core ``executemany``: a record per revision, an event per revision):
 - ``GET /feeds/events.atom`` against the same latest 50 rows put into an lxml
   Atom tree (no diff: the bare side has none to render);
 - the page of a paper with 50 revisions, against a bare render of the same 50
-  diff fragments (``syncd.rendering.changes_html``) joined into a page, in
+  diff fragments (``syncd.render.html.changes_html``) joined into a page, in
   the measuring process, with no database and no HTTP.
 
 Both servers run in one subprocess (``python -m benchmarks.web serve URL``) on
@@ -383,7 +383,7 @@ def _compare(
 
 def _page_row(syncd_url: str, key: str, requests: int) -> dict[str, Any]:
     """The paper page over HTTP (first and steady) against a bare render of its fragments."""
-    from syncd.rendering import changes_html  # noqa: PLC0415
+    from syncd.render.html import changes_html  # noqa: PLC0415
 
     with httpx.Client(timeout=60) as client:
         first = _time(lambda: client.get(f"{syncd_url}/papers/{key}").raise_for_status())

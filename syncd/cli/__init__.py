@@ -23,7 +23,7 @@ from syncd import __version__
 from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.config import load_settings
 from syncd.delivery.apprise_sender import AppriseSender
-from syncd.delivery.messages import sample_body, sample_notification
+from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
@@ -34,6 +34,7 @@ from syncd.domain.views import endpoint_json, event_json, field_evolution, paper
 from syncd.domain.vocabulary import RECORD_FIELDS, DeliveryFormat
 from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
 from syncd.logs import configure_logging
+from syncd.render.notification import sample_notification
 from syncd.service.app import App
 from syncd.service.backfill import plan_backfill, run_backfill
 from syncd.service.daemon import run_daemon

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.domain.model import Event
-from syncd.domain.vocabulary import EventType
-from syncd.messages_text import (
-    MARKDOWN,
+from syncd.render.describe import Described, describe
+from syncd.render.markdown import MARKDOWN
+from syncd.render.text import (
     digest_title,
     fit_text,
     full_change,
@@ -26,7 +25,8 @@ from syncd.messages_text import (
     render_diffs,
     title_line,
 )
-from syncd.rendering import Described, describe
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import EventType
 
 __all__ = ["discord_digest", "discord_message"]
 
@@ -40,11 +40,17 @@ _COLOURS: dict[str, int] = {
     EventType.REVISED: 0xD29922,  # amber
     EventType.REMOVED: 0xCF222E,  # red
 }
-_WITHDRAWN_COLOUR = 0x8B949E  # grey
+# What no event's type colours: "…and K more", and a type without a colour of its own.
+_NEUTRAL_COLOUR = 0x8B949E  # grey
+# A withdrawn paper is greyed out, whatever the event.
+_WITHDRAWN_COLOUR = _NEUTRAL_COLOUR
 # An author's name in a field: far inside the field's 1,024.
 _AUTHOR_CHARS = 200
 # A digest's embed: a title of at most _DIGEST_TITLE and a description of at
-# most _DIGEST_DIFF, so nine of them and "…and K more" stay within 6,000.
+# most _DIGEST_DIFF, so nine of them and "…and K more" stay within 6,000;
+# unless the link to the whole change, which a cut description always keeps,
+# is longer than _DIGEST_DIFF by itself (a long public_url): so the total is
+# still counted as embeds are added.
 _DIGEST_TITLE = 200
 _DIGEST_DIFF = 400
 
@@ -116,7 +122,7 @@ def _more(count: int, public_url: str | None) -> dict[str, Any]:
     """The embed a cut digest ends with; its title links the events page here, if any."""
     embed: dict[str, Any] = {
         "title": more_line(count, MARKDOWN, public_url=None),
-        "color": _WITHDRAWN_COLOUR,
+        "color": _NEUTRAL_COLOUR,
     }
     if public_url is not None:
         embed["url"] = f"{public_url}/events"
@@ -132,7 +138,7 @@ def _no_mentions() -> dict[str, list[str]]:
 def _colour(described: Described) -> int:
     if described.withdrawn:
         return _WITHDRAWN_COLOUR
-    return _COLOURS.get(described.event_type, _WITHDRAWN_COLOUR)
+    return _COLOURS.get(described.event_type, _NEUTRAL_COLOUR)
 
 
 def _version(described: Described) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.domain.model import Event
-from syncd.messages_text import (
+from syncd.render.describe import Described, describe
+from syncd.render.mrkdwn import SLACK
+from syncd.render.text import (
     PLAIN,
-    SLACK,
     cut_text,
     digest_title,
     full_change,
@@ -26,7 +26,7 @@ from syncd.messages_text import (
     render_diffs,
     title_line,
 )
-from syncd.rendering import Described, describe
+from syncd.domain.model import Event
 
 __all__ = ["slack_digest", "slack_message"]
 

@@ -26,7 +26,6 @@ import structlog
 from syncd import metrics
 from syncd.config import DeliverySettings
 from syncd.delivery.apprise_sender import AppriseSender
-from syncd.delivery.messages import notification
 from syncd.delivery.payload import claim_body
 from syncd.delivery.redaction import scrub
 from syncd.delivery.routing import Endpoint
@@ -36,6 +35,7 @@ from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import StoreError
 from syncd.faults import fault_point
 from syncd.httpclient import failure_reason
+from syncd.render.notification import notification
 from syncd.storage import Attempt, Claim, Outbox
 
 __all__ = ["Dispatcher", "worker_name"]

@@ -4,7 +4,7 @@ An arXiv string may hold an unclosed U+202E (RIGHT-TO-LEFT OVERRIDE) or an
 isolate opener such as U+2067, which reverses or reorders everything after
 it up to the end of the paragraph: syncd's own words included.  Text targets
 (chat messages, headlines) drop them; HTML isolates each arXiv string in
-``<bdi>`` instead (``syncd.rendering``).  A terminal also obeys C0 and C1
+``<bdi>`` instead (``syncd.render.html``).  A terminal also obeys C0 and C1
 controls (ANSI escapes recolour, move, retitle), so the CLI shows none.
 """
 

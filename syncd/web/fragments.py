@@ -1,6 +1,6 @@
 """Rendered changes, kept by the id of the event or revision they show.
 
-Events and revisions never change once written, so what ``syncd.rendering``
+Events and revisions never change once written, so what ``syncd.render.html``
 made of one is good for the life of the process: feed readers poll the same
 fifty events every few minutes, and each diff is computed once, not per
 request.  Bounded by the bytes it holds, not by a count (a count of large
@@ -18,8 +18,8 @@ from collections.abc import Callable, Hashable
 
 from markupsafe import Markup
 
+from syncd.render.html import changes_html, record_html
 from syncd.domain.model import Event, Revision
-from syncd.rendering import changes_html, record_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
 

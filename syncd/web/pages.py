@@ -2,7 +2,7 @@
 
 Server-rendered with Jinja2 (autoescaped) and one stylesheet: they read
 without JavaScript and fit a phone.  They run no script at all, and say so
-in their Content-Security-Policy.  Changes are shown by ``syncd.rendering``
+in their Content-Security-Policy.  Changes are shown by ``syncd.render.html``
 through the shared ``Fragments``, as in the feeds.
 """
 
@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from syncd.domain.model import Event, Revision
 from syncd.domain.vocabulary import PaperStatus, source_label
-from syncd.rendering import event_headline, paper_path
+from syncd.render.describe import event_headline, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author

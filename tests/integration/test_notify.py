@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from syncd.delivery.messages import notification
 from syncd.domain.model import Event
+from syncd.render.notification import notification
 from syncd.storage import Storage
 from tests.integration.conftest import Syncd
 from tests.recorder import Recorder

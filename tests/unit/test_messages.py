@@ -17,12 +17,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from syncd.delivery.messages import message_body, notification, sample_body
-from syncd.domain.model import Event
+from syncd.delivery.messages import message_body, sample_body
 from syncd.domain.record import Record
+from syncd.render.describe import describe, field_diffs
+from syncd.render.markdown import MARKDOWN
+from syncd.render.mrkdwn import SLACK
+from syncd.render.neutral import ZERO_WIDTH_SPACE
+from syncd.render.notification import notification
+from syncd.render.text import PLAIN, fit_text, render_diffs
+from syncd.domain.model import Event
 from syncd.domain.vocabulary import DeliveryFormat, EventType
-from syncd.messages_text import MARKDOWN, PLAIN, SLACK, ZERO_WIDTH_SPACE, fit_text, render_diffs
-from syncd.rendering import describe, field_diffs
 from tests.chatreceiver import DiscordReceiver, SlackReceiver, discord_problem, slack_problem
 from tests.hypothesis_profiles import examples
 
@@ -390,6 +394,20 @@ class TestDigest:
         assert more.endswith("|all changes>") == (public_url is not None)
         assert discord["embeds"][-1]["title"] == f"…and {1000 - (len(discord['embeds']) - 1)} more"
         assert ("url" in discord["embeds"][-1]) == (public_url is not None)
+
+    def test_a_long_public_url_fills_a_discord_digest_by_its_total(self) -> None:
+        """Each embed's link to the whole change is kept whole, so with a 1,500-character
+        public URL an embed outgrows its caps: the 6,000-character total cuts the digest
+        before the count of embeds does, and "…and K more" is grey."""
+        long_url = f"{PUBLIC}/{'p' * 1500}"
+        long_diff = {"abstract": {"old": "old " * 200, "new": "new " * 200}}
+        events = [event(seq=n, changes=long_diff, kinds=("abstract",)) for n in range(20)]
+        payload = body(DeliveryFormat.DISCORD, events, long_url)
+        assert discord_problem(json.dumps(payload).encode()) is None
+        embeds = payload["embeds"]
+        assert len(embeds) < 10
+        assert embeds[-1]["title"] == f"…and {20 - (len(embeds) - 1)} more"
+        assert embeds[-1]["color"] == 0x8B949E
 
     def test_a_digest_that_fits_has_no_more_line(self) -> None:
         events = [event(seq=n) for n in range(49)]

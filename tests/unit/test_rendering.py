@@ -1,4 +1,4 @@
-"""syncd.rendering: word-level diffs, name lists and headlines, always escaped."""
+"""syncd.render (describe, html): word-level diffs, name lists and headlines, always escaped."""
 
 from __future__ import annotations
 
@@ -8,14 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from syncd.domain.record import Record
-from syncd.rendering import (
-    changes_html,
-    event_headline,
-    names_diff,
-    record_html,
-    short_title,
-    word_diff,
-)
+from syncd.render.describe import event_headline, short_title
+from syncd.render.html import changes_html, names_diff, record_html, word_diff
 
 
 def _text(html: str) -> str:

@@ -1,29 +1,10 @@
-"""A described change as chat text: Slack mrkdwn, Markdown (Discord, Apprise) and plain text.
+"""A described change as chat text: the text styles' common part, and plain text.
 
-``syncd.rendering`` describes a change once, as lines of segments; here each
-target renders those segments with its own marks (Slack ``~removed~`` and
-``*added*``, Markdown ``~~removed~~`` and ``**added**``, plain ``[-removed-]``
-and ``{+added+}``) and its own escaping, applied to every string that came
-from arXiv or a seed document:
-
-- Slack: ``&``, ``<`` and ``>`` become entities, so ``<!channel>`` and
-  ``<http://evil|click>`` are inert text; ``*``, ``_``, ``~`` and a backtick
-  get a zero-width space on each side, so they cannot open or close
-  formatting and the text still reads the same.
-- Markdown: the characters that open formatting, links, quotes or headings
-  are backslash-escaped (Discord bodies also say ``allowed_mentions:
-  {"parse": []}``).
-
-Both are also ``neutral``: a zero-width space follows every ``@``, ``<``
-and ``]``, because a text is read by more than the platform it was written
-for.  Mattermost and Rocket.Chat show a Slack body's ``text`` as Markdown
-and act on ``@channel``, ``@here``, ``@all`` and ``[x](y)`` in it;
-Mattermost turns ``<!channel>`` and ``<@U…>`` into mentions wherever they
-stand, even backslash-escaped; Apprise titles go to plain-text and Markdown
-services alike.  After the space no ``@`` names anyone, no ``<`` opens a
-mention or an autolink, and no ``]`` meets the ``(`` or ``:`` of a link, on
-any of them, and the text reads the same.  Bidi controls (an unclosed
-U+202E would reverse syncd's words after it) are dropped, in plain text too.
+``syncd.render.describe`` describes a change once, as lines of segments; a
+``TextStyle`` renders those segments with a target's own marks and its own
+escaping, applied to every string that came from arXiv or a seed document:
+``PLAIN`` here (``[-removed-]`` and ``{+added+}``, bidi controls dropped),
+``syncd.render.mrkdwn.SLACK`` and ``syncd.render.markdown.MARKDOWN``.
 
 Chat platforms cap their texts, so ``render_diffs`` renders up to a length
 and, when the diff is longer, cuts it at a word and ends it with a mark
@@ -35,16 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
 
+from syncd.render.describe import Described, FieldDiff, Link, Segment
 from syncd.domain.textcontrols import without_bidi_controls
-from syncd.rendering import Described, FieldDiff, Link, Segment
 
 __all__ = [
-    "MARKDOWN",
     "PLAIN",
-    "SLACK",
-    "ZERO_WIDTH_SPACE",
     "TextStyle",
     "cut_text",
     "digest_title",
@@ -52,59 +29,13 @@ __all__ = [
     "full_change",
     "headline_link",
     "more_line",
-    "neutral",
     "render_diffs",
     "title_line",
 ]
 
-ZERO_WIDTH_SPACE = "\u200b"
 ELLIPSIS = "…"
-
-_SLACK_ESCAPES = str.maketrans(
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-    | {c: f"{ZERO_WIDTH_SPACE}{c}{ZERO_WIDTH_SPACE}" for c in "*_~`"}
-)
-# CommonMark lets any ASCII punctuation be backslash-escaped; these are the
-# ones that open emphasis, code, spoilers, quotes, headings, links (a link
-# needs its brackets: parentheses alone are text) or Discord's <@mentions>,
-# <#channels> and <t:timestamps>.
-_MARKDOWN_ESCAPES = str.maketrans({c: f"\\{c}" for c in "\\*_~`|>#[]<"})
-_NEUTRAL = str.maketrans({c: f"{c}{ZERO_WIDTH_SPACE}" for c in "@<]"})
-# What may stay unquoted in a link's target: neither parentheses nor spaces,
-# which would end a Markdown link early.
-_URL_SAFE = ":/?#@!$&'*+,;=%~-._"
 # A digest's title fits a Slack header (150) with room to spare.
 _DIGEST_TITLE_CHARS = 140
-
-
-def neutral(text: str) -> str:
-    """``text`` with a zero-width space after every ``@``, ``<`` and ``]`` and without bidi
-    controls: it mentions nobody, links nowhere and reorders none of syncd's words on
-    Slack, Mattermost, Rocket.Chat or Discord, and reads the same."""
-    return without_bidi_controls(text).translate(_NEUTRAL)
-
-
-def _slack_escape(text: str) -> str:
-    return neutral(text.translate(_SLACK_ESCAPES))
-
-
-def _markdown_escape(text: str) -> str:
-    escaped = neutral(text.translate(_MARKDOWN_ESCAPES))
-    # A line starting "- " or "+ " would be a list item.
-    return f"\\{escaped}" if escaped[:1] in ("-", "+") else escaped
-
-
-def _slack_link(link: Link) -> str:
-    url = link.url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E")
-    return f"<{url.replace('|', '%7C')}|{_slack_escape(link.label)}>"
-
-
-def _markdown_link(link: Link) -> str:
-    return f"[{_markdown_escape(link.label)}]({quote(link.url, safe=_URL_SAFE)})"
-
-
-def _plain_link(link: Link) -> str:
-    return f"{link.label}: {link.url}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +64,10 @@ class TextStyle:
         return f"{opening}{escaped}{closing}"
 
 
-SLACK = TextStyle(_slack_escape, ("~", "~"), ("*", "*"), ("*", "*"), _slack_link)
-MARKDOWN = TextStyle(_markdown_escape, ("~~", "~~"), ("**", "**"), ("**", "**"), _markdown_link)
+def _plain_link(link: Link) -> str:
+    return f"{link.label}: {link.url}"
+
+
 PLAIN = TextStyle(without_bidi_controls, ("[-", "-]"), ("{+", "+}"), ("", ""), _plain_link)
 
 # A run of output: its rendered text and, when it may be cut at a word, its segment.

@@ -1,20 +1,19 @@
-"""How a change reads: word-level diffs and one-line headlines, described once.
+"""How a change reads, described once: word-level diffs, one-line headlines, links.
 
-One renderer for every place a person reads a change: the Atom feeds, the
-web pages and chat messages.  Its input is what storage keeps (a revision's
-or an event's ``changes``, a record).  Each changed field is first described
-as lines of ``Segment``s (text kept, removed or added, in order), the small
-form every target renders: here as ``Markup``, HTML in which every string
-that came from arXiv or a seed document is escaped, so an abstract holding
-``<script>`` shows as text wherever it lands; in ``syncd.messages_text`` as
-Slack mrkdwn, Markdown and plain text.  ``describe`` gathers what a message
-about one event says: its title line, what changed in words, the diffs and
-the links.
+One description for every place a person reads a change: the Atom feeds,
+the web pages and chat messages.  Its input is what storage keeps (a
+revision's or an event's ``changes``, a record).  Each changed field is
+described as lines of ``Segment``s (text kept, removed or added, in order),
+the small form every target renders with its own escaping:
+``syncd.render.html`` for pages and feeds, ``syncd.render.text`` (plain),
+``syncd.render.mrkdwn`` (Slack) and ``syncd.render.markdown`` for messages.
+``describe`` gathers what a message about one event says: its title line,
+what changed in words, the diffs and the links.
 
 Titles and abstracts are diffed word by word with ``difflib.SequenceMatcher``
 (records are whitespace-normalised, so words joined by one space lose
-nothing): removed words in ``<del>``, added words in ``<ins>``.  Author lists
-read as names added, removed and moved; every other field as old → new.
+nothing).  Author lists read as names added, removed and moved; every other
+field as old → new.
 """
 
 from __future__ import annotations
@@ -27,30 +26,26 @@ from itertools import chain
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
-from markupsafe import Markup, escape
-
-from syncd.domain.model import Event
 from syncd.domain.record import Record
+from syncd.domain.model import Event
 from syncd.domain.textcontrols import without_bidi_controls
 from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
     "Described",
-    "FieldChange",
     "FieldDiff",
+    "Line",
     "Link",
     "Segment",
-    "changes_html",
     "describe",
     "event_headline",
-    "field_changes",
     "field_diffs",
-    "names_diff",
+    "name_lines",
     "paper_path",
-    "record_html",
+    "sample_event",
     "short_title",
-    "word_diff",
+    "word_segments",
 ]
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
@@ -84,6 +79,10 @@ _TYPE_WORDS: dict[str, str] = {
     EventType.LINKED: "linked to arXiv",
     EventType.REMOVED: "gone from arXiv",
 }
+# The sample change `syncd webhooks test` sends.
+_SAMPLE_ID = "2401.00001"
+_SAMPLE_TITLE = "A sample paper: syncd's test message with a revised title"
+_SAMPLE_AUTHOR = "Ada Lovelace"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +114,6 @@ class FieldDiff:
     label: str
     lines: tuple[Line, ...]
     listed: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """One changed field: its name, what a person calls it, and the change as HTML."""
-
-    field: str
-    label: str
-    html: Markup
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,16 +189,6 @@ def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) 
     return tuple(lines)
 
 
-def word_diff(old: str | None, new: str | None) -> Markup:
-    """``new`` against ``old`` word by word: removed words in ``<del>``, added in ``<ins>``."""
-    return _line_html(word_segments(old, new))
-
-
-def names_diff(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> Markup:
-    """Names added (``<ins>``), removed (``<del>``) and, for ``ordered`` lists, moved."""
-    return _diff_html(FieldDiff("", "", name_lines(old, new, ordered=ordered), listed=True))
-
-
 def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
     """Each changed field of a stored ``changes`` mapping, described, in the mapping's order."""
     described = []
@@ -228,20 +208,6 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
             )
             described.append(FieldDiff(name, label, (line,)))
     return described
-
-
-def field_changes(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldChange]:
-    """Each changed field of a stored ``changes`` mapping, rendered, in the mapping's order."""
-    return [FieldChange(d.field, d.label, _diff_html(d)) for d in field_diffs(changes)]
-
-
-def changes_html(changes: Mapping[str, Mapping[str, Any]]) -> Markup:
-    """A stored ``changes`` mapping as a definition list, one entry per changed field."""
-    items = [
-        Markup('<dt>{}</dt><dd class="change-{}">{}</dd>').format(c.label, c.field, c.html)
-        for c in field_changes(changes)
-    ]
-    return Markup('<dl class="changes">{}</dl>').format(Markup("").join(items))
 
 
 def describe(event: Event, *, public_url: str | None) -> Described:
@@ -280,23 +246,6 @@ def paper_path(key: str) -> str:
     return f"/papers/{quote(key, safe='/')}"
 
 
-def record_html(record: Record) -> Markup:
-    """A record as a person first meets it: title, authors, abstract, categories, each
-    arXiv string isolated in ``<bdi>``."""
-    categories = " ".join(record.categories or filter(None, [record.primary_category]))
-    names = Markup(", ").join(_isolated(name) for name in record.authors)
-    more = "" if record.authors_complete else " et al." if names else "et al."
-    return Markup(
-        '<div class="record"><p class="title">{}</p><p class="authors">{}</p>'
-        '<p class="abstract">{}</p><p class="categories">{}</p></div>'
-    ).format(
-        _isolated(record.title or "(no title)"),
-        names + more,
-        _isolated(record.abstract) if record.abstract else "",
-        _isolated(categories) if categories else "",
-    )
-
-
 def short_title(title: str | None) -> str:
     """A title as a headline names it: ``NestPipe: …``, or cut at ``_HEADLINE_CHARS``;
     without bidi controls, which would reorder the headline's words after it."""
@@ -322,6 +271,27 @@ def event_headline(
     what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), *kinds]))
     shown_version = f" v{version}" if version is not None else ""
     return f"{short_title(title)}{where}{shown_version}: {what or 'changed'}"
+
+
+def sample_event(now: datetime) -> Event:
+    """A made-up change a person recognises as a sample: a paper's v2 with a new title."""
+    record = Record(arxiv_id=_SAMPLE_ID, version=2, title=_SAMPLE_TITLE, authors=(_SAMPLE_AUTHOR,))
+    changes = {
+        "version": {"old": 1, "new": 2},
+        "title": {"old": "A sample paper: syncd's test message", "new": _SAMPLE_TITLE},
+    }
+    return Event(
+        seq=0,
+        id="evt_sample",
+        type=EventType.REVISED,
+        created_at=now,
+        author=_SAMPLE_AUTHOR,
+        paper_key=_SAMPLE_ID,
+        arxiv_id=_SAMPLE_ID,
+        kinds=("version", "title"),
+        changes=changes,
+        record=record,
+    )
 
 
 def _as_it_stands(record: Record) -> list[FieldDiff]:
@@ -359,36 +329,6 @@ def _joined(items: Sequence[_T], separator: _T) -> tuple[_T, ...]:
             joined.append(separator)
         joined.append(item)
     return tuple(joined)
-
-
-_HTML_TAGS = {"removed": "del", "added": "ins"}
-
-
-def _line_html(line: Line) -> Markup:
-    return Markup("").join(_segment_html(s) for s in line)
-
-
-def _segment_html(segment: Segment) -> Markup:
-    if segment.kind == "own":
-        return escape(segment.text)
-    isolated = _isolated(segment.text)
-    if segment.kind == "text":
-        return isolated
-    return Markup("<{0}>{1}</{0}>").format(Markup(_HTML_TAGS[segment.kind]), isolated)
-
-
-def _isolated(text: str) -> Markup:
-    """An arXiv string, escaped, in ``<bdi>``: its direction and controls stay inside."""
-    return Markup("<bdi>{}</bdi>").format(text)
-
-
-def _diff_html(diff: FieldDiff) -> Markup:
-    if diff.listed:
-        items = Markup("").join(
-            Markup("<li>{}</li>").format(_line_html(line)) for line in diff.lines
-        )
-        return Markup('<ul class="names">{}</ul>').format(items)
-    return Markup("").join(_line_html(line) for line in diff.lines)
 
 
 def _ordinal(names: Sequence[str], name: str) -> str:
