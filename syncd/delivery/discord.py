@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import EventType
 from syncd.render.describe import Described, describe
 from syncd.render.markdown import MARKDOWN
 from syncd.render.text import (
@@ -25,8 +27,6 @@ from syncd.render.text import (
     render_diffs,
     title_line,
 )
-from syncd.domain.model import Event
-from syncd.domain.vocabulary import EventType
 
 __all__ = ["discord_digest", "discord_message"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from syncd.delivery.discord import discord_digest, discord_message
 from syncd.delivery.slack import slack_digest, slack_message
-from syncd.render.describe import describe, sample_event
 from syncd.domain.model import Event
 from syncd.domain.vocabulary import DeliveryFormat
+from syncd.render.describe import describe, sample_event
 
 __all__ = ["message_body", "sample_body"]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from syncd.domain.model import Event
 from syncd.render.describe import Described, describe
 from syncd.render.mrkdwn import SLACK
 from syncd.render.text import (
@@ -26,7 +27,6 @@ from syncd.render.text import (
     render_diffs,
     title_line,
 )
-from syncd.domain.model import Event
 
 __all__ = ["slack_digest", "slack_message"]
 

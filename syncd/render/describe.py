@@ -26,8 +26,8 @@ from itertools import chain
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
-from syncd.domain.record import Record
 from syncd.domain.model import Event
+from syncd.domain.record import Record
 from syncd.domain.textcontrols import without_bidi_controls
 from syncd.domain.vocabulary import EventType
 

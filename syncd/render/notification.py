@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from syncd.domain.model import Event
 from syncd.render.describe import describe, sample_event
 from syncd.render.markdown import MARKDOWN
 from syncd.render.neutral import neutral
@@ -21,7 +22,6 @@ from syncd.render.text import (
     more_line,
     render_diffs,
 )
-from syncd.domain.model import Event
 
 __all__ = ["notification", "sample_notification"]
 

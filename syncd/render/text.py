@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from syncd.render.describe import Described, FieldDiff, Link, Segment
 from syncd.domain.textcontrols import without_bidi_controls
+from syncd.render.describe import Described, FieldDiff, Link, Segment
 
 __all__ = [
     "PLAIN",

@@ -28,9 +28,9 @@ from lxml import etree
 from starlette.responses import Response
 
 from syncd import __version__
-from syncd.service.app import App
-from syncd.render.describe import event_headline, paper_path
 from syncd.domain.model import Event
+from syncd.render.describe import event_headline, paper_path
+from syncd.service.app import App
 from syncd.storage import EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments

@@ -18,8 +18,8 @@ from collections.abc import Callable, Hashable
 
 from markupsafe import Markup
 
-from syncd.render.html import changes_html, record_html
 from syncd.domain.model import Event, Revision
+from syncd.render.html import changes_html, record_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
 

@@ -18,15 +18,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from syncd.delivery.messages import message_body, sample_body
+from syncd.domain.model import Event
 from syncd.domain.record import Record
+from syncd.domain.vocabulary import DeliveryFormat, EventType
 from syncd.render.describe import describe, field_diffs
 from syncd.render.markdown import MARKDOWN
 from syncd.render.mrkdwn import SLACK
 from syncd.render.neutral import ZERO_WIDTH_SPACE
 from syncd.render.notification import notification
 from syncd.render.text import PLAIN, fit_text, render_diffs
-from syncd.domain.model import Event
-from syncd.domain.vocabulary import DeliveryFormat, EventType
 from tests.chatreceiver import DiscordReceiver, SlackReceiver, discord_problem, slack_problem
 from tests.hypothesis_profiles import examples
 
