@@ -1195,6 +1195,15 @@ class FakeArxiv:
             history[-1] = amended
         return amended
 
+    def revise(self, arxiv_id: str, **fields: Any) -> Record:
+        """Publish the next version of a paper: the current one with ``fields`` changed.
+
+        ``updated`` is filled afresh, as a new version is a new submission.
+        """
+        current = self.current(arxiv_id)
+        version = (current.version or 0) + 1
+        return self.publish(replace(current, version=version, updated=None, **fields))
+
     def withdraw(
         self, arxiv_id: str, reason: str | None = None, *, notice: str = WITHDRAWN_BY_AUTHORS
     ) -> Record:
@@ -1204,19 +1213,7 @@ class FakeArxiv:
         """
         if not detect_withdrawal(notice, None).withdrawn:
             raise ValueError(f"{notice!r} is not a withdrawal notice arXiv writes")
-        with self._lock:
-            current = self._history(arxiv_id)[-1]
-        version = (current.version or 0) + 1
-        return self.publish(
-            replace(
-                current,
-                version=version,
-                abstract=notice,
-                comment=reason,
-                published=None,
-                updated=None,
-            )
-        )
+        return self.revise(arxiv_id, abstract=notice, comment=reason, published=None)
 
     def remove(self, arxiv_id: str, *, keep_id_lookup: bool = False) -> None:
         """Make a paper vanish from searches (and from id_list unless ``keep_id_lookup``)."""

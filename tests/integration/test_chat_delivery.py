@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -19,18 +18,6 @@ from tests.receiver import Receiver
 SCHEDULE = "[0.05, 0.05, 0.05]"
 # Where Slack keeps an incoming webhook's credentials: in the URL's path.
 TOKEN_PATH = "/services/T0A1B2C3D/B4E5F6G7H/q9WvXyZ8tOkEnInThEpAtH"
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackReceiver]:
-    with SlackReceiver() as running:
-        yield running
-
-
-@pytest.fixture
-def discord() -> Iterator[DiscordReceiver]:
-    with DiscordReceiver() as running:
-        yield running
 
 
 def _chat_hook(

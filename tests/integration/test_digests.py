@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,16 +31,11 @@ from syncd.storage.papers import WrittenPaper, author_id
 from syncd.storage.schema import revisions_table
 from syncd.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import WEBHOOK_SECRET
 from tests.integration.conftest import Syncd
-from tests.integration.test_delivery import NESTPIPE, SECRET, _bump
 from tests.receiver import Receiver
 from tests.reliability import ROOT
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver([SECRET]) as running:
-        yield running
+from tests.scenario import NESTPIPE
 
 
 def _cycle_hook(
@@ -62,7 +56,7 @@ lease = 1
 [[webhooks]]
 name = "lab-digest"
 url = "{receiver.url}"
-secret = "{SECRET}"
+secret = "{WEBHOOK_SECRET}"
 group = "cycle"
 timeout = 2
 {filters}
@@ -99,9 +93,9 @@ def test_successive_digests_arrive_in_cycle_order(
     _cycle_hook(syncd, receiver, schedule=many, sync_wait=0.3)
     receiver.go_down()
     assert syncd("sync").code == 0
-    _bump(arxiv, title="NestPipe, second title")
+    arxiv.revise(NESTPIPE, title="NestPipe, second title")
     assert syncd("sync").code == 0
-    _bump(arxiv, abstract="A third abstract.")
+    arxiv.revise(NESTPIPE, abstract="A third abstract.")
     assert syncd("sync").code == 0
     assert receiver.received == []
     receiver.come_up()
