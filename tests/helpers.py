@@ -14,12 +14,14 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 
 from tests.chatreceiver import DiscordReceiver, SlackReceiver
 from tests.receiver import Receiver
 
+ROOT = Path(__file__).resolve().parents[1]  # the repository
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"syncd-webhook-test-secret-32byte").decode()
 
 StartReceiver = Callable[..., Receiver]

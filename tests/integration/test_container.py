@@ -26,9 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers import eventually, free_port
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT, eventually, free_port
 
 
 def _image_command() -> list[str]:

@@ -31,8 +31,8 @@ from syncd import metrics
 from syncd.config import Settings, load_settings
 from syncd.delivery.signing import signing_key
 from syncd.http import HttpServer, Readiness
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"
 PROMETHEUS = DEPLOY / "prometheus"

@@ -31,10 +31,9 @@ from syncd.storage.papers import WrittenPaper, author_id
 from syncd.storage.schema import revisions_table
 from syncd.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
 from tests.fakearxiv import FakeArxiv
-from tests.helpers import WEBHOOK_SECRET
+from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
-from tests.reliability import ROOT
 from tests.scenario import NESTPIPE
 
 

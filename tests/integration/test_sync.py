@@ -18,8 +18,8 @@ from syncd.sync import CycleResult, sync_all
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record
+from tests.helpers import ROOT
 from tests.integration.conftest import Syncd
-from tests.reliability import ROOT
 from tests.scenario import CALIBRATION_KEY, NESTPIPE
 
 

@@ -65,10 +65,10 @@ from syncd.storage import Storage
 from syncd.storage.schema import papers_table
 from syncd.sync import sync_all
 from tests import fakearxiv as fa
+from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability import (
-    ROOT,
-    SECRET,
+from tests.reliability.digests import DigestTally, digest_endpoints
+from tests.reliability.harness import (
     DeliveryTally,
     Snapshot,
     UpstreamScript,
@@ -83,7 +83,6 @@ from tests.reliability import (
     write_config,
     write_result,
 )
-from tests.reliability.digests import DigestTally, digest_endpoints
 
 __all__ = ["FAULTS", "HOSTILE", "main", "run_soak"]
 
@@ -313,8 +312,8 @@ def _soak_once(
     started = time.monotonic()
     with (
         fa.FakeArxiv() as fake,
-        Receiver([SECRET]) as receiver,
-        digest_endpoints(SECRET) as digest_receivers,
+        Receiver([WEBHOOK_SECRET]) as receiver,
+        digest_endpoints(WEBHOOK_SECRET) as digest_receivers,
     ):
         stock(fake)
         # The reference's pacing proves nothing (its spacing is not checked) and

@@ -48,10 +48,10 @@ from syncd.cli import main as syncd_main
 from syncd.faults import POINTS
 from syncd.storage.schema import deliveries_table, sync_runs_table
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability import (
-    ROOT,
-    SECRET,
+from tests.reliability.digests import DigestTally, digest_endpoints
+from tests.reliability.harness import (
     DeliveryTally,
     Snapshot,
     UpstreamScript,
@@ -67,7 +67,6 @@ from tests.reliability import (
     write_config,
     write_result,
 )
-from tests.reliability.digests import DigestTally, digest_endpoints
 
 __all__ = ["TortureError", "main", "run_torture"]
 
@@ -250,7 +249,7 @@ def _reference(
 ) -> tuple[Snapshot, DeliveryTally, float]:
     """Replay ``steps`` steps of the script with one clean in-process sync each."""
     started = time.monotonic()
-    with FakeArxiv() as fake, Receiver([SECRET]) as receiver:
+    with FakeArxiv() as fake, Receiver([WEBHOOK_SECRET]) as receiver:
         stock(fake)
         config = write_config(
             workdir / "reference.toml",
@@ -366,8 +365,8 @@ def run_torture(
     probe = _Probe(database_url)
     with (
         FakeArxiv() as fake,
-        Receiver([SECRET]) as receiver,
-        digest_endpoints(SECRET) as digest_receivers,
+        Receiver([WEBHOOK_SECRET]) as receiver,
+        digest_endpoints(WEBHOOK_SECRET) as digest_receivers,
     ):
         stock(fake)
         config = write_config(

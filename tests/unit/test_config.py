@@ -10,8 +10,8 @@ import pytest
 from syncd.config import load_settings
 from syncd.daemon import schedule_period, trigger_for
 from syncd.errors import ConfigError
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 MINIMAL = '[[authors]]\nname = "Zhida Jiang"\n'
 
 

@@ -21,8 +21,8 @@ import pytest
 
 from syncd.config import load_settings
 from syncd.http import HttpServer, Readiness
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 
 
