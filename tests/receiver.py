@@ -63,8 +63,8 @@ class Received:
 
 
 @dataclass(frozen=True, slots=True)
-class _Response:
-    """A scripted answer."""
+class Answer:
+    """A scripted answer (the chat receivers build their own rejections from it)."""
 
     status: int
     retry_after: str | None = None
@@ -75,7 +75,7 @@ class _Response:
 
 @dataclass(slots=True)
 class _Queued:
-    response: _Response
+    response: Answer
     remaining: int
 
 
@@ -91,7 +91,7 @@ class Receiver:
         self.errors: list[BaseException] = []
         self._received: list[Received] = []
         self._queue: list[_Queued] = []
-        self._always = _Response(_DEFAULT_STATUS)
+        self._always = Answer(_DEFAULT_STATUS)
         self._changed = threading.Condition()
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -248,11 +248,11 @@ class Receiver:
                 return None
         return error
 
-    def _rejection(self, error: str) -> _Response:
+    def _rejection(self, error: str) -> Answer:
         """The answer to a POST ``_verify`` refused: 401, as for a bad signature."""
-        return _Response(401)
+        return Answer(401)
 
-    def _next_response(self) -> _Response:
+    def _next_response(self) -> Answer:
         with self._changed:
             if not self._queue:
                 return self._always
@@ -270,7 +270,7 @@ class Receiver:
         headers = {name.lower(): value for name, value in handler.headers.items()}
         error = self._verify(body, headers)
         if path != HOOK_PATH:
-            response = _Response(404)
+            response = Answer(404)
         elif error is not None:
             response = self._rejection(error)
         else:
@@ -289,7 +289,7 @@ class Receiver:
         )
         self._answer(handler, response, record)
 
-    def _answer(self, handler: _Handler, response: _Response, record: Received) -> None:
+    def _answer(self, handler: _Handler, response: Answer, record: Received) -> None:
         """Record the POST and write the answer after its delay (status 0 if the sender left)."""
         if response.delay and (
             self._stopping.wait(response.delay) or _peer_closed(handler.connection)
@@ -380,10 +380,10 @@ def _response(
     delay: float,
     headers: Mapping[str, str] | None,
     body: bytes | None,
-) -> _Response:
+) -> Answer:
     if isinstance(retry_after, int | float):
         retry_after = f"{retry_after:g}"
-    return _Response(status, retry_after, delay, dict(headers or {}), body)
+    return Answer(status, retry_after, delay, dict(headers or {}), body)
 
 
 def _peer_closed(connection: socket.socket) -> bool:
