@@ -25,14 +25,11 @@ drips) happens outside it, so a sleeping fault never blocks the next request.
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import hashlib
 import re
 import socket
-import socketserver
 import struct
-import sys
 import textwrap
 import threading
 import time
@@ -40,15 +37,14 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal, NamedTuple, Self
+from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from lxml import etree
 
 from syncd.record import Record, normalize_name, split_arxiv_id
 from syncd.withdrawal import detect_withdrawal
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = [
     "ARXIV_NS",
@@ -982,46 +978,11 @@ def _standalone_plan(fault: Fault, backend: Backend) -> _Plan | None:
 # --------------------------------------------------------------------------- HTTP plumbing
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-
-    def __init__(self, fake: FakeArxiv) -> None:
-        self.fake = fake
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name, which can stall without DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if error is not None and not isinstance(error, OSError):
-            self.fake.errors.append(error)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackHandler):
     server_version = "FakeArxiv/1.0"
-    sys_version = ""
-    timeout = 10.0  # an idle keep-alive connection is closed after this long
-    disable_nagle_algorithm = True  # headers and body go out in separate writes
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.fake._track(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake._untrack(self.connection)
 
     def do_GET(self) -> None:
-        self.server.fake._serve(self, urlsplit(self.path).query)
+        self.owner._serve(self, urlsplit(self.path).query)
 
     def do_POST(self) -> None:
         try:
@@ -1030,10 +991,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = 0
         form = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         query = urlsplit(self.path).query
-        self.server.fake._serve(self, "&".join(part for part in (query, form) if part))
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
+        self.owner._serve(self, "&".join(part for part in (query, form) if part))
 
 
 # --------------------------------------------------------------------------- the fake
@@ -1051,7 +1009,7 @@ def _with_withdrawal(record: Record) -> Record:
     return replace(record, withdrawn=verdict.withdrawn, withdrawn_by=verdict.by)
 
 
-class FakeArxiv:
+class FakeArxiv(LoopbackServer):
     """A threaded arXiv API server on 127.0.0.1; use it as a context manager.
 
     ``backend`` picks the response format ("new": the fixtures' format; "old":
@@ -1070,9 +1028,9 @@ class FakeArxiv:
         epoch: datetime = DEFAULT_EPOCH,
         step: timedelta = timedelta(days=1),
     ) -> None:
+        super().__init__(_Handler)
         self.backend: Backend = backend
         self.wrap = wrap
-        self.errors: list[BaseException] = []
         self._clock = clock if clock is not None else (lambda: datetime.now(UTC))
         self._next_time = epoch
         self._step = step
@@ -1083,56 +1041,6 @@ class FakeArxiv:
         self._log: list[LoggedRequest] = []
         self._queue: list[_Queued] = []
         self._always: list[Fault] = []
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # ---- lifecycle
-
-    def start(self) -> Self:
-        """Bind a free port and serve in a background thread."""
-        if self._server is not None:
-            raise RuntimeError("FakeArxiv is already running")
-        self._stopping.clear()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name=f"FakeArxiv:{self._server.server_port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, cut open connections and wait for every handler thread."""
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            _shutdown_quietly(connection)
-        server.server_close()
-        thread.join()
-        self._server = self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if exc is None and self.errors:
-            raise RuntimeError(f"FakeArxiv failed while serving: {self.errors!r}")
 
     @property
     def base_url(self) -> str:
@@ -1322,16 +1230,6 @@ class FakeArxiv:
             replace(record, published=published, updated=updated, authors_complete=True)
         )
 
-    def _track(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-            if self._stopping.is_set():
-                _shutdown_quietly(connection)
-
-    def _untrack(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.discard(connection)
-
     def _take_fault(self, params: Mapping[str, str]) -> Fault | None:
         for item in self._queue:
             if item.fault.applies_to(params):
@@ -1479,11 +1377,6 @@ class FakeArxiv:
                 handler.close_connection = True
                 return
             handler.wfile.write(plan.body[offset : offset + plan.chunk_size])
-
-
-def _shutdown_quietly(connection: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        connection.shutdown(socket.SHUT_RDWR)
 
 
 def _parse_time(stamp: str) -> datetime:
