@@ -62,6 +62,8 @@ __all__ = [
     "FakeArxiv",
     "Fault",
     "LoggedRequest",
+    "arxiv_tag",
+    "atom_tag",
     "body",
     "empty_page",
     "empty_result",
@@ -69,6 +71,7 @@ __all__ = [
     "error_feed",
     "make_record",
     "markup",
+    "opensearch_tag",
     "refused_version",
     "render_error_feed",
     "render_feed",
@@ -103,15 +106,18 @@ _SORT_ORDER = ("ascending", "descending")
 # --------------------------------------------------------------------------- rendering
 
 
-def _atom(name: str) -> str:
+def atom_tag(name: str) -> str:
+    """``name`` in the Atom namespace, as ElementTree spells it."""
     return f"{{{ATOM_NS}}}{name}"
 
 
-def _arxiv(name: str) -> str:
+def arxiv_tag(name: str) -> str:
+    """``name`` in the arXiv namespace, as ElementTree spells it."""
     return f"{{{ARXIV_NS}}}{name}"
 
 
-def _opensearch(name: str) -> str:
+def opensearch_tag(name: str) -> str:
+    """``name`` in the OpenSearch namespace, as ElementTree spells it."""
     return f"{{{OPENSEARCH_NS}}}{name}"
 
 
@@ -205,16 +211,16 @@ def _new_header(
         f"&start={start}&max_results={max_results}&id_list={id_list}"
     )
     root = etree.Element(
-        _atom("feed"),
+        atom_tag("feed"),
         nsmap={"opensearch": OPENSEARCH_NS, "arxiv": ARXIV_NS, None: ATOM_NS},  # type: ignore[dict-item]
     )
-    _add(root, _atom("id"), f"https://arxiv.org/api/{_feed_key(canonical)}")
-    _add(root, _atom("title"), f"arXiv Query: {canonical}")
-    _add(root, _atom("updated"), _stamp(now))
-    _add(root, _atom("link"), attrs=[("href", link), ("type", "application/atom+xml")])
-    _add(root, _opensearch("itemsPerPage"), str(max_results))
-    _add(root, _opensearch("totalResults"), str(total))
-    _add(root, _opensearch("startIndex"), str(start))
+    _add(root, atom_tag("id"), f"https://arxiv.org/api/{_feed_key(canonical)}")
+    _add(root, atom_tag("title"), f"arXiv Query: {canonical}")
+    _add(root, atom_tag("updated"), _stamp(now))
+    _add(root, atom_tag("link"), attrs=[("href", link), ("type", "application/atom+xml")])
+    _add(root, opensearch_tag("itemsPerPage"), str(max_results))
+    _add(root, opensearch_tag("totalResults"), str(total))
+    _add(root, opensearch_tag("startIndex"), str(start))
     return root
 
 
@@ -222,17 +228,17 @@ def _old_header(
     *, search_query: str, id_list: str, start: int, max_results: int, total: int, now: datetime
 ) -> etree._Element:
     canonical = _canonical(search_query, id_list, start, max_results)
-    root = etree.Element(_atom("feed"), nsmap={None: ATOM_NS})  # type: ignore[dict-item]
+    root = etree.Element(atom_tag("feed"), nsmap={None: ATOM_NS})  # type: ignore[dict-item]
     link = "http://arxiv.org/api/query?" + quote(canonical, safe="")
     self_link = [("href", link), ("rel", "self"), ("type", "application/atom+xml")]
-    _add(root, _atom("link"), attrs=self_link)
-    _add(root, _atom("title"), f"ArXiv Query: {canonical}", [("type", "html")])
-    _add(root, _atom("id"), f"http://arxiv.org/api/{_feed_key(canonical)}")
-    _add(root, _atom("updated"), _old_stamp(now))
+    _add(root, atom_tag("link"), attrs=self_link)
+    _add(root, atom_tag("title"), f"ArXiv Query: {canonical}", [("type", "html")])
+    _add(root, atom_tag("id"), f"http://arxiv.org/api/{_feed_key(canonical)}")
+    _add(root, atom_tag("updated"), _old_stamp(now))
     ns = {"opensearch": OPENSEARCH_NS}
-    _add(root, _opensearch("totalResults"), str(total), nsmap=ns)
-    _add(root, _opensearch("startIndex"), str(start), nsmap=ns)
-    _add(root, _opensearch("itemsPerPage"), str(max_results), nsmap=ns)
+    _add(root, opensearch_tag("totalResults"), str(total), nsmap=ns)
+    _add(root, opensearch_tag("startIndex"), str(start), nsmap=ns)
+    _add(root, opensearch_tag("itemsPerPage"), str(max_results), nsmap=ns)
     return root
 
 
@@ -243,10 +249,10 @@ def _add_authors(
     arxiv_nsmap: Mapping[str, str] | None,
 ) -> None:
     for name in record.authors:
-        author = _add(entry, _atom("author"))
-        _add(author, _atom("name"), name)
+        author = _add(entry, atom_tag("author"))
+        _add(author, atom_tag("name"), name)
         for affiliation in affiliations.get(name, ()):
-            _add(author, _arxiv("affiliation"), affiliation, nsmap=arxiv_nsmap)
+            _add(author, arxiv_tag("affiliation"), affiliation, nsmap=arxiv_nsmap)
 
 
 def _categories(record: Record) -> tuple[str, ...]:
@@ -262,29 +268,29 @@ def _new_entry(
     style: _Style,
 ) -> None:
     versioned = f"{record.arxiv_id}v{record.version}"
-    entry = _add(feed, _atom("entry"))
-    _add(entry, _atom("id"), f"http://arxiv.org/abs/{versioned}")
-    _add(entry, _atom("title"), style.title(record.title))
-    _add(entry, _atom("updated"), record.updated)
+    entry = _add(feed, atom_tag("entry"))
+    _add(entry, atom_tag("id"), f"http://arxiv.org/abs/{versioned}")
+    _add(entry, atom_tag("title"), style.title(record.title))
+    _add(entry, atom_tag("updated"), record.updated)
     abs_link = [("href", f"https://arxiv.org/abs/{versioned}"), ("rel", "alternate")]
-    _add(entry, _atom("link"), attrs=[*abs_link, ("type", "text/html")])
+    _add(entry, atom_tag("link"), attrs=[*abs_link, ("type", "text/html")])
     pdf_link = [("href", f"https://arxiv.org/pdf/{versioned}"), ("rel", "related")]
-    _add(entry, _atom("link"), attrs=[*pdf_link, ("type", "application/pdf"), ("title", "pdf")])
-    _add(entry, _atom("summary"), style.abstract(record.abstract))
+    _add(entry, atom_tag("link"), attrs=[*pdf_link, ("type", "application/pdf"), ("title", "pdf")])
+    _add(entry, atom_tag("summary"), style.abstract(record.abstract))
     for term in _categories(record):
-        _add(entry, _atom("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
-    _add(entry, _atom("published"), record.published)
+        _add(entry, atom_tag("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
+    _add(entry, atom_tag("published"), record.published)
     if record.comment is not None:
-        _add(entry, _arxiv("comment"), style.comment(record.comment))
+        _add(entry, arxiv_tag("comment"), style.comment(record.comment))
     if record.primary_category is not None:
-        _add(entry, _arxiv("primary_category"), attrs=[("term", record.primary_category)])
+        _add(entry, arxiv_tag("primary_category"), attrs=[("term", record.primary_category)])
     if record.journal_ref is not None:
-        _add(entry, _arxiv("journal_ref"), record.journal_ref)
+        _add(entry, arxiv_tag("journal_ref"), record.journal_ref)
     _add_authors(entry, record, affiliations, None)
     if record.doi is not None:
-        _add(entry, _arxiv("doi"), record.doi)
+        _add(entry, arxiv_tag("doi"), record.doi)
         doi_link = [("rel", "related"), ("href", f"https://doi.org/{record.doi}")]
-        _add(entry, _atom("link"), attrs=[*doi_link, ("title", "doi")])
+        _add(entry, atom_tag("link"), attrs=[*doi_link, ("title", "doi")])
 
 
 def _old_entry(
@@ -295,30 +301,32 @@ def _old_entry(
 ) -> None:
     versioned = f"{record.arxiv_id}v{record.version}"
     ns = {"arxiv": ARXIV_NS}
-    entry = _add(feed, _atom("entry"))
-    _add(entry, _atom("id"), f"http://arxiv.org/abs/{versioned}")
-    _add(entry, _atom("updated"), record.updated)
-    _add(entry, _atom("published"), record.published)
-    _add(entry, _atom("title"), style.title(record.title))
-    _add(entry, _atom("summary"), style.abstract(record.abstract))
+    entry = _add(feed, atom_tag("entry"))
+    _add(entry, atom_tag("id"), f"http://arxiv.org/abs/{versioned}")
+    _add(entry, atom_tag("updated"), record.updated)
+    _add(entry, atom_tag("published"), record.published)
+    _add(entry, atom_tag("title"), style.title(record.title))
+    _add(entry, atom_tag("summary"), style.abstract(record.abstract))
     _add_authors(entry, record, affiliations, ns)
     if record.doi is not None:
-        _add(entry, _arxiv("doi"), record.doi, nsmap=ns)
+        _add(entry, arxiv_tag("doi"), record.doi, nsmap=ns)
         doi_link = [("title", "doi"), ("href", f"http://dx.doi.org/{record.doi}")]
-        _add(entry, _atom("link"), attrs=[*doi_link, ("rel", "related")])
+        _add(entry, atom_tag("link"), attrs=[*doi_link, ("rel", "related")])
     if record.comment is not None:
-        _add(entry, _arxiv("comment"), style.comment(record.comment), nsmap=ns)
+        _add(entry, arxiv_tag("comment"), style.comment(record.comment), nsmap=ns)
     if record.journal_ref is not None:
-        _add(entry, _arxiv("journal_ref"), record.journal_ref, nsmap=ns)
+        _add(entry, arxiv_tag("journal_ref"), record.journal_ref, nsmap=ns)
     abs_link = [("href", f"http://arxiv.org/abs/{versioned}"), ("rel", "alternate")]
-    _add(entry, _atom("link"), attrs=[*abs_link, ("type", "text/html")])
+    _add(entry, atom_tag("link"), attrs=[*abs_link, ("type", "text/html")])
     pdf_link = [("title", "pdf"), ("href", f"http://arxiv.org/pdf/{versioned}")]
-    _add(entry, _atom("link"), attrs=[*pdf_link, ("rel", "related"), ("type", "application/pdf")])
+    _add(
+        entry, atom_tag("link"), attrs=[*pdf_link, ("rel", "related"), ("type", "application/pdf")]
+    )
     if record.primary_category is not None:
         primary = [("term", record.primary_category), ("scheme", ARXIV_NS)]
-        _add(entry, _arxiv("primary_category"), attrs=primary, nsmap=ns)
+        _add(entry, arxiv_tag("primary_category"), attrs=primary, nsmap=ns)
     for term in _categories(record):
-        _add(entry, _atom("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
+        _add(entry, atom_tag("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
 
 
 def render_feed(
@@ -369,32 +377,32 @@ def render_error_feed(
     anchor = "errors#" + message.replace(" ", "_")
     if backend == "new":
         root = etree.Element(
-            _atom("feed"),
+            atom_tag("feed"),
             nsmap={"opensearch": OPENSEARCH_NS, "arxiv": ARXIV_NS, None: ATOM_NS},  # type: ignore[dict-item]
         )
-        _add(root, _atom("id"), "https://arxiv.org/")
-        _add(root, _atom("title"), "arXiv Search Results")
-        _add(root, _atom("updated"), stamp)
+        _add(root, atom_tag("id"), "https://arxiv.org/")
+        _add(root, atom_tag("title"), "arXiv Search Results")
+        _add(root, atom_tag("updated"), stamp)
         for name, value in (("itemsPerPage", "1"), ("totalResults", "1"), ("startIndex", "0")):
-            _add(root, _opensearch(name), value)
-        entry = _add(root, _atom("entry"))
-        _add(entry, _atom("id"), f"https://arxiv.org/api/{anchor}")
-        _add(entry, _atom("title"), "Error")
-        _add(entry, _atom("updated"), stamp)
+            _add(root, opensearch_tag(name), value)
+        entry = _add(root, atom_tag("entry"))
+        _add(entry, atom_tag("id"), f"https://arxiv.org/api/{anchor}")
+        _add(entry, atom_tag("title"), "Error")
+        _add(entry, atom_tag("updated"), stamp)
         link = [("href", f"https://arxiv.org/api/{anchor}"), ("rel", "alternate")]
-        _add(entry, _atom("link"), attrs=[*link, ("type", "text/html")])
-        _add(entry, _atom("summary"), message)
+        _add(entry, atom_tag("link"), attrs=[*link, ("type", "text/html")])
+        _add(entry, atom_tag("summary"), message)
     else:
         root = _old_header(search_query="", id_list="", start=0, max_results=1, total=1, now=moment)
-        entry = _add(root, _atom("entry"))
-        _add(entry, _atom("id"), f"http://arxiv.org/api/{anchor}")
-        _add(entry, _atom("title"), "Error")
-        _add(entry, _atom("summary"), message)
-        _add(entry, _atom("updated"), stamp)
+        entry = _add(root, atom_tag("entry"))
+        _add(entry, atom_tag("id"), f"http://arxiv.org/api/{anchor}")
+        _add(entry, atom_tag("title"), "Error")
+        _add(entry, atom_tag("summary"), message)
+        _add(entry, atom_tag("updated"), stamp)
         link = [("href", f"http://arxiv.org/api/{anchor}"), ("rel", "alternate")]
-        _add(entry, _atom("link"), attrs=[*link, ("type", "text/html")])
-    author = _add(entry, _atom("author"))
-    _add(author, _atom("name"), "arXiv api core")
+        _add(entry, atom_tag("link"), attrs=[*link, ("type", "text/html")])
+    author = _add(entry, atom_tag("author"))
+    _add(author, atom_tag("name"), "arXiv api core")
     return _serialize(root, backend)
 
 
@@ -930,9 +938,9 @@ def _edit_first_entry(feed: bytes, fault: Fault, backend: Backend) -> bytes | No
     so it is parsed back as it is, and written in its backend's way again.
     """
     root = etree.fromstring(feed)
-    entry = root.find(_atom("entry"))
+    entry = root.find(atom_tag("entry"))
     name = "id" if fault.kind == "entry_id" else fault.element
-    element = entry.find(_atom(name)) if entry is not None else None
+    element = entry.find(atom_tag(name)) if entry is not None else None
     if element is None:
         return None
     text = element.text or ""
@@ -943,7 +951,7 @@ def _edit_first_entry(feed: bytes, fault: Fault, backend: Backend) -> bytes | No
     elif fault.kind == "markup":
         words = text.split()
         element.text = " ".join(words[: fault.lead]) + " " if fault.lead else None
-        child = etree.SubElement(element, _atom("b"))
+        child = etree.SubElement(element, atom_tag("b"))
         child.text = " ".join(words[fault.lead :])
     else:
         twin = copy.deepcopy(element)
