@@ -44,6 +44,35 @@ def eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def webhook_config(
+    url: str,
+    *,
+    name: str,
+    schedule: str,
+    sync_wait: float = 10,
+    lease: float | None = None,
+    endpoint: str = "",
+) -> str:
+    """A ``[delivery]`` table retrying on ``schedule`` and one ``[[webhooks]]`` endpoint at ``url``.
+
+    ``endpoint`` holds the endpoint's other keys (secret or format, group, filters).
+    """
+    leasing = f"lease = {lease}" if lease is not None else ""
+    return f"""
+[delivery]
+retry_schedule = {schedule}
+sync_wait = {sync_wait}
+poll_interval = 0.05
+{leasing}
+
+[[webhooks]]
+name = "{name}"
+url = "{url}"
+timeout = 2
+{endpoint}
+"""
+
+
 @pytest.fixture
 def receiver_for() -> Iterator[StartReceiver]:
     """Start a verifying receiver holding the given secrets; every one stops with the test."""

@@ -12,6 +12,7 @@ from syncd.httpio import MAX_RETRY_AFTER
 from syncd.storage.schema import deliveries_table
 from tests import receiver as receiver_module
 from tests.chatreceiver import DiscordReceiver, SlackReceiver
+from tests.helpers import webhook_config
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 
@@ -30,20 +31,12 @@ def _chat_hook(
     filters: str = "",
 ) -> None:
     grouping = f'group = "{group}"' if group else ""
-    syncd.sections = f"""
-[delivery]
-retry_schedule = {schedule}
-sync_wait = 10
-poll_interval = 0.05
-
-[[webhooks]]
-name = "lab-{format}"
-url = "{receiver.url}"
-format = "{format}"
-{grouping}
-timeout = 2
-{filters}
-"""
+    syncd.sections = webhook_config(
+        receiver.url,
+        name=f"lab-{format}",
+        schedule=schedule,
+        endpoint=f'format = "{format}"\n{grouping}\n{filters}',
+    )
 
 
 def _last_errors(syncd: Syncd) -> list[str | None]:

@@ -18,7 +18,7 @@ from syncd.storage import Storage
 from syncd.storage.schema import deliveries_table, endpoints_table
 from tests.chatreceiver import SlackReceiver
 from tests.fakearxiv import FakeArxiv
-from tests.helpers import WEBHOOK_SECRET, StartReceiver
+from tests.helpers import WEBHOOK_SECRET, StartReceiver, webhook_config
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 from tests.scenario import NESTPIPE
@@ -35,19 +35,13 @@ def _hook(
     filters: str = "",
     url: str | None = None,
 ) -> None:
-    syncd.sections = f"""
-[delivery]
-retry_schedule = {schedule}
-sync_wait = {sync_wait}
-poll_interval = 0.05
-
-[[webhooks]]
-name = "lab-chat"
-url = "{url or receiver.url}"
-secret = "{WEBHOOK_SECRET}"
-timeout = 2
-{filters}
-"""
+    syncd.sections = webhook_config(
+        url or receiver.url,
+        name="lab-chat",
+        schedule=schedule,
+        sync_wait=sync_wait,
+        endpoint=f'secret = "{WEBHOOK_SECRET}"\n{filters}',
+    )
 
 
 def _bodies(receiver: Receiver) -> list[dict[str, Any]]:

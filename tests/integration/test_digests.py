@@ -31,7 +31,7 @@ from syncd.storage.papers import WrittenPaper, author_id
 from syncd.storage.schema import revisions_table
 from syncd.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
 from tests.fakearxiv import FakeArxiv
-from tests.helpers import ROOT, WEBHOOK_SECRET
+from tests.helpers import ROOT, WEBHOOK_SECRET, webhook_config
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 from tests.scenario import NESTPIPE
@@ -45,21 +45,14 @@ def _cycle_hook(
     sync_wait: float = 10,
     filters: str = "",
 ) -> None:
-    syncd.sections = f"""
-[delivery]
-retry_schedule = {schedule}
-sync_wait = {sync_wait}
-poll_interval = 0.05
-lease = 1
-
-[[webhooks]]
-name = "lab-digest"
-url = "{receiver.url}"
-secret = "{WEBHOOK_SECRET}"
-group = "cycle"
-timeout = 2
-{filters}
-"""
+    syncd.sections = webhook_config(
+        receiver.url,
+        name="lab-digest",
+        schedule=schedule,
+        sync_wait=sync_wait,
+        lease=1,
+        endpoint=f'secret = "{WEBHOOK_SECRET}"\ngroup = "cycle"\n{filters}',
+    )
 
 
 def _digest_events(received: Any) -> list[str]:
