@@ -67,21 +67,22 @@ from syncd.sync import sync_all
 from tests import fakearxiv as fa
 from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability.digests import DigestTally, digest_endpoints
-from tests.reliability.harness import (
+from tests.reliability.checks import (
     DeliveryTally,
     Snapshot,
-    UpstreamScript,
     compare,
-    connect,
-    format_table,
     integrity_problems,
-    scratch_database,
     snapshot,
-    stock,
     tally_deliveries,
+)
+from tests.reliability.digests import DigestTally, digest_endpoints
+from tests.reliability.harness import (
+    UpstreamScript,
+    announce,
+    connect,
+    scratch_database,
+    stock,
     write_config,
-    write_result,
 )
 
 __all__ = ["FAULTS", "HOSTILE", "main", "run_soak"]
@@ -597,10 +598,8 @@ def main(argv: list[str] | None = None) -> int:
                     rate=args.rate,
                     seed=args.seed,
                 )
-        path = write_result(args.out, result)
+        announce(args.out, result)
         results.append(result)
-        print(format_table([result]), flush=True)
-        print(f"{'OK' if result['ok'] else 'FAILED'}: {path}", flush=True)
     return 0 if all(r["ok"] for r in results) else 1
 
 

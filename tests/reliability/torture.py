@@ -50,22 +50,23 @@ from syncd.storage.schema import deliveries_table, sync_runs_table
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability.digests import DigestTally, digest_endpoints
-from tests.reliability.harness import (
+from tests.reliability.checks import (
     DeliveryTally,
     Snapshot,
-    UpstreamScript,
-    author_pages,
     compare,
-    connect,
-    format_table,
     integrity_problems,
-    scratch_database,
     snapshot,
-    stock,
     tally_deliveries,
+)
+from tests.reliability.digests import DigestTally, digest_endpoints
+from tests.reliability.harness import (
+    UpstreamScript,
+    announce,
+    author_pages,
+    connect,
+    scratch_database,
+    stock,
     write_config,
-    write_result,
 )
 
 __all__ = ["TortureError", "main", "run_torture"]
@@ -535,10 +536,8 @@ def main(argv: list[str] | None = None) -> int:
                 budget=args.budget,
                 progress=None if args.quiet else lambda line: print(line, flush=True),
             )
-        path = write_result(args.out, result)
+        announce(args.out, result)
         results.append(result)
-        print(format_table([result]), flush=True)
-        print(f"{'OK' if result['ok'] else 'FAILED'}: {path}", flush=True)
     return 0 if all(r["ok"] for r in results) else 1
 
 
