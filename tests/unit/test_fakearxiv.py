@@ -428,6 +428,15 @@ def test_amend_changes_metadata_without_a_new_version(
         arxiv.amend("2606.00001", title="New title")
 
 
+def test_revise_publishes_the_next_version_with_fields_changed(arxiv: FakeArxiv) -> None:
+    """revise adds a version: the current one with the given fields changed, a later updated."""
+    before = arxiv.publish(make_record("2606.00001", comment="first"))
+    after = arxiv.revise("2606.00001", title="A second title")
+    assert (after.version, after.title, after.comment) == (2, "A second title", "first")
+    assert after.published == before.published and after.updated != before.updated
+    assert [r.version for r in arxiv.papers["2606.00001"]] == [1, 2]
+
+
 def test_withdraw_publishes_a_withdrawn_version(arxiv: FakeArxiv) -> None:
     """withdraw adds a version whose abstract is arXiv's notice and whose comment the reason."""
     arxiv.publish(make_record("2606.00001"))
