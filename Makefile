@@ -61,5 +61,5 @@ reliability: $(BIN)/syncd
 	status=0; \
 	$(BIN)/python -m tests.reliability.torture $(RELIABILITY_DBS:%=--db %) $(TORTURE_ARGS) || status=1; \
 	$(BIN)/python -m tests.reliability.soak $(RELIABILITY_DBS:%=--db %) $(SOAK_ARGS) || status=1; \
-	$(BIN)/python -c 'import tests.reliability as r; r.print_results()'; \
+	$(BIN)/python -c 'import tests.reliability.harness as r; r.print_results()'; \
 	exit $$status

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from tests.receiver import Receiver, _Response
+from tests.receiver import Answer, Receiver
 
 __all__ = [
     "DiscordReceiver",
@@ -100,9 +100,9 @@ class SlackReceiver(Receiver):
     def _verify(self, body: bytes, headers: dict[str, str]) -> str | None:
         return slack_problem(body)
 
-    def _rejection(self, error: str) -> _Response:
+    def _rejection(self, error: str) -> Answer:
         code = error.partition(":")[0]
-        return _Response(SLACK_ERRORS[code], body=code.encode())
+        return Answer(SLACK_ERRORS[code], body=code.encode())
 
 
 class DiscordReceiver(Receiver):
@@ -144,11 +144,11 @@ class DiscordReceiver(Receiver):
     def _verify(self, body: bytes, headers: dict[str, str]) -> str | None:
         return discord_problem(body)
 
-    def _rejection(self, error: str) -> _Response:
+    def _rejection(self, error: str) -> Answer:
         code = 50006 if error.startswith("empty") else 50035
         message = "Cannot send an empty message" if code == 50006 else "Invalid Form Body"
         answer = {"code": code, "message": message, "errors": {"detail": error}}
-        return _Response(400, body=_json(answer), headers=_JSON)
+        return Answer(400, body=_json(answer), headers=_JSON)
 
 
 _JSON = {"Content-Type": "application/json"}

@@ -17,66 +17,52 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from types import TracebackType
 from typing import Self
+
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["HeaderDripper"]
 
 _HEAD = b"HTTP/1.1 200 OK\r\nX-Pad: "
 
 
-class HeaderDripper:
-    """Serves connections one at a time on 127.0.0.1, each dripped until the lifetime ends."""
+class HeaderDripper(LoopbackServer):
+    """Drips to every connection on 127.0.0.1 until the lifetime, counted from the start, ends."""
 
     def __init__(self, *, interval: float = 0.2, lifetime: float = 5.0) -> None:
+        super().__init__(_Dripping)
         self._interval = interval
         self._lifetime = lifetime
-        self._stop = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)
-        self._thread = threading.Thread(target=self._serve, name="header-dripper", daemon=True)
+        self._end = 0.0
+        self._count = threading.Lock()
         self.connections = 0
+
+    def start(self) -> Self:
+        self._end = time.monotonic() + self._lifetime
+        return super().start()
 
     @property
     def url(self) -> str:
         """The URL to send to (any path gets the same answer)."""
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/api/query"
+        return f"http://127.0.0.1:{self.port}/api/query"
 
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join(5.0)
-        self._listener.close()
-
-    def _serve(self) -> None:
-        end = time.monotonic() + self._lifetime
-        while not self._stop.is_set() and time.monotonic() < end:
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
+    def _drip(self, connection: socket.socket) -> None:
+        with self._count:
             self.connections += 1
-            with connection:
-                self._drip(connection, end)
-
-    def _drip(self, connection: socket.socket, end: float) -> None:
-        connection.settimeout(1.0)
         try:
             connection.recv(65536)
             connection.sendall(_HEAD)
-            while time.monotonic() < end:
-                if self._stop.wait(self._interval):
+            while time.monotonic() < self._end:
+                if self._stopping.wait(self._interval):
                     return
                 connection.sendall(b"a")
         except OSError:
             return  # the client hung up, as it should
+
+
+class _Dripping(LoopbackHandler):
+    timeout = 1.0
+
+    def handle(self) -> None:
+        """Never parse a request: read what came, then drip header bytes (see the module)."""
+        self.owner._drip(self.connection)

@@ -25,14 +25,11 @@ drips) happens outside it, so a sleeping fault never blocks the next request.
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import hashlib
 import re
 import socket
-import socketserver
 import struct
-import sys
 import textwrap
 import threading
 import time
@@ -40,15 +37,14 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal, NamedTuple, Self
+from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from lxml import etree
 
 from syncd.domain.record import Record, normalize_name, split_arxiv_id
 from syncd.domain.withdrawal import detect_withdrawal
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = [
     "ARXIV_NS",
@@ -66,6 +62,8 @@ __all__ = [
     "FakeArxiv",
     "Fault",
     "LoggedRequest",
+    "arxiv_tag",
+    "atom_tag",
     "body",
     "empty_page",
     "empty_result",
@@ -73,6 +71,7 @@ __all__ = [
     "error_feed",
     "make_record",
     "markup",
+    "opensearch_tag",
     "refused_version",
     "render_error_feed",
     "render_feed",
@@ -107,15 +106,18 @@ _SORT_ORDER = ("ascending", "descending")
 # --------------------------------------------------------------------------- rendering
 
 
-def _atom(name: str) -> str:
+def atom_tag(name: str) -> str:
+    """``name`` in the Atom namespace, as ElementTree spells it."""
     return f"{{{ATOM_NS}}}{name}"
 
 
-def _arxiv(name: str) -> str:
+def arxiv_tag(name: str) -> str:
+    """``name`` in the arXiv namespace, as ElementTree spells it."""
     return f"{{{ARXIV_NS}}}{name}"
 
 
-def _opensearch(name: str) -> str:
+def opensearch_tag(name: str) -> str:
+    """``name`` in the OpenSearch namespace, as ElementTree spells it."""
     return f"{{{OPENSEARCH_NS}}}{name}"
 
 
@@ -209,16 +211,16 @@ def _new_header(
         f"&start={start}&max_results={max_results}&id_list={id_list}"
     )
     root = etree.Element(
-        _atom("feed"),
+        atom_tag("feed"),
         nsmap={"opensearch": OPENSEARCH_NS, "arxiv": ARXIV_NS, None: ATOM_NS},  # type: ignore[dict-item]
     )
-    _add(root, _atom("id"), f"https://arxiv.org/api/{_feed_key(canonical)}")
-    _add(root, _atom("title"), f"arXiv Query: {canonical}")
-    _add(root, _atom("updated"), _stamp(now))
-    _add(root, _atom("link"), attrs=[("href", link), ("type", "application/atom+xml")])
-    _add(root, _opensearch("itemsPerPage"), str(max_results))
-    _add(root, _opensearch("totalResults"), str(total))
-    _add(root, _opensearch("startIndex"), str(start))
+    _add(root, atom_tag("id"), f"https://arxiv.org/api/{_feed_key(canonical)}")
+    _add(root, atom_tag("title"), f"arXiv Query: {canonical}")
+    _add(root, atom_tag("updated"), _stamp(now))
+    _add(root, atom_tag("link"), attrs=[("href", link), ("type", "application/atom+xml")])
+    _add(root, opensearch_tag("itemsPerPage"), str(max_results))
+    _add(root, opensearch_tag("totalResults"), str(total))
+    _add(root, opensearch_tag("startIndex"), str(start))
     return root
 
 
@@ -226,17 +228,17 @@ def _old_header(
     *, search_query: str, id_list: str, start: int, max_results: int, total: int, now: datetime
 ) -> etree._Element:
     canonical = _canonical(search_query, id_list, start, max_results)
-    root = etree.Element(_atom("feed"), nsmap={None: ATOM_NS})  # type: ignore[dict-item]
+    root = etree.Element(atom_tag("feed"), nsmap={None: ATOM_NS})  # type: ignore[dict-item]
     link = "http://arxiv.org/api/query?" + quote(canonical, safe="")
     self_link = [("href", link), ("rel", "self"), ("type", "application/atom+xml")]
-    _add(root, _atom("link"), attrs=self_link)
-    _add(root, _atom("title"), f"ArXiv Query: {canonical}", [("type", "html")])
-    _add(root, _atom("id"), f"http://arxiv.org/api/{_feed_key(canonical)}")
-    _add(root, _atom("updated"), _old_stamp(now))
+    _add(root, atom_tag("link"), attrs=self_link)
+    _add(root, atom_tag("title"), f"ArXiv Query: {canonical}", [("type", "html")])
+    _add(root, atom_tag("id"), f"http://arxiv.org/api/{_feed_key(canonical)}")
+    _add(root, atom_tag("updated"), _old_stamp(now))
     ns = {"opensearch": OPENSEARCH_NS}
-    _add(root, _opensearch("totalResults"), str(total), nsmap=ns)
-    _add(root, _opensearch("startIndex"), str(start), nsmap=ns)
-    _add(root, _opensearch("itemsPerPage"), str(max_results), nsmap=ns)
+    _add(root, opensearch_tag("totalResults"), str(total), nsmap=ns)
+    _add(root, opensearch_tag("startIndex"), str(start), nsmap=ns)
+    _add(root, opensearch_tag("itemsPerPage"), str(max_results), nsmap=ns)
     return root
 
 
@@ -247,10 +249,10 @@ def _add_authors(
     arxiv_nsmap: Mapping[str, str] | None,
 ) -> None:
     for name in record.authors:
-        author = _add(entry, _atom("author"))
-        _add(author, _atom("name"), name)
+        author = _add(entry, atom_tag("author"))
+        _add(author, atom_tag("name"), name)
         for affiliation in affiliations.get(name, ()):
-            _add(author, _arxiv("affiliation"), affiliation, nsmap=arxiv_nsmap)
+            _add(author, arxiv_tag("affiliation"), affiliation, nsmap=arxiv_nsmap)
 
 
 def _categories(record: Record) -> tuple[str, ...]:
@@ -266,29 +268,29 @@ def _new_entry(
     style: _Style,
 ) -> None:
     versioned = f"{record.arxiv_id}v{record.version}"
-    entry = _add(feed, _atom("entry"))
-    _add(entry, _atom("id"), f"http://arxiv.org/abs/{versioned}")
-    _add(entry, _atom("title"), style.title(record.title))
-    _add(entry, _atom("updated"), record.updated)
+    entry = _add(feed, atom_tag("entry"))
+    _add(entry, atom_tag("id"), f"http://arxiv.org/abs/{versioned}")
+    _add(entry, atom_tag("title"), style.title(record.title))
+    _add(entry, atom_tag("updated"), record.updated)
     abs_link = [("href", f"https://arxiv.org/abs/{versioned}"), ("rel", "alternate")]
-    _add(entry, _atom("link"), attrs=[*abs_link, ("type", "text/html")])
+    _add(entry, atom_tag("link"), attrs=[*abs_link, ("type", "text/html")])
     pdf_link = [("href", f"https://arxiv.org/pdf/{versioned}"), ("rel", "related")]
-    _add(entry, _atom("link"), attrs=[*pdf_link, ("type", "application/pdf"), ("title", "pdf")])
-    _add(entry, _atom("summary"), style.abstract(record.abstract))
+    _add(entry, atom_tag("link"), attrs=[*pdf_link, ("type", "application/pdf"), ("title", "pdf")])
+    _add(entry, atom_tag("summary"), style.abstract(record.abstract))
     for term in _categories(record):
-        _add(entry, _atom("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
-    _add(entry, _atom("published"), record.published)
+        _add(entry, atom_tag("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
+    _add(entry, atom_tag("published"), record.published)
     if record.comment is not None:
-        _add(entry, _arxiv("comment"), style.comment(record.comment))
+        _add(entry, arxiv_tag("comment"), style.comment(record.comment))
     if record.primary_category is not None:
-        _add(entry, _arxiv("primary_category"), attrs=[("term", record.primary_category)])
+        _add(entry, arxiv_tag("primary_category"), attrs=[("term", record.primary_category)])
     if record.journal_ref is not None:
-        _add(entry, _arxiv("journal_ref"), record.journal_ref)
+        _add(entry, arxiv_tag("journal_ref"), record.journal_ref)
     _add_authors(entry, record, affiliations, None)
     if record.doi is not None:
-        _add(entry, _arxiv("doi"), record.doi)
+        _add(entry, arxiv_tag("doi"), record.doi)
         doi_link = [("rel", "related"), ("href", f"https://doi.org/{record.doi}")]
-        _add(entry, _atom("link"), attrs=[*doi_link, ("title", "doi")])
+        _add(entry, atom_tag("link"), attrs=[*doi_link, ("title", "doi")])
 
 
 def _old_entry(
@@ -299,30 +301,32 @@ def _old_entry(
 ) -> None:
     versioned = f"{record.arxiv_id}v{record.version}"
     ns = {"arxiv": ARXIV_NS}
-    entry = _add(feed, _atom("entry"))
-    _add(entry, _atom("id"), f"http://arxiv.org/abs/{versioned}")
-    _add(entry, _atom("updated"), record.updated)
-    _add(entry, _atom("published"), record.published)
-    _add(entry, _atom("title"), style.title(record.title))
-    _add(entry, _atom("summary"), style.abstract(record.abstract))
+    entry = _add(feed, atom_tag("entry"))
+    _add(entry, atom_tag("id"), f"http://arxiv.org/abs/{versioned}")
+    _add(entry, atom_tag("updated"), record.updated)
+    _add(entry, atom_tag("published"), record.published)
+    _add(entry, atom_tag("title"), style.title(record.title))
+    _add(entry, atom_tag("summary"), style.abstract(record.abstract))
     _add_authors(entry, record, affiliations, ns)
     if record.doi is not None:
-        _add(entry, _arxiv("doi"), record.doi, nsmap=ns)
+        _add(entry, arxiv_tag("doi"), record.doi, nsmap=ns)
         doi_link = [("title", "doi"), ("href", f"http://dx.doi.org/{record.doi}")]
-        _add(entry, _atom("link"), attrs=[*doi_link, ("rel", "related")])
+        _add(entry, atom_tag("link"), attrs=[*doi_link, ("rel", "related")])
     if record.comment is not None:
-        _add(entry, _arxiv("comment"), style.comment(record.comment), nsmap=ns)
+        _add(entry, arxiv_tag("comment"), style.comment(record.comment), nsmap=ns)
     if record.journal_ref is not None:
-        _add(entry, _arxiv("journal_ref"), record.journal_ref, nsmap=ns)
+        _add(entry, arxiv_tag("journal_ref"), record.journal_ref, nsmap=ns)
     abs_link = [("href", f"http://arxiv.org/abs/{versioned}"), ("rel", "alternate")]
-    _add(entry, _atom("link"), attrs=[*abs_link, ("type", "text/html")])
+    _add(entry, atom_tag("link"), attrs=[*abs_link, ("type", "text/html")])
     pdf_link = [("title", "pdf"), ("href", f"http://arxiv.org/pdf/{versioned}")]
-    _add(entry, _atom("link"), attrs=[*pdf_link, ("rel", "related"), ("type", "application/pdf")])
+    _add(
+        entry, atom_tag("link"), attrs=[*pdf_link, ("rel", "related"), ("type", "application/pdf")]
+    )
     if record.primary_category is not None:
         primary = [("term", record.primary_category), ("scheme", ARXIV_NS)]
-        _add(entry, _arxiv("primary_category"), attrs=primary, nsmap=ns)
+        _add(entry, arxiv_tag("primary_category"), attrs=primary, nsmap=ns)
     for term in _categories(record):
-        _add(entry, _atom("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
+        _add(entry, atom_tag("category"), attrs=[("term", term), ("scheme", ARXIV_NS)])
 
 
 def render_feed(
@@ -373,32 +377,32 @@ def render_error_feed(
     anchor = "errors#" + message.replace(" ", "_")
     if backend == "new":
         root = etree.Element(
-            _atom("feed"),
+            atom_tag("feed"),
             nsmap={"opensearch": OPENSEARCH_NS, "arxiv": ARXIV_NS, None: ATOM_NS},  # type: ignore[dict-item]
         )
-        _add(root, _atom("id"), "https://arxiv.org/")
-        _add(root, _atom("title"), "arXiv Search Results")
-        _add(root, _atom("updated"), stamp)
+        _add(root, atom_tag("id"), "https://arxiv.org/")
+        _add(root, atom_tag("title"), "arXiv Search Results")
+        _add(root, atom_tag("updated"), stamp)
         for name, value in (("itemsPerPage", "1"), ("totalResults", "1"), ("startIndex", "0")):
-            _add(root, _opensearch(name), value)
-        entry = _add(root, _atom("entry"))
-        _add(entry, _atom("id"), f"https://arxiv.org/api/{anchor}")
-        _add(entry, _atom("title"), "Error")
-        _add(entry, _atom("updated"), stamp)
+            _add(root, opensearch_tag(name), value)
+        entry = _add(root, atom_tag("entry"))
+        _add(entry, atom_tag("id"), f"https://arxiv.org/api/{anchor}")
+        _add(entry, atom_tag("title"), "Error")
+        _add(entry, atom_tag("updated"), stamp)
         link = [("href", f"https://arxiv.org/api/{anchor}"), ("rel", "alternate")]
-        _add(entry, _atom("link"), attrs=[*link, ("type", "text/html")])
-        _add(entry, _atom("summary"), message)
+        _add(entry, atom_tag("link"), attrs=[*link, ("type", "text/html")])
+        _add(entry, atom_tag("summary"), message)
     else:
         root = _old_header(search_query="", id_list="", start=0, max_results=1, total=1, now=moment)
-        entry = _add(root, _atom("entry"))
-        _add(entry, _atom("id"), f"http://arxiv.org/api/{anchor}")
-        _add(entry, _atom("title"), "Error")
-        _add(entry, _atom("summary"), message)
-        _add(entry, _atom("updated"), stamp)
+        entry = _add(root, atom_tag("entry"))
+        _add(entry, atom_tag("id"), f"http://arxiv.org/api/{anchor}")
+        _add(entry, atom_tag("title"), "Error")
+        _add(entry, atom_tag("summary"), message)
+        _add(entry, atom_tag("updated"), stamp)
         link = [("href", f"http://arxiv.org/api/{anchor}"), ("rel", "alternate")]
-        _add(entry, _atom("link"), attrs=[*link, ("type", "text/html")])
-    author = _add(entry, _atom("author"))
-    _add(author, _atom("name"), "arXiv api core")
+        _add(entry, atom_tag("link"), attrs=[*link, ("type", "text/html")])
+    author = _add(entry, atom_tag("author"))
+    _add(author, atom_tag("name"), "arXiv api core")
     return _serialize(root, backend)
 
 
@@ -934,9 +938,9 @@ def _edit_first_entry(feed: bytes, fault: Fault, backend: Backend) -> bytes | No
     so it is parsed back as it is, and written in its backend's way again.
     """
     root = etree.fromstring(feed)
-    entry = root.find(_atom("entry"))
+    entry = root.find(atom_tag("entry"))
     name = "id" if fault.kind == "entry_id" else fault.element
-    element = entry.find(_atom(name)) if entry is not None else None
+    element = entry.find(atom_tag(name)) if entry is not None else None
     if element is None:
         return None
     text = element.text or ""
@@ -947,7 +951,7 @@ def _edit_first_entry(feed: bytes, fault: Fault, backend: Backend) -> bytes | No
     elif fault.kind == "markup":
         words = text.split()
         element.text = " ".join(words[: fault.lead]) + " " if fault.lead else None
-        child = etree.SubElement(element, _atom("b"))
+        child = etree.SubElement(element, atom_tag("b"))
         child.text = " ".join(words[fault.lead :])
     else:
         twin = copy.deepcopy(element)
@@ -982,46 +986,11 @@ def _standalone_plan(fault: Fault, backend: Backend) -> _Plan | None:
 # --------------------------------------------------------------------------- HTTP plumbing
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-
-    def __init__(self, fake: FakeArxiv) -> None:
-        self.fake = fake
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name, which can stall without DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if error is not None and not isinstance(error, OSError):
-            self.fake.errors.append(error)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackHandler):
     server_version = "FakeArxiv/1.0"
-    sys_version = ""
-    timeout = 10.0  # an idle keep-alive connection is closed after this long
-    disable_nagle_algorithm = True  # headers and body go out in separate writes
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.fake._track(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake._untrack(self.connection)
 
     def do_GET(self) -> None:
-        self.server.fake._serve(self, urlsplit(self.path).query)
+        self.owner._serve(self, urlsplit(self.path).query)
 
     def do_POST(self) -> None:
         try:
@@ -1030,10 +999,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = 0
         form = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         query = urlsplit(self.path).query
-        self.server.fake._serve(self, "&".join(part for part in (query, form) if part))
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
+        self.owner._serve(self, "&".join(part for part in (query, form) if part))
 
 
 # --------------------------------------------------------------------------- the fake
@@ -1051,7 +1017,7 @@ def _with_withdrawal(record: Record) -> Record:
     return replace(record, withdrawn=verdict.withdrawn, withdrawn_by=verdict.by)
 
 
-class FakeArxiv:
+class FakeArxiv(LoopbackServer):
     """A threaded arXiv API server on 127.0.0.1; use it as a context manager.
 
     ``backend`` picks the response format ("new": the fixtures' format; "old":
@@ -1070,9 +1036,9 @@ class FakeArxiv:
         epoch: datetime = DEFAULT_EPOCH,
         step: timedelta = timedelta(days=1),
     ) -> None:
+        super().__init__(_Handler)
         self.backend: Backend = backend
         self.wrap = wrap
-        self.errors: list[BaseException] = []
         self._clock = clock if clock is not None else (lambda: datetime.now(UTC))
         self._next_time = epoch
         self._step = step
@@ -1083,56 +1049,6 @@ class FakeArxiv:
         self._log: list[LoggedRequest] = []
         self._queue: list[_Queued] = []
         self._always: list[Fault] = []
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # ---- lifecycle
-
-    def start(self) -> Self:
-        """Bind a free port and serve in a background thread."""
-        if self._server is not None:
-            raise RuntimeError("FakeArxiv is already running")
-        self._stopping.clear()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name=f"FakeArxiv:{self._server.server_port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, cut open connections and wait for every handler thread."""
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            _shutdown_quietly(connection)
-        server.server_close()
-        thread.join()
-        self._server = self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if exc is None and self.errors:
-            raise RuntimeError(f"FakeArxiv failed while serving: {self.errors!r}")
 
     @property
     def base_url(self) -> str:
@@ -1195,6 +1111,15 @@ class FakeArxiv:
             history[-1] = amended
         return amended
 
+    def revise(self, arxiv_id: str, **fields: Any) -> Record:
+        """Publish the next version of a paper: the current one with ``fields`` changed.
+
+        ``updated`` is filled afresh, as a new version is a new submission.
+        """
+        current = self.current(arxiv_id)
+        version = (current.version or 0) + 1
+        return self.publish(replace(current, version=version, updated=None, **fields))
+
     def withdraw(
         self, arxiv_id: str, reason: str | None = None, *, notice: str = WITHDRAWN_BY_AUTHORS
     ) -> Record:
@@ -1204,19 +1129,7 @@ class FakeArxiv:
         """
         if not detect_withdrawal(notice, None).withdrawn:
             raise ValueError(f"{notice!r} is not a withdrawal notice arXiv writes")
-        with self._lock:
-            current = self._history(arxiv_id)[-1]
-        version = (current.version or 0) + 1
-        return self.publish(
-            replace(
-                current,
-                version=version,
-                abstract=notice,
-                comment=reason,
-                published=None,
-                updated=None,
-            )
-        )
+        return self.revise(arxiv_id, abstract=notice, comment=reason, published=None)
 
     def remove(self, arxiv_id: str, *, keep_id_lookup: bool = False) -> None:
         """Make a paper vanish from searches (and from id_list unless ``keep_id_lookup``)."""
@@ -1324,16 +1237,6 @@ class FakeArxiv:
         return _with_withdrawal(
             replace(record, published=published, updated=updated, authors_complete=True)
         )
-
-    def _track(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-            if self._stopping.is_set():
-                _shutdown_quietly(connection)
-
-    def _untrack(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.discard(connection)
 
     def _take_fault(self, params: Mapping[str, str]) -> Fault | None:
         for item in self._queue:
@@ -1482,11 +1385,6 @@ class FakeArxiv:
                 handler.close_connection = True
                 return
             handler.wfile.write(plan.body[offset : offset + plan.chunk_size])
-
-
-def _shutdown_quietly(connection: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        connection.shutdown(socket.SHUT_RDWR)
 
 
 def _parse_time(stamp: str) -> datetime:

@@ -18,22 +18,19 @@ and cuts open connections; ``come_up`` binds the same port again.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import socket
-import socketserver
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit
 
 from standardwebhooks import Webhook
+
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["HOOK_PATH", "Received", "Receiver"]
 
@@ -63,8 +60,8 @@ class Received:
 
 
 @dataclass(frozen=True, slots=True)
-class _Response:
-    """A scripted answer."""
+class Answer:
+    """A scripted answer (the chat receivers build their own rejections from it)."""
 
     status: int
     retry_after: str | None = None
@@ -75,11 +72,11 @@ class _Response:
 
 @dataclass(slots=True)
 class _Queued:
-    response: _Response
+    response: Answer
     remaining: int
 
 
-class Receiver:
+class Receiver(LoopbackServer):
     """A threaded webhook endpoint on 127.0.0.1; use it as a context manager.
 
     ``secrets`` are the ones the receiver verifies with (any one matching is
@@ -87,50 +84,14 @@ class Receiver:
     """
 
     def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__(_Handler)
         self._webhooks = [Webhook(secret) for secret in secrets]
-        self.errors: list[BaseException] = []
         self._received: list[Received] = []
         self._queue: list[_Queued] = []
-        self._always = _Response(_DEFAULT_STATUS)
+        self._always = Answer(_DEFAULT_STATUS)
         self._changed = threading.Condition()
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._port = 0
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    # ---- lifecycle
-
-    def start(self) -> Self:
-        """Bind a port (a free one the first time, the same one afterwards) and serve."""
-        if self._server is not None:
-            raise RuntimeError("Receiver is already running")
-        self._stopping.clear()
-        self._server = _Server(self, self._port)
-        self._port = self._server.server_port
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name=f"Receiver:{self._port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, cut open connections and wait for every handler thread."""
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        with self._changed:
-            connections = list(self._connections)
-        for connection in connections:
-            _shutdown_quietly(connection)
-        server.server_close()  # joins the handler threads (block_on_close)
-        thread.join()
-        self._server = self._thread = None
+    # ---- lifecycle (start, stop, port: LoopbackServer)
 
     def go_down(self) -> None:
         """Refuse connections from now on (the port stays reserved for ``come_up``)."""
@@ -139,26 +100,6 @@ class Receiver:
     def come_up(self) -> None:
         """Accept connections again, on the same port."""
         self.start()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if exc is None and self.errors:
-            raise RuntimeError(f"Receiver failed while serving: {self.errors!r}")
-
-    @property
-    def port(self) -> int:
-        """The port, fixed once the receiver first started."""
-        if not self._port:
-            raise RuntimeError("Receiver has not been started")
-        return self._port
 
     @property
     def url(self) -> str:
@@ -226,16 +167,6 @@ class Receiver:
 
     # ---- serving (handler threads)
 
-    def _track(self, connection: socket.socket) -> None:
-        with self._changed:
-            self._connections.add(connection)
-            if self._stopping.is_set():
-                _shutdown_quietly(connection)
-
-    def _untrack(self, connection: socket.socket) -> None:
-        with self._changed:
-            self._connections.discard(connection)
-
     def _verify(self, body: bytes, headers: dict[str, str]) -> str | None:
         """``None`` when a secret verifies the message, else the last verifier's complaint."""
         error = "the receiver holds no secret"
@@ -248,11 +179,11 @@ class Receiver:
                 return None
         return error
 
-    def _rejection(self, error: str) -> _Response:
+    def _rejection(self, error: str) -> Answer:
         """The answer to a POST ``_verify`` refused: 401, as for a bad signature."""
-        return _Response(401)
+        return Answer(401)
 
-    def _next_response(self) -> _Response:
+    def _next_response(self) -> Answer:
         with self._changed:
             if not self._queue:
                 return self._always
@@ -270,7 +201,7 @@ class Receiver:
         headers = {name.lower(): value for name, value in handler.headers.items()}
         error = self._verify(body, headers)
         if path != HOOK_PATH:
-            response = _Response(404)
+            response = Answer(404)
         elif error is not None:
             response = self._rejection(error)
         else:
@@ -289,7 +220,7 @@ class Receiver:
         )
         self._answer(handler, response, record)
 
-    def _answer(self, handler: _Handler, response: _Response, record: Received) -> None:
+    def _answer(self, handler: _Handler, response: Answer, record: Received) -> None:
         """Record the POST and write the answer after its delay (status 0 if the sender left)."""
         if response.delay and (
             self._stopping.wait(response.delay) or _peer_closed(handler.connection)
@@ -329,49 +260,11 @@ class Receiver:
             return len(self._received) - 1
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False
-    block_on_close = True
-
-    def __init__(self, receiver: Receiver, port: int) -> None:
-        self.receiver = receiver
-        super().__init__(("127.0.0.1", port), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name, which can stall without DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if error is not None and not isinstance(error, OSError):
-            self.receiver.errors.append(error)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(LoopbackHandler):
     server_version = "Receiver/1.0"
-    sys_version = ""
-    timeout = 10.0  # an idle keep-alive connection is closed after this long
-    disable_nagle_algorithm = True
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.receiver._track(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.receiver._untrack(self.connection)
 
     def do_POST(self) -> None:
-        self.server.receiver._serve(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
+        self.owner._serve(self)
 
 
 def _response(
@@ -380,10 +273,10 @@ def _response(
     delay: float,
     headers: Mapping[str, str] | None,
     body: bytes | None,
-) -> _Response:
+) -> Answer:
     if isinstance(retry_after, int | float):
         retry_after = f"{retry_after:g}"
-    return _Response(status, retry_after, delay, dict(headers or {}), body)
+    return Answer(status, retry_after, delay, dict(headers or {}), body)
 
 
 def _peer_closed(connection: socket.socket) -> bool:
@@ -402,11 +295,6 @@ def _peer_closed(connection: socket.socket) -> bool:
 
 def _is_delivery(received: Received) -> bool:
     return received.verified and 200 <= received.status_sent < 300
-
-
-def _shutdown_quietly(connection: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        connection.shutdown(socket.SHUT_RDWR)
 
 
 def _int_or_none(value: str | None) -> int | None:

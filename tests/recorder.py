@@ -15,10 +15,11 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qsl
+
+from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = ["Recorded", "Recorder"]
 
@@ -42,22 +43,14 @@ class Recorded:
         return value if isinstance(value, dict) else {}
 
 
-class Recorder:
+class Recorder(LoopbackServer):
     """A threaded HTTP server on 127.0.0.1 recording requests; use it as a context manager."""
 
     def __init__(self) -> None:
+        super().__init__(_Handler)
         self.status = 200
         self._received: list[Recorded] = []
         self._changed = threading.Condition()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.recorder = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
 
     @property
     def received(self) -> list[Recorded]:
@@ -83,23 +76,10 @@ class Recorder:
             self._changed.notify_all()
         return status
 
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
+class _Handler(LoopbackHandler):
     def _answer(self) -> None:
-        status = self.server.recorder.record(self)  # type: ignore[attr-defined]
+        status = self.owner.record(self)
         body = b"{}" if status < 400 else b'{"error": "recorder told to fail"}'
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -108,6 +88,3 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     do_POST = do_PUT = _answer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass

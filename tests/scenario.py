@@ -13,6 +13,16 @@ from syncd.domain.record import Record
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 AUTHOR = "Zhida Jiang"
+# The arXiv ids of the seeded author's papers, as upstream_versions() serves them.
+FEDCG = "2212.09483"
+OXYGEN = "2512.22386"
+NESTPIPE = "2604.06956"
+FLOWTRAIN = "2606.23087"
+FLEXMARL = "2602.09578"
+LORA = "2606.12883"
+CALIBRATION = "2606.03328"
+# The calibration paper's key: the seeds list it before arXiv has it, so it keeps its slug.
+CALIBRATION_KEY = "rethinking-calibration-for-high-sparsity-llm"
 _PAGE = (SEEDS / "000_bae548b29664adf4.txt").read_text(encoding="utf-8").split("\n\n")
 _LIST = (SEEDS / "001_486f742ac3512806.txt").read_text(encoding="utf-8").split("\n\n")
 
@@ -80,7 +90,7 @@ FLEXMARL_V1_TITLE = (
 def upstream_versions() -> list[Record]:
     """Every version of the seeded author's arXiv papers, oldest first per paper."""
     fedcg = _record(
-        "2212.09483",
+        FEDCG,
         seed_title("Adaptive Control"),
         seed_abstract("Adaptive Control"),
         ("Zhida Jiang", "Yang Xu", "Hongli Xu", "Zhiyuan Wang", "Chen Qian"),
@@ -88,7 +98,7 @@ def upstream_versions() -> list[Record]:
         published="2022-12-19T10:00:00Z",
     )
     oxygen = _record(
-        "2512.22386",
+        OXYGEN,
         seed_title("OxygenREC"),
         seed_abstract("OxygenREC"),
         _people(["Xuegang Tang", "Jie Wu"], 33, me_at=12),
@@ -96,7 +106,7 @@ def upstream_versions() -> list[Record]:
         published="2025-12-27T08:00:00Z",
     )
     nestpipe = _record(
-        "2604.06956",
+        NESTPIPE,
         seed_title("NestPipe"),
         seed_abstract("NestPipe"),
         _people(["Zhida Jiang", "Zhaolong Xing", "Huichao Chai"], 15),
@@ -104,7 +114,7 @@ def upstream_versions() -> list[Record]:
         published="2026-04-08T09:00:00Z",
     )
     flowtrain = _record(
-        "2606.23087",
+        FLOWTRAIN,
         seed_title("FlowTrain"),
         seed_abstract("FlowTrain"),
         _people(["Zhida Jiang", "Zhaolong Xing", "Yang Pei"], 17),
@@ -112,7 +122,7 @@ def upstream_versions() -> list[Record]:
         published="2026-06-26T09:00:00Z",
     )
     flexmarl_v1 = _record(
-        "2602.09578",
+        FLEXMARL,
         FLEXMARL_V1_TITLE,
         seed_abstract("FlexMARL"),
         _people(["Zhaolong Xing", "Zhida Jiang"], 9),
@@ -120,7 +130,7 @@ def upstream_versions() -> list[Record]:
         published="2026-02-10T09:00:00Z",
     )
     lora = _record(
-        "2606.12883",
+        LORA,
         seed_title("The Hidden Power"),
         seed_abstract("The Hidden Power"),
         _people(["Zicheng Zhang", "Haoran Li", "Jiaxing Wang"], 13, me_at=10),
@@ -128,7 +138,7 @@ def upstream_versions() -> list[Record]:
         published="2026-06-14T09:00:00Z",
     )
     calibration_v1 = _record(
-        "2606.03328",
+        CALIBRATION,
         CALIBRATION_V1_TITLE,
         list_abstract("Hu Xu, Zhaolong Xing"),
         _people(["Hu Xu", "Zhaolong Xing", "Congcong Liu"], 8, me_at=6),

@@ -16,13 +16,15 @@ import sqlalchemy as sa
 
 from syncd.cli import main
 from syncd.config import load_settings
+from syncd.domain.record import Record
 from syncd.logs import configure_logging
 from syncd.service.app import App
 from syncd.storage.schema import events_table, revisions_table, sync_runs_table
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests import scenario
-from tests.fakearxiv import FakeArxiv
+from tests.fakearxiv import FakeArxiv, make_record
+from tests.scenario import NESTPIPE
 
 SEEDS = [scenario.SEEDS / "000_bae548b29664adf4.txt", scenario.SEEDS / "001_486f742ac3512806.txt"]
 
@@ -144,14 +146,19 @@ def syncd(
     return Syncd(arxiv=arxiv, database_url=database_url, workdir=tmp_path, capsys=capsys)
 
 
-NESTPIPE = "2604.06956"
-CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
 # NestPipe's v2 as the site fixtures publish it: three title words changed, a
 # sentence added to the abstract, the first two authors swapped.
 NESTPIPE_V2_TITLE = (
     "NestPipe: Scaling Recommendation Training to 1,500+ Accelerators with Nested Pipelining"
 )
 NESTPIPE_V2_SENTENCE = "Code and traces are public."
+# A paper of the author whose title and abstract hold markup that would run in a page.
+HOSTILE_ID = "2601.00666"
+HOSTILE_TITLE = "Owned: <script>window.pwned = 'title'</script> a study"
+HOSTILE_ABSTRACT = (
+    "We study <script>window.pwned = 'abstract'</script> and "
+    "<img src=x onerror=\"window.pwned = 'img'\"> injection."
+)
 
 
 def revise_nestpipe(arxiv: FakeArxiv, **fields: Any) -> None:
@@ -216,3 +223,13 @@ def site(syncd: Syncd, arxiv: FakeArxiv) -> Iterator[Site]:
     sync_ok(syncd)
     with serving(syncd) as running:
         yield running
+
+
+def hostile_paper(arxiv_id: str = HOSTILE_ID) -> Record:
+    """A paper of the author whose title and abstract hold markup that would run."""
+    return make_record(
+        arxiv_id,
+        title=HOSTILE_TITLE,
+        abstract=HOSTILE_ABSTRACT,
+        authors=("Zhida Jiang", "Zhaolong <b>Xing</b>"),
+    )

@@ -2,39 +2,20 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from tests.helpers import WEBHOOK_SECRET, eventually, free_port
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
-
-SECRET = "whsec_" + base64.b64encode(b"syncd-daemon-test-secret-32bytes").decode()
-NESTPIPE = "2604.06956"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class Daemon:
@@ -62,7 +43,7 @@ retry_schedule = [0.2, 0.2, 0.2, 0.2, 0.2]
 [[webhooks]]
 name = "ci"
 url = "{receiver.url}"
-secret = "{SECRET}"
+secret = "{WEBHOOK_SECRET}"
 timeout = 10
 """
         config = syncd.config
@@ -101,13 +82,6 @@ timeout = 10
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(timeout=10)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    """A verifying webhook receiver holding the daemons' secret."""
-    with Receiver([SECRET]) as running:
-        yield running
 
 
 @pytest.fixture

@@ -24,12 +24,8 @@ from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
+from tests.scenario import CALIBRATION, FLEXMARL, LORA, NESTPIPE, OXYGEN
 
-FLEXMARL = "2602.09578"
-OXYGEN = "2512.22386"
-NESTPIPE = "2604.06956"
-CALIBRATION = "2606.03328"
-LORA = "2606.12883"
 LINKED = ["paper.linked"] * 7
 
 
@@ -52,11 +48,6 @@ def _current_version(syncd: Syncd, arxiv_id: str) -> int:
 
 def _event_types(syncd: Syncd) -> list[str]:
     return [e["type"] for e in syncd.json("events")]
-
-
-def _publish(arxiv: FakeArxiv, arxiv_id: str, **fields: Any) -> None:
-    current = arxiv.current(arxiv_id)
-    arxiv.publish(replace(current, version=(current.version or 0) + 1, updated=None, **fields))
 
 
 def _sync(syncd: Syncd) -> str:
@@ -95,7 +86,7 @@ class TestCycles:
     ) -> None:
         """Linked at v2, the calibration paper's history is its two seed revisions, v1, v2."""
         title, abstract = scenario.seed_title("Rethinking"), scenario.seed_abstract("Rethinking")
-        _publish(arxiv, CALIBRATION, title=title, abstract=abstract)
+        arxiv.revise(CALIBRATION, title=title, abstract=abstract)
         _sync(syncd)
         history = _history(syncd, CALIBRATION)
         assert [(h["source"], h["version"]) for h in history] == [
@@ -114,10 +105,10 @@ class TestCycles:
     ) -> None:
         """Seen at v2 then v4: v3 and v4 are stored, one paper.revised skips version 3."""
         _sync(syncd)
-        _publish(arxiv, NESTPIPE, title="NestPipe v2")
+        arxiv.revise(NESTPIPE, title="NestPipe v2")
         _sync(syncd)
-        _publish(arxiv, NESTPIPE, title="NestPipe v3")
-        _publish(arxiv, NESTPIPE, title="NestPipe v4")
+        arxiv.revise(NESTPIPE, title="NestPipe v3")
+        arxiv.revise(NESTPIPE, title="NestPipe v4")
         before = syncd.json("events")[-1]["id"]
         arxiv.reset_log()
         _sync(syncd)
@@ -388,7 +379,7 @@ def test_a_refused_earlier_version_never_blocks_the_authors_other_changes(
     _sync(syncd)
     last = syncd.json("events")[-1]["id"]
     _publish_newcomer_at_v3(arxiv)
-    _publish(arxiv, NESTPIPE, title="NestPipe, revised")
+    arxiv.revise(NESTPIPE, title="NestPipe, revised")
     arxiv.inject_always(fa.refused_version(f"{NEWCOMER}v1", withheld=withheld))
 
     _sync(syncd)
@@ -421,7 +412,7 @@ def test_one_refused_id_leaves_the_rest_of_its_batch_and_later_batches_stored(
     syncd: Syncd, arxiv: FakeArxiv, withheld: bool
 ) -> None:
     """A backfill batch holding a refused id stores the others; later batches go on."""
-    _publish(arxiv, LORA)  # linked at v2: its v1 is missing too
+    arxiv.revise(LORA)  # linked at v2: its v1 is missing too
     _sync(syncd)
     _forget_backfilled(syncd.database_url)
     refused = f"{FLEXMARL}v1"

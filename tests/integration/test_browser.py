@@ -17,8 +17,8 @@ import pytest
 
 from tests.conftest import browser_unavailable
 from tests.fakearxiv import FakeArxiv
-from tests.integration.conftest import NESTPIPE, Site, Syncd, serving, sync_ok
-from tests.integration.test_pages import HOSTILE_ID, hostile_paper
+from tests.integration.conftest import HOSTILE_ID, Site, Syncd, hostile_paper, serving, sync_ok
+from tests.scenario import NESTPIPE
 
 CHROMIUM = Path(os.environ.get("SYNCD_TEST_CHROMIUM", "/usr/bin/chromium"))
 # Chromium as a test needs it: no sandbox (root in a container), nothing fetched

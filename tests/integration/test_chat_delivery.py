@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -13,24 +12,13 @@ from syncd.httpclient import MAX_RETRY_AFTER
 from syncd.storage.schema import deliveries_table
 from tests import receiver as receiver_module
 from tests.chatreceiver import DiscordReceiver, SlackReceiver
+from tests.helpers import webhook_config
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 
 SCHEDULE = "[0.05, 0.05, 0.05]"
 # Where Slack keeps an incoming webhook's credentials: in the URL's path.
 TOKEN_PATH = "/services/T0A1B2C3D/B4E5F6G7H/q9WvXyZ8tOkEnInThEpAtH"
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackReceiver]:
-    with SlackReceiver() as running:
-        yield running
-
-
-@pytest.fixture
-def discord() -> Iterator[DiscordReceiver]:
-    with DiscordReceiver() as running:
-        yield running
 
 
 def _chat_hook(
@@ -43,20 +31,12 @@ def _chat_hook(
     filters: str = "",
 ) -> None:
     grouping = f'group = "{group}"' if group else ""
-    syncd.sections = f"""
-[delivery]
-retry_schedule = {schedule}
-sync_wait = 10
-poll_interval = 0.05
-
-[[webhooks]]
-name = "lab-{format}"
-url = "{receiver.url}"
-format = "{format}"
-{grouping}
-timeout = 2
-{filters}
-"""
+    syncd.sections = webhook_config(
+        receiver.url,
+        name=f"lab-{format}",
+        schedule=schedule,
+        endpoint=f'format = "{format}"\n{grouping}\n{filters}',
+    )
 
 
 def _last_errors(syncd: Syncd) -> list[str | None]:

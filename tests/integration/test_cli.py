@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from syncd.cli import GC_THRESHOLDS, main
+from tests.helpers import ROOT
 from tests.integration.conftest import Syncd
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(

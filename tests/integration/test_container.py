@@ -20,28 +20,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+from tests.helpers import ROOT, eventually, free_port
 
 
 def _image_command() -> list[str]:
@@ -67,7 +52,7 @@ class Container:
     """`syncd run` as the image starts it, on a loopback port, with arXiv unreachable."""
 
     def __init__(self, workdir: Path, **overrides: str) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.log = workdir / "container.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}
         env.update(
@@ -77,7 +62,7 @@ class Container:
             SYNCD_HTTP_HOST="127.0.0.1",
             SYNCD_HTTP_PORT=str(self.port),
             # no network: nothing listens there, every request is refused
-            SYNCD_ARXIV_API_URL=f"http://127.0.0.1:{_free_port()}/api/query",
+            SYNCD_ARXIV_API_URL=f"http://127.0.0.1:{free_port()}/api/query",
             SYNCD_ARXIV_REQUEST_INTERVAL="0",
             SYNCD_ARXIV_MAX_RETRIES="1",
             SYNCD_ARXIV_BACKOFF_BASE="0.01",
@@ -89,7 +74,7 @@ class Container:
             self.process = subprocess.Popen(
                 _image_command(), stdout=out, stderr=subprocess.STDOUT, env=env, cwd=workdir
             )
-        _eventually(self.healthy, 30, "/healthz")
+        eventually(self.healthy, 30, "/healthz")
 
     def get(self, path: str) -> httpx.Response:
         return httpx.get(f"http://127.0.0.1:{self.port}{path}", timeout=5)
@@ -121,7 +106,7 @@ def container(tmp_path: Path) -> Iterator[Container]:
 
 
 def test_stays_up_and_healthy_without_arxiv_and_stops_on_sigterm(container: Container) -> None:
-    _eventually(lambda: container.failed_cycles() >= 2, 30, "two failed cycles in /metrics")
+    eventually(lambda: container.failed_cycles() >= 2, 30, "two failed cycles in /metrics")
     assert container.healthy()
     assert container.lines(), "no JSON log lines on stdout"
     failed = [line for line in container.lines() if line.get("event") == "cycle_failed"]
@@ -169,7 +154,7 @@ def test_sigterm_does_not_wait_for_a_hanging_arxiv_request(tmp_path: Path) -> No
             SYNCD_DELIVERY_SHUTDOWN_GRACE=str(grace),
         )
         try:
-            _eventually(lambda: bool(upstream.accepted), 10, "a request to the hanging arXiv")
+            eventually(lambda: bool(upstream.accepted), 10, "a request to the hanging arXiv")
             started = time.monotonic()
             container.process.send_signal(signal.SIGTERM)
             code = container.process.wait(timeout=request_timeout + 10)

@@ -9,9 +9,11 @@ import sqlalchemy as sa
 
 from syncd.storage.schema import deliveries_table
 from tests.fakearxiv import FakeArxiv, status
+from tests.helpers import WEBHOOK_SECRET, eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import NESTPIPE, SECRET, Daemon, eventually
+from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
+from tests.scenario import NESTPIPE
 
 
 def test_daemon_syncs_on_schedule_delivers_and_stops(
@@ -145,7 +147,7 @@ def test_secrets_stay_out_of_logs(syncd: Syncd, receiver: Receiver, daemons: lis
     assert receiver.wait_for(7, timeout=20)
     seen = daemon.get("/metrics").text + daemon.get("/readyz").text
     daemon.stop()
-    key = SECRET.removeprefix("whsec_")
+    key = WEBHOOK_SECRET.removeprefix("whsec_")
     assert key not in daemon.log.read_text() + seen
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,18 +18,12 @@ from syncd.storage import Storage
 from syncd.storage.schema import deliveries_table, endpoints_table
 from tests.chatreceiver import SlackReceiver
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import WEBHOOK_SECRET, StartReceiver, webhook_config
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
+from tests.scenario import NESTPIPE
 
 QUERY_KEY = "k3y-in-the-query"
-SECRET = "whsec_" + base64.b64encode(b"syncd-delivery-test-secret-32byt").decode()
-NESTPIPE = "2604.06956"
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver([SECRET]) as running:
-        yield running
 
 
 def _hook(
@@ -44,19 +35,13 @@ def _hook(
     filters: str = "",
     url: str | None = None,
 ) -> None:
-    syncd.sections = f"""
-[delivery]
-retry_schedule = {schedule}
-sync_wait = {sync_wait}
-poll_interval = 0.05
-
-[[webhooks]]
-name = "lab-chat"
-url = "{url or receiver.url}"
-secret = "{SECRET}"
-timeout = 2
-{filters}
-"""
+    syncd.sections = webhook_config(
+        url or receiver.url,
+        name="lab-chat",
+        schedule=schedule,
+        sync_wait=sync_wait,
+        endpoint=f'secret = "{WEBHOOK_SECRET}"\n{filters}',
+    )
 
 
 def _bodies(receiver: Receiver) -> list[dict[str, Any]]:
@@ -71,11 +56,6 @@ def _attempts(syncd: Syncd) -> list[int]:
             return list(conn.scalars(query))
     finally:
         engine.dispose()
-
-
-def _bump(arxiv: FakeArxiv, **fields: Any) -> None:
-    current = arxiv.current(NESTPIPE)
-    arxiv.publish(replace(current, version=(current.version or 1) + 1, updated=None, **fields))
 
 
 def test_first_sync_delivers_signed_events(syncd: Syncd, receiver: Receiver) -> None:
@@ -102,9 +82,9 @@ def test_receiver_down_then_up_gets_everything_in_order(
     _hook(syncd, receiver, schedule=many, sync_wait=0.4)
     receiver.go_down()
     assert syncd("sync").code == 0
-    _bump(arxiv, title="NestPipe, second title")
+    arxiv.revise(NESTPIPE, title="NestPipe, second title")
     assert syncd("sync").code == 0
-    _bump(arxiv, abstract="A third abstract.")
+    arxiv.revise(NESTPIPE, abstract="A third abstract.")
     assert syncd("sync").code == 0
     assert receiver.received == []
     assert all(a >= 2 for a in _attempts(syncd)[:7])
@@ -193,7 +173,7 @@ def test_no_deliver_leaves_the_outbox(syncd: Syncd, receiver: Receiver) -> None:
     assert receiver.received == []
     (endpoint,) = syncd.json("webhooks", "list")
     assert endpoint["pending"] == 7
-    assert SECRET not in json.dumps(endpoint)
+    assert WEBHOOK_SECRET not in json.dumps(endpoint)
 
 
 def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None:
@@ -207,7 +187,7 @@ def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None
     assert syncd("sync", "--no-deliver").code == 0
     receiver.respond_with(204, times=7, delay=0.4)
     storage = Storage(syncd.database_url)
-    endpoint = Endpoint(EndpointSpec("lab-chat", receiver.url, "-"), (SECRET,), timeout=0.5)
+    endpoint = Endpoint(EndpointSpec("lab-chat", receiver.url, "-"), (WEBHOOK_SECRET,), timeout=0.5)
     settings = DeliverySettings(workers=1, lease=1)
     try:
         with Dispatcher(storage.outbox, {"lab-chat": endpoint}, settings) as dispatcher:
@@ -244,15 +224,8 @@ def test_the_database_keeps_no_webhook_url(syncd: Syncd, receiver: Receiver) -> 
 
 
 @pytest.fixture
-def hostile() -> Iterator[Receiver]:
-    with Receiver([SECRET]) as running:
-        yield running
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackReceiver]:
-    with SlackReceiver() as running:
-        yield running
+def hostile(receiver_for: StartReceiver) -> Receiver:
+    return receiver_for(WEBHOOK_SECRET)
 
 
 def _beside_a_hostile_one(
@@ -261,10 +234,10 @@ def _beside_a_hostile_one(
     """Three endpoints: healthy standard and Slack ones, and ``hostile``, retried in a minute
     (so the sync, waiting 2 s, leaves its deliveries pending after one attempt)."""
     webhooks = [
-        f'[[webhooks]]\nname = "healthy"\nurl = "{receiver.url}"\nsecret = "{SECRET}"',
+        f'[[webhooks]]\nname = "healthy"\nurl = "{receiver.url}"\nsecret = "{WEBHOOK_SECRET}"',
         f'[[webhooks]]\nname = "chat"\nurl = "{slack.url}"\nformat = "slack"',
         f'[[webhooks]]\nname = "hostile"\nurl = "{hostile.url}?key={QUERY_KEY}"\n'
-        f'secret = "{SECRET}"',
+        f'secret = "{WEBHOOK_SECRET}"',
     ]
     delivery = "[delivery]\nretry_schedule = [60]\nsync_wait = 2\npoll_interval = 0.05"
     syncd.sections = "\n\n".join([delivery, *(f"{hook}\ntimeout = 2" for hook in webhooks)])

@@ -32,8 +32,8 @@ from syncd.config import Settings, load_settings
 from syncd.delivery.signing import signing_key
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"
 PROMETHEUS = DEPLOY / "prometheus"

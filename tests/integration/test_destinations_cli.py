@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from syncd.delivery import sender
+from tests.helpers import WEBHOOK_SECRET
 from tests.integration.conftest import Syncd
 from tests.receiver import Receiver
 
-SECRET = "whsec_" + base64.b64encode(b"syncd-destination-test-secret-32").decode()
 BLOCKED = (
     "destination hooks.test resolves to 169.254.169.254, which is blocked"
     " (link-local/metadata); allow it with [delivery] allow_destinations"
 )
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    """A verifying receiver on 127.0.0.1."""
-    with Receiver([SECRET]) as running:
-        yield running
 
 
 class Dns:
@@ -58,7 +49,7 @@ poll_interval = 0.05
 [[webhooks]]
 name = "lab-chat"
 url = "{url}"
-secret = "{SECRET}"
+secret = "{WEBHOOK_SECRET}"
 timeout = 2
 """
 
@@ -122,7 +113,7 @@ def test_redirects_to_a_second_receiver_are_never_followed(
     syncd: Syncd, receiver: Receiver, status: int
 ) -> None:
     """Deliveries redirected to a second receiver dead-letter, and the second sees no request."""
-    with Receiver([SECRET]) as second:
+    with Receiver([WEBHOOK_SECRET]) as second:
         receiver.always(status, headers={"Location": second.url})
         _hook(syncd, receiver.url, schedule="[0.05]")
         outcome = syncd("sync")

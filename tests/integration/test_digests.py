@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,16 +23,10 @@ from syncd.storage.migrate import upgrade
 from syncd.storage.papers import WrittenPaper, author_id
 from syncd.storage.schema import revisions_table
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import ROOT, WEBHOOK_SECRET, webhook_config
 from tests.integration.conftest import Syncd
-from tests.integration.test_delivery import NESTPIPE, SECRET, _bump
 from tests.receiver import Receiver
-from tests.reliability import ROOT
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with Receiver([SECRET]) as running:
-        yield running
+from tests.scenario import NESTPIPE
 
 
 def _cycle_hook(
@@ -44,21 +37,14 @@ def _cycle_hook(
     sync_wait: float = 10,
     filters: str = "",
 ) -> None:
-    syncd.sections = f"""
-[delivery]
-retry_schedule = {schedule}
-sync_wait = {sync_wait}
-poll_interval = 0.05
-lease = 1
-
-[[webhooks]]
-name = "lab-digest"
-url = "{receiver.url}"
-secret = "{SECRET}"
-group = "cycle"
-timeout = 2
-{filters}
-"""
+    syncd.sections = webhook_config(
+        receiver.url,
+        name="lab-digest",
+        schedule=schedule,
+        sync_wait=sync_wait,
+        lease=1,
+        endpoint=f'secret = "{WEBHOOK_SECRET}"\ngroup = "cycle"\n{filters}',
+    )
 
 
 def _digest_events(received: Any) -> list[str]:
@@ -91,9 +77,9 @@ def test_successive_digests_arrive_in_cycle_order(
     _cycle_hook(syncd, receiver, schedule=many, sync_wait=0.3)
     receiver.go_down()
     assert syncd("sync").code == 0
-    _bump(arxiv, title="NestPipe, second title")
+    arxiv.revise(NESTPIPE, title="NestPipe, second title")
     assert syncd("sync").code == 0
-    _bump(arxiv, abstract="A third abstract.")
+    arxiv.revise(NESTPIPE, abstract="A third abstract.")
     assert syncd("sync").code == 0
     assert receiver.received == []
     receiver.come_up()

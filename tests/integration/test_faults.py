@@ -12,8 +12,7 @@ import pytest
 from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
-
-NESTPIPE = "2604.06956"
+from tests.scenario import NESTPIPE
 
 
 def _second_page(params: Any) -> bool:

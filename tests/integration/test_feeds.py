@@ -15,13 +15,13 @@ from syncd.domain.record import Record
 from syncd.web import fragments
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import (
-    NESTPIPE,
     NESTPIPE_V2_SENTENCE,
     Site,
     Syncd,
     serving,
     sync_ok,
 )
+from tests.scenario import NESTPIPE
 
 SCHEMA = Path(__file__).resolve().parents[1] / "fixtures" / "atom" / "rfc4287.rnc"
 ATOM = "{http://www.w3.org/2005/Atom}"

@@ -44,8 +44,8 @@ from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Outcome, Syncd
+from tests.scenario import NESTPIPE
 
-NESTPIPE = "2604.06956"
 MiB = 1 << 20
 GiB = 1 << 30
 DEFAULT_CAP = ArxivSettings().max_response_bytes

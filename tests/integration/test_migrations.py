@@ -19,10 +19,7 @@ from syncd.storage.migrate import current_revision, head_revision, schema_drift,
 from syncd.storage.schema import papers_table, revisions_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
-
-NESTPIPE = "2604.06956"
-FLOWTRAIN = "2606.23087"
-LORA = "2606.12883"
+from tests.scenario import FLOWTRAIN, LORA, NESTPIPE
 
 
 def test_empty_database_upgrades_to_the_models(database_url: str) -> None:

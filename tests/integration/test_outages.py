@@ -18,8 +18,9 @@ from syncd.storage.schema import sync_runs_table
 from tests import scenario
 from tests.conftest import POSTGRES_ADMIN_URL
 from tests.fakearxiv import FakeArxiv, make_record
+from tests.helpers import eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import Daemon, eventually
+from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
 
 

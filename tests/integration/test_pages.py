@@ -7,37 +7,22 @@ import re
 import pytest
 from lxml import html as lxml_html
 
-from syncd.domain.record import Record
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import (
-    CALIBRATION,
-    NESTPIPE,
+    HOSTILE_ABSTRACT,
+    HOSTILE_ID,
     Site,
     Syncd,
+    hostile_paper,
     serving,
     sync_ok,
 )
+from tests.scenario import CALIBRATION_KEY, NESTPIPE
 
-HOSTILE_ID = "2601.00666"
 BIDI_ID = "2601.00667"
-HOSTILE_TITLE = "Owned: <script>window.pwned = 'title'</script> a study"
-HOSTILE_ABSTRACT = (
-    "We study <script>window.pwned = 'abstract'</script> and "
-    "<img src=x onerror=\"window.pwned = 'img'\"> injection."
-)
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 HOOK_URL = "http://127.0.0.1:9/services/T000/B000/token-in-the-path"
 ADMIN_TOKEN = "operator-token-never-shown-anywhere"
-
-
-def hostile_paper(arxiv_id: str = HOSTILE_ID) -> Record:
-    """A paper of the author whose title and abstract hold markup that would run."""
-    return make_record(
-        arxiv_id,
-        title=HOSTILE_TITLE,
-        abstract=HOSTILE_ABSTRACT,
-        authors=("Zhida Jiang", "Zhaolong <b>Xing</b>"),
-    )
 
 
 def _tree(site: Site, path: str) -> lxml_html.HtmlElement:
@@ -79,10 +64,10 @@ class TestWhatPagesShow:
 
     def test_the_calibration_papers_seed_abstracts_show_as_a_diff(self, site: Site) -> None:
         """The two seed documents' abstracts of the calibration paper read as a word diff."""
-        page = _tree(site, f"/papers/{CALIBRATION}")
+        page = _tree(site, f"/papers/{CALIBRATION_KEY}")
         (abstract,) = page.xpath("//dd[@class='change-abstract']")[:1]
         assert abstract.xpath(".//del") and abstract.xpath(".//ins")
-        history = site.syncd.json("history", CALIBRATION)
+        history = site.syncd.json("history", CALIBRATION_KEY)
         assert history[1]["source"] == "seed:001_486f742ac3512806.txt"
         assert "abstract" in history[1]["kinds"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from syncd import metrics
 from syncd.metrics import StoreSnapshot
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
+from tests.helpers import free_port
 
 DEADLINE = 30.0  # seconds for Prometheus to start, scrape and answer
 
@@ -68,13 +68,6 @@ def _binary(name: str) -> str:
     if os.environ.get("SYNCD_TEST_REQUIRE_PROMETHEUS") == "1":
         pytest.fail(f"SYNCD_TEST_REQUIRE_PROMETHEUS=1 but {reason}")
     pytest.skip(reason)
-
-
-def _free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _observe_a_little_of_everything() -> None:
@@ -141,7 +134,7 @@ def prometheus(
         f"      - targets: ['127.0.0.1:{syncd_server.port}']\n",
         encoding="utf-8",
     )
-    port = _free_port()
+    port = free_port()
     command = [
         binary,
         f"--config.file={config}",

@@ -18,9 +18,11 @@ from syncd.storage.migrate import upgrade
 from syncd.storage.schema import events_table, papers_table, revisions_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import NESTPIPE, Daemon, eventually
+from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
+from tests.scenario import NESTPIPE
 
 
 def _rows(url: str, query: sa.Select[tuple[object, ...]]) -> list[sa.Row[tuple[object, ...]]]:

@@ -46,9 +46,10 @@ from syncd.storage.schema import deliveries_table, endpoints_table, metadata, sy
 from tests import scenario
 from tests.chatreceiver import SlackReceiver
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import StartReceiver, eventually, free_port
 from tests.integration.conftest import Outcome, Syncd
-from tests.integration.daemons import eventually, free_port
 from tests.receiver import Receiver
+from tests.scenario import NESTPIPE
 
 OLD_SECRET = "whsec_" + base64.b64encode(b"rotating-out secret: do not leak").decode()
 NEW_SECRET = "whsec_" + base64.b64encode(b"rotating-in secret: never leak!!").decode()
@@ -56,7 +57,6 @@ DB_PASSWORD = "S3cretPa55-db-4f1c9e"
 URL_TOKEN = "hook-t0ken-7a2b4c9d"
 URL_PASSWORD = "hook-pa55-5e8d"
 SECRET_ENV = "ROTATED_HOOK_SECRETS"
-NESTPIPE = "2604.06956"
 
 # What must never show up, by what it is; the base64 parts without padding also
 # catch the padded form and the whole secret.
@@ -104,15 +104,14 @@ def password_url(postgres_server_url: str) -> str:
 
 
 @pytest.fixture
-def receivers() -> Iterator[dict[str, Receiver]]:
+def receivers(receiver_for: StartReceiver) -> dict[str, Receiver]:
     """One receiver per endpoint: mid-rotation on the new and on the old secret, gone, broken."""
-    with (
-        Receiver([NEW_SECRET]) as rotating,
-        Receiver([OLD_SECRET]) as legacy,
-        Receiver([OLD_SECRET]) as gone,
-        Receiver([OLD_SECRET]) as broken,
-    ):
-        yield {"rotating": rotating, "legacy": legacy, "gone": gone, "broken": broken}
+    return {
+        "rotating": receiver_for(NEW_SECRET),
+        "legacy": receiver_for(OLD_SECRET),
+        "gone": receiver_for(OLD_SECRET),
+        "broken": receiver_for(OLD_SECRET),
+    }
 
 
 def _sections(receivers: dict[str, Receiver], daemon_port: int) -> str:

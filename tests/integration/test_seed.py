@@ -11,8 +11,7 @@ import pytest
 from syncd.sources import seeds
 from syncd.sources.seeds import SeedDocument
 from tests.integration.conftest import SEEDS, Syncd
-
-CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
+from tests.scenario import CALIBRATION_KEY
 
 
 def test_seed_imports_the_snapshot(syncd: Syncd) -> None:
@@ -31,7 +30,7 @@ def test_seed_imports_the_snapshot(syncd: Syncd) -> None:
 def test_calibration_paper_has_both_abstracts(syncd: Syncd) -> None:
     """The calibration paper's history shows the abstract change between the seed documents."""
     syncd("seed")
-    history = syncd.json("history", CALIBRATION)
+    history = syncd.json("history", CALIBRATION_KEY)
     assert [h["seq"] for h in history] == [1, 2]
     assert [h["source"] for h in history] == [
         "seed:000_bae548b29664adf4.txt",

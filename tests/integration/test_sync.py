@@ -18,11 +18,9 @@ from syncd.storage.migrate import upgrade
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record
+from tests.helpers import ROOT
 from tests.integration.conftest import Syncd
-from tests.reliability import ROOT
-
-CALIBRATION = "rethinking-calibration-for-high-sparsity-llm"
-NESTPIPE = "2604.06956"
+from tests.scenario import CALIBRATION_KEY, NESTPIPE
 
 
 def _events(syncd: Syncd, since: str | None = None) -> list[dict[str, Any]]:
@@ -60,9 +58,9 @@ class TestFirstSync:
     def test_calibration_links_despite_its_first_version_title(self, syncd: Syncd) -> None:
         """The calibration paper links to 2606.03328 though v1's title differs from the seed's."""
         _synced(syncd)
-        paper = syncd.papers()[CALIBRATION]
+        paper = syncd.papers()[CALIBRATION_KEY]
         assert paper["arxiv_id"] == "2606.03328"
-        (event,) = [e for e in _events(syncd) if e["paper"]["key"] == CALIBRATION]
+        (event,) = [e for e in _events(syncd) if e["paper"]["key"] == CALIBRATION_KEY]
         assert event["kinds"] == ["title"]
         assert event["changes"]["title"]["new"] == scenario.CALIBRATION_V1_TITLE
         history = syncd.json("history", "2606.03328")
@@ -81,7 +79,7 @@ class TestFirstSync:
             )
         )
         _synced(syncd)
-        assert syncd.papers()[CALIBRATION]["arxiv_id"] == "2606.03328"
+        assert syncd.papers()[CALIBRATION_KEY]["arxiv_id"] == "2606.03328"
         id_lists = [r.params["id_list"].split(",") for r in arxiv.requests if "id_list" in r.params]
         assert id_lists[0] == ["2606.03328v1"]
         # The backfill that follows reuses that answer and asks only for the others' v1s.
@@ -170,34 +168,29 @@ class TestQuietCycle:
         assert syncd.last_run_status() == "ok"
 
 
-def _new_version(arxiv: FakeArxiv, arxiv_id: str, **fields: Any) -> None:
-    current = arxiv.current(arxiv_id)
-    arxiv.publish(replace(current, version=(current.version or 0) + 1, updated=None, **fields))
-
-
 NEST_AUTHORS = next(r.authors for r in scenario.upstream_versions() if r.arxiv_id == NESTPIPE)
 
 KIND_CASES: list[tuple[str, Any, list[str]]] = [
-    ("version", lambda a: _new_version(a, NESTPIPE), ["version"]),
-    ("title", lambda a: _new_version(a, NESTPIPE, title="NestPipe v2"), ["version", "title"]),
+    ("version", lambda a: a.revise(NESTPIPE), ["version"]),
+    ("title", lambda a: a.revise(NESTPIPE, title="NestPipe v2"), ["version", "title"]),
     (
         "authors-added",
-        lambda a: _new_version(a, NESTPIPE, authors=(*NEST_AUTHORS, "New Person")),
+        lambda a: a.revise(NESTPIPE, authors=(*NEST_AUTHORS, "New Person")),
         ["version", "authors"],
     ),
     (
         "authors-removed",
-        lambda a: _new_version(a, NESTPIPE, authors=NEST_AUTHORS[:-1]),
+        lambda a: a.revise(NESTPIPE, authors=NEST_AUTHORS[:-1]),
         ["version", "authors"],
     ),
     (
         "authors-reordered",
-        lambda a: _new_version(a, NESTPIPE, authors=NEST_AUTHORS[::-1]),
+        lambda a: a.revise(NESTPIPE, authors=NEST_AUTHORS[::-1]),
         ["version", "authors"],
     ),
     (
         "abstract",
-        lambda a: _new_version(a, NESTPIPE, abstract="A new abstract."),
+        lambda a: a.revise(NESTPIPE, abstract="A new abstract."),
         ["version", "abstract"],
     ),
     (
@@ -255,7 +248,7 @@ class TestKinds:
     def test_author_change_lists_added_and_removed(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """The authors change names who was added and who removed."""
         last = _synced(syncd)
-        _new_version(arxiv, NESTPIPE, authors=(NEST_AUTHORS[0], *NEST_AUTHORS[2:], "New Person"))
+        arxiv.revise(NESTPIPE, authors=(NEST_AUTHORS[0], *NEST_AUTHORS[2:], "New Person"))
         _synced(syncd)
         (event,) = _events(syncd, since=last)
         assert event["changes"]["authors"]["added"] == ["New Person"]
@@ -293,7 +286,7 @@ class TestWithdrawals:
         """False alarms, a non-withdrawing admin note and a drug paper carry no withdrawn kind."""
         last = _synced(syncd)
         for arxiv_id, fields in ORDINARY_VERSIONS.items():
-            _new_version(arxiv, arxiv_id, **fields)
+            arxiv.revise(arxiv_id, **fields)
         _synced(syncd)
         events = _events(syncd, since=last)
         assert sorted(e["paper"]["arxiv_id"] for e in events) == sorted(ORDINARY_VERSIONS)
@@ -328,7 +321,7 @@ class TestWithdrawals:
         arxiv.withdraw(NESTPIPE, "Withdrawn while a proof is checked.")
         last = _synced(syncd)
         normal = {"abstract": abstract, "comment": "v3: the proof holds", "withdrawn": False}
-        _new_version(arxiv, NESTPIPE, **normal)
+        arxiv.revise(NESTPIPE, **normal)
         _synced(syncd)
         (event,) = _events(syncd, since=last)
         assert "withdrawn" in event["kinds"]

@@ -17,7 +17,8 @@ from syncd.service.app import App
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests.fakearxiv import FakeArxiv, make_record
-from tests.integration.conftest import CALIBRATION, NESTPIPE, Site, Syncd, serving, sync_ok
+from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.scenario import CALIBRATION_KEY, NESTPIPE
 
 ADMIN_TOKEN = "an-operator-token-of-some-length"
 HOOK_URL = "http://127.0.0.1:9/hooks/T000/B000/very-secret-path"
@@ -38,7 +39,7 @@ class TestSameAsTheCli:
         assert unlinked == expected
         assert expected
 
-    @pytest.mark.parametrize("ref", [NESTPIPE, f"{NESTPIPE}v1", CALIBRATION])
+    @pytest.mark.parametrize("ref", [NESTPIPE, f"{NESTPIPE}v1", CALIBRATION_KEY])
     def test_history_by_key_or_id(self, site: Site, ref: str) -> None:
         """A paper's history, by key or arXiv id (any version), is `syncd history --json`."""
         answer = site.get(f"/api/v1/papers/{ref}/history")

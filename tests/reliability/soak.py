@@ -65,25 +65,25 @@ from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import papers_table
 from tests import fakearxiv as fa
+from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability import (
-    ROOT,
-    SECRET,
+from tests.reliability.checks import (
     DeliveryTally,
     Snapshot,
-    UpstreamScript,
     compare,
-    connect,
-    format_table,
     integrity_problems,
-    scratch_database,
     snapshot,
-    stock,
     tally_deliveries,
-    write_config,
-    write_result,
 )
 from tests.reliability.digests import DigestTally, digest_endpoints
+from tests.reliability.harness import (
+    UpstreamScript,
+    announce,
+    connect,
+    scratch_database,
+    stock,
+    write_config,
+)
 
 __all__ = ["FAULTS", "HOSTILE", "main", "run_soak"]
 
@@ -313,8 +313,8 @@ def _soak_once(
     started = time.monotonic()
     with (
         fa.FakeArxiv() as fake,
-        Receiver([SECRET]) as receiver,
-        digest_endpoints(SECRET) as digest_receivers,
+        Receiver([WEBHOOK_SECRET]) as receiver,
+        digest_endpoints(WEBHOOK_SECRET) as digest_receivers,
     ):
         stock(fake)
         # The reference's pacing proves nothing (its spacing is not checked) and
@@ -598,10 +598,8 @@ def main(argv: list[str] | None = None) -> int:
                     rate=args.rate,
                     seed=args.seed,
                 )
-        path = write_result(args.out, result)
+        announce(args.out, result)
         results.append(result)
-        print(format_table([result]), flush=True)
-        print(f"{'OK' if result['ok'] else 'FAILED'}: {path}", flush=True)
     return 0 if all(r["ok"] for r in results) else 1
 
 

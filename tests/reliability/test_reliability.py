@@ -21,8 +21,9 @@ from syncd.cli import main as syncd_main
 from syncd.faults import POINTS
 from tests import fakearxiv as fa
 from tests import scenario
+from tests.helpers import WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability import SECRET, format_table, scratch_database, stock, write_config
+from tests.reliability.harness import format_table, scratch_database, stock, write_config
 from tests.reliability.soak import FAULTS, HOSTILE, run_soak
 from tests.reliability.torture import run_torture
 
@@ -121,7 +122,7 @@ def _events(config: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, 
 
 @contextlib.contextmanager
 def _syncd(tmp_path: Path, removal_after: int = 3) -> Iterator[tuple[fa.FakeArxiv, Path]]:
-    with fa.FakeArxiv() as fake, Receiver([SECRET]) as receiver:
+    with fa.FakeArxiv() as fake, Receiver([WEBHOOK_SECRET]) as receiver:
         stock(fake)
         config = write_config(
             tmp_path / "syncd.toml",

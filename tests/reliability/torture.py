@@ -48,26 +48,26 @@ from syncd.cli import main as syncd_main
 from syncd.faults import POINTS
 from syncd.storage.schema import deliveries_table, sync_runs_table
 from tests.fakearxiv import FakeArxiv
+from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.receiver import Receiver
-from tests.reliability import (
-    ROOT,
-    SECRET,
+from tests.reliability.checks import (
     DeliveryTally,
     Snapshot,
-    UpstreamScript,
-    author_pages,
     compare,
-    connect,
-    format_table,
     integrity_problems,
-    scratch_database,
     snapshot,
-    stock,
     tally_deliveries,
-    write_config,
-    write_result,
 )
 from tests.reliability.digests import DigestTally, digest_endpoints
+from tests.reliability.harness import (
+    UpstreamScript,
+    announce,
+    author_pages,
+    connect,
+    scratch_database,
+    stock,
+    write_config,
+)
 
 __all__ = ["TortureError", "main", "run_torture"]
 
@@ -250,7 +250,7 @@ def _reference(
 ) -> tuple[Snapshot, DeliveryTally, float]:
     """Replay ``steps`` steps of the script with one clean in-process sync each."""
     started = time.monotonic()
-    with FakeArxiv() as fake, Receiver([SECRET]) as receiver:
+    with FakeArxiv() as fake, Receiver([WEBHOOK_SECRET]) as receiver:
         stock(fake)
         config = write_config(
             workdir / "reference.toml",
@@ -366,8 +366,8 @@ def run_torture(
     probe = _Probe(database_url)
     with (
         FakeArxiv() as fake,
-        Receiver([SECRET]) as receiver,
-        digest_endpoints(SECRET) as digest_receivers,
+        Receiver([WEBHOOK_SECRET]) as receiver,
+        digest_endpoints(WEBHOOK_SECRET) as digest_receivers,
     ):
         stock(fake)
         config = write_config(
@@ -536,10 +536,8 @@ def main(argv: list[str] | None = None) -> int:
                 budget=args.budget,
                 progress=None if args.quiet else lambda line: print(line, flush=True),
             )
-        path = write_result(args.out, result)
+        announce(args.out, result)
         results.append(result)
-        print(format_table([result]), flush=True)
-        print(f"{'OK' if result['ok'] else 'FAILED'}: {path}", flush=True)
     return 0 if all(r["ok"] for r in results) else 1
 
 

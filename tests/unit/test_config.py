@@ -10,8 +10,8 @@ import pytest
 from syncd.config import load_settings
 from syncd.errors import ConfigError
 from syncd.service.daemon import schedule_period, trigger_for
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 MINIMAL = '[[authors]]\nname = "Zhida Jiang"\n'
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,9 +23,9 @@ from syncd.delivery.destinations import (
 from syncd.delivery.payload import test_body
 from syncd.delivery.sender import DeliveryResult, WebhookSender
 from syncd.errors import ConfigError
+from tests.helpers import WEBHOOK_SECRET
 from tests.receiver import Receiver
 
-SECRET = "whsec_" + base64.b64encode(b"destination-policy-test-secret!!").decode()
 TOKEN = "t0ken-in-the-query"
 BLOCKED_MESSAGE = (
     "destination 169.254.169.254 is blocked (link-local/metadata);"
@@ -216,8 +215,8 @@ def _config(tmp_path: Path, url: str, delivery: str = "") -> Path:
     path = tmp_path / "syncd.toml"
     path.write_text(
         f'[[authors]]\nname = "Zhida Jiang"\n{delivery}\n'
-        f'[[webhooks]]\nname = "ok"\nurl = "http://127.0.0.1:9000/h"\nsecret = "{SECRET}"\n'
-        f'[[webhooks]]\nname = "meta"\nurl = "{url}"\nsecret = "{SECRET}"\n',
+        f'[[webhooks]]\nname = "ok"\nurl = "http://127.0.0.1:9000/h"\nsecret = "{WEBHOOK_SECRET}"\n'
+        f'[[webhooks]]\nname = "meta"\nurl = "{url}"\nsecret = "{WEBHOOK_SECRET}"\n',
         encoding="utf-8",
     )
     return path
@@ -273,16 +272,9 @@ def test_allow_list_from_the_environment(tmp_path: Path, monkeypatch: pytest.Mon
 # -- the sender -----------------------------------------------------------------------
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    """A verifying receiver on 127.0.0.1."""
-    with Receiver([SECRET]) as running:
-        yield running
-
-
 def _send(sender: WebhookSender, url: str) -> DeliveryResult:
     msg_id, body = test_body(datetime.now(UTC))
-    return sender.send(url, [SECRET], msg_id, body)
+    return sender.send(url, [WEBHOOK_SECRET], msg_id, body)
 
 
 def test_name_resolving_to_metadata_is_a_failed_attempt(receiver: Receiver) -> None:
@@ -411,7 +403,7 @@ def test_a_custom_transport_is_checked_before_sending() -> None:
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_redirect_to_another_receiver_is_never_followed(receiver: Receiver, status: int) -> None:
     """A 3xx pointing at a second receiver is a failed attempt; the second gets nothing."""
-    with Receiver([SECRET]) as second:
+    with Receiver([WEBHOOK_SECRET]) as second:
         receiver.always(status, headers={"Location": second.url})
         with WebhookSender(timeout=2.0) as sender:
             results = [_send(sender, receiver.url) for _ in range(3)]

@@ -22,8 +22,8 @@ import pytest
 from syncd.config import load_settings
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 
 

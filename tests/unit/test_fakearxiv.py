@@ -18,22 +18,16 @@ from syncd.domain.record import Record, normalize_text, split_arxiv_id
 from syncd.errors import FeedError
 from syncd.sources.arxiv import parse_feed
 from tests import fakearxiv as fa
-from tests.fakearxiv import ARXIV_NS, ATOM_NS, OPENSEARCH_NS, FakeArxiv, make_record
+from tests.fakearxiv import (
+    FakeArxiv,
+    arxiv_tag,
+    atom_tag,
+    make_record,
+    opensearch_tag,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-api"
 SAFE_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
-
-
-def _a(name: str) -> str:
-    return f"{{{ATOM_NS}}}{name}"
-
-
-def _x(name: str) -> str:
-    return f"{{{ARXIV_NS}}}{name}"
-
-
-def _o(name: str) -> str:
-    return f"{{{OPENSEARCH_NS}}}{name}"
 
 
 def _feed(body: bytes) -> etree._Element:
@@ -41,7 +35,7 @@ def _feed(body: bytes) -> etree._Element:
 
 
 def _entry_ids(body: bytes) -> list[str]:
-    return [entry.findtext(_a("id")) or "" for entry in _feed(body).iter(_a("entry"))]
+    return [entry.findtext(atom_tag("id")) or "" for entry in _feed(body).iter(atom_tag("entry"))]
 
 
 def _short_ids(body: bytes) -> list[str]:
@@ -49,7 +43,7 @@ def _short_ids(body: bytes) -> list[str]:
 
 
 def _total(body: bytes) -> int:
-    return int(_feed(body).findtext(_o("totalResults")) or "-1")
+    return int(_feed(body).findtext(opensearch_tag("totalResults")) or "-1")
 
 
 def _attrs(element: etree._Element) -> dict[str, str]:
@@ -62,7 +56,7 @@ def _shape(element: etree._Element) -> list[tuple[str, dict[str, str]]]:
 
 
 def _first_entry(body: bytes) -> etree._Element:
-    entry = _feed(body).find(_a("entry"))
+    entry = _feed(body).find(atom_tag("entry"))
     assert entry is not None
     return entry
 
@@ -77,31 +71,31 @@ def _parse_fixture(path: Path) -> tuple[list[Record], dict[str, dict[str, tuple[
     """Records and affiliations as written in a real response (a parser just for these tests)."""
     records: list[Record] = []
     affiliations: dict[str, dict[str, tuple[str, ...]]] = {}
-    for entry in etree.parse(str(path)).getroot().iter(_a("entry")):
-        arxiv_id, version = split_arxiv_id(entry.findtext(_a("id")) or "")
-        authors = entry.findall(_a("author"))
+    for entry in etree.parse(str(path)).getroot().iter(atom_tag("entry")):
+        arxiv_id, version = split_arxiv_id(entry.findtext(atom_tag("id")) or "")
+        authors = entry.findall(atom_tag("author"))
         affiliations[arxiv_id] = {
-            author.findtext(_a("name")) or "": tuple(
-                a.text or "" for a in author.findall(_x("affiliation"))
+            author.findtext(atom_tag("name")) or "": tuple(
+                a.text or "" for a in author.findall(arxiv_tag("affiliation"))
             )
             for author in authors
         }
-        primary = entry.find(_x("primary_category"))
+        primary = entry.find(arxiv_tag("primary_category"))
         records.append(
             Record(
                 arxiv_id=arxiv_id,
                 version=version,
-                title=entry.findtext(_a("title")),
-                abstract=entry.findtext(_a("summary")),
-                authors=tuple(author.findtext(_a("name")) or "" for author in authors),
+                title=entry.findtext(atom_tag("title")),
+                abstract=entry.findtext(atom_tag("summary")),
+                authors=tuple(author.findtext(atom_tag("name")) or "" for author in authors),
                 authors_complete=True,
                 primary_category=primary.get("term") if primary is not None else None,
-                categories=tuple(c.get("term") or "" for c in entry.findall(_a("category"))),
-                comment=entry.findtext(_x("comment")),
-                journal_ref=entry.findtext(_x("journal_ref")),
-                doi=entry.findtext(_x("doi")),
-                published=entry.findtext(_a("published")),
-                updated=entry.findtext(_a("updated")),
+                categories=tuple(c.get("term") or "" for c in entry.findall(atom_tag("category"))),
+                comment=entry.findtext(arxiv_tag("comment")),
+                journal_ref=entry.findtext(arxiv_tag("journal_ref")),
+                doi=entry.findtext(arxiv_tag("doi")),
+                published=entry.findtext(atom_tag("published")),
+                updated=entry.findtext(atom_tag("updated")),
             )
         )
     return records, affiliations
@@ -165,8 +159,8 @@ def test_served_entry_and_header_have_the_fixture_structure(
     assert response.content.startswith(b"<?xml version='1.0' encoding='UTF-8'?>\n")
     served, real = _feed(response.content), _feed(fixture_bytes)
     assert served.nsmap == real.nsmap
-    header = [child for child in served if child.tag != _a("entry")]
-    real_header = [child for child in real if child.tag != _a("entry")]
+    header = [child for child in served if child.tag != atom_tag("entry")]
+    real_header = [child for child in real if child.tag != atom_tag("entry")]
     assert [(c.tag, _attrs(c)) for c in header] == [(c.tag, _attrs(c)) for c in real_header]
     assert _shape(_first_entry(response.content)) == _shape(_first_entry(fixture_bytes))
     assert _without_feed_identity(response.content) == _without_feed_identity(fixture_bytes)
@@ -187,7 +181,7 @@ def test_render_feed_reproduces_each_fixture(name: str) -> None:
     """Rendering a fixture's own papers reproduces it byte for byte, bar the feed id and time."""
     raw = (FIXTURES / name).read_bytes()
     records, affiliations = _parse_fixture(FIXTURES / name)
-    title = _feed(raw).findtext(_a("title")) or ""
+    title = _feed(raw).findtext(atom_tag("title")) or ""
     match = re.fullmatch(
         r"arXiv Query: search_query=(.*)&id_list=(.*)&start=(\d+)&max_results=(\d+)", title
     )
@@ -233,8 +227,8 @@ def test_feed_updated_is_the_current_time() -> None:
     with FakeArxiv(clock=lambda: next(moments)) as arxiv, httpx.Client() as http:
         first = http.get(arxiv.url, params={"id_list": "2606.00001"}).content
         second = http.get(arxiv.url, params={"id_list": "2606.00001"}).content
-    assert _feed(first).findtext(_a("updated")) == "2026-06-01T08:00:00Z"
-    assert _feed(second).findtext(_a("updated")) == "2026-06-01T08:00:01Z"
+    assert _feed(first).findtext(atom_tag("updated")) == "2026-06-01T08:00:00Z"
+    assert _feed(second).findtext(atom_tag("updated")) == "2026-06-01T08:00:01Z"
 
 
 # ---------------------------------------------------------------- query semantics
@@ -298,14 +292,16 @@ def test_id_list_returns_current_or_requested_version(
     ids = "2606.03328,2606.03328v1,2606.03328v7,2606.99999,math.GT/0309136"
     body = client.get(arxiv.url, params={"id_list": ids}).content
     assert _short_ids(body) == ["2606.03328v2", "2606.03328v1", "math.GT/0309136v1"]
-    entries = list(_feed(body).iter(_a("entry")))
-    assert [e.findtext(_a("title")) for e in entries[:2]] == ["Second", "First"]
-    assert [e.findtext(_a("summary")) for e in entries[:2]] == ["Two.", "One."]
-    names = [[a.findtext(_a("name")) for a in e.iter(_a("author"))] for e in entries[:2]]
+    entries = list(_feed(body).iter(atom_tag("entry")))
+    assert [e.findtext(atom_tag("title")) for e in entries[:2]] == ["Second", "First"]
+    assert [e.findtext(atom_tag("summary")) for e in entries[:2]] == ["Two.", "One."]
+    names = [
+        [a.findtext(atom_tag("name")) for a in e.iter(atom_tag("author"))] for e in entries[:2]
+    ]
     assert names == [["Ada Lovelace", "Mary Somerville"], ["Ada Lovelace"]]
-    assert entries[1].findtext(_a("published")) == entries[0].findtext(_a("published"))
-    assert entries[1].findtext(_a("updated")) == first.updated
-    assert entries[0].findtext(_a("updated")) == second.updated
+    assert entries[1].findtext(atom_tag("published")) == entries[0].findtext(atom_tag("published"))
+    assert entries[1].findtext(atom_tag("updated")) == first.updated
+    assert entries[0].findtext(atom_tag("updated")) == second.updated
     assert _total(body) == 3
 
 
@@ -332,15 +328,15 @@ def test_paging_slices_results_and_reports_the_total(
         body = client.get(arxiv.url, params={**query, "start": start, "max_results": 10}).content
         feed = _feed(body)
         assert _total(body) == 25
-        assert feed.findtext(_o("startIndex")) == str(start)
-        assert feed.findtext(_o("itemsPerPage")) == "10"
+        assert feed.findtext(opensearch_tag("startIndex")) == str(start)
+        assert feed.findtext(opensearch_tag("itemsPerPage")) == "10"
         pages.append(_short_ids(body))
     assert [len(page) for page in pages] == [10, 10, 5, 0]
     everything = [i for page in pages for i in page]
     assert everything == [f"2606.{n:05d}v1" for n in reversed(range(25))]
     default = client.get(arxiv.url, params=query).content
     assert len(_short_ids(default)) == 10
-    assert "&start=0&max_results=10" in (_feed(default).findtext(_a("title")) or "")
+    assert "&start=0&max_results=10" in (_feed(default).findtext(atom_tag("title")) or "")
 
 
 def test_sort_orders(arxiv: FakeArxiv, client: httpx.Client) -> None:
@@ -379,7 +375,9 @@ def test_bad_parameters_get_error_feeds(params: dict[str, str], message: str) ->
     """Invalid parameters are answered 400 with an error feed naming the problem."""
     status, body = FakeArxiv().respond(params)
     assert status == 400
-    assert (_feed(body).findtext(f"{_a('entry')}/{_a('summary')}") or "").startswith(message)
+    assert (_feed(body).findtext(f"{atom_tag('entry')}/{atom_tag('summary')}") or "").startswith(
+        message
+    )
 
 
 def test_post_is_answered_like_get(arxiv: FakeArxiv, client: httpx.Client) -> None:
@@ -419,8 +417,8 @@ def test_amend_changes_metadata_without_a_new_version(
     after = arxiv.amend("2606.00001", doi="10.1000/xyz", journal_ref="J. Test 1 (2026)")
     assert (after.version, after.updated) == (1, before.updated)
     entry = _feed(client.get(arxiv.url, params={"id_list": "2606.00001"}).content)[-1]
-    assert entry.findtext(_x("doi")) == "10.1000/xyz"
-    assert entry.findtext(_x("journal_ref")) == "J. Test 1 (2026)"
+    assert entry.findtext(arxiv_tag("doi")) == "10.1000/xyz"
+    assert entry.findtext(arxiv_tag("journal_ref")) == "J. Test 1 (2026)"
     assert _attrs(entry[-1]) == {
         "rel": "related",
         "href": "https://doi.org/10.1000/xyz",
@@ -428,6 +426,15 @@ def test_amend_changes_metadata_without_a_new_version(
     }
     with pytest.raises(TypeError):
         arxiv.amend("2606.00001", title="New title")
+
+
+def test_revise_publishes_the_next_version_with_fields_changed(arxiv: FakeArxiv) -> None:
+    """revise adds a version: the current one with the given fields changed, a later updated."""
+    before = arxiv.publish(make_record("2606.00001", comment="first"))
+    after = arxiv.revise("2606.00001", title="A second title")
+    assert (after.version, after.title, after.comment) == (2, "A second title", "first")
+    assert after.published == before.published and after.updated != before.updated
+    assert [r.version for r in arxiv.papers["2606.00001"]] == [1, 2]
 
 
 def test_withdraw_publishes_a_withdrawn_version(arxiv: FakeArxiv) -> None:
@@ -628,12 +635,12 @@ def test_entry_faults_spoil_the_first_entry_only(
         arxiv.inject(fault)
         spoiled = client.get(arxiv.url, params=params).content
         assert [(r.fault, r.missed) for r in arxiv.requests] == [(None, False), (fault.kind, False)]
-    first, second = _feed(spoiled).findall(_a("entry"))
-    assert etree.tostring(second) == etree.tostring(_feed(normal).findall(_a("entry"))[1])
+    first, second = _feed(spoiled).findall(atom_tag("entry"))
+    assert etree.tostring(second) == etree.tostring(_feed(normal).findall(atom_tag("entry"))[1])
     if name == "markup":
-        title = first.find(_a("title"))
+        title = first.find(atom_tag("title"))
         assert title is not None and title.text == "Paper "
-        assert [(c.tag, c.text) for c in title] == [(_a("b"), "on engines")]
+        assert [(c.tag, c.text) for c in title] == [(atom_tag("b"), "on engines")]
     with pytest.raises(FeedError, match=re.escape(reason)):
         parse_feed(spoiled)
 
@@ -654,7 +661,7 @@ def test_error_feed_fault(stocked: FakeArxiv, client: httpx.Client) -> None:
     stocked.inject(fa.error_feed("something went wrong"))
     response = _get(client, stocked)
     assert response.status_code == 400
-    summary = _feed(response.content).findtext(f"{_a('entry')}/{_a('summary')}")
+    summary = _feed(response.content).findtext(f"{atom_tag('entry')}/{atom_tag('summary')}")
     assert summary == "something went wrong"
 
 
@@ -693,7 +700,7 @@ def test_hostile_bodies_are_otherwise_atom_feeds(payload: bytes, marker: bytes) 
     assert b"<title>&" in payload
     defused = re.sub(rb"<!DOCTYPE.*?\]>\n", b"", payload, flags=re.DOTALL)
     defused = re.sub(rb"&\w+;", b"x", defused)
-    assert _feed(defused).tag == _a("feed")
+    assert _feed(defused).tag == atom_tag("feed")
     assert _short_ids(defused) == ["2606.00001v1"]
     assert fa.HTML_PROXY_PAGE.startswith(b"<html>")
 
@@ -765,7 +772,7 @@ def test_server_survives_clients_that_disconnect(stocked: FakeArxiv, client: htt
 
 def _entry_texts(body: bytes, tag: str) -> list[str]:
     """The whitespace-normalised text of ``tag`` in each entry."""
-    return [normalize_text(e.findtext(tag)) or "" for e in _feed(body).iter(_a("entry"))]
+    return [normalize_text(e.findtext(tag)) or "" for e in _feed(body).iter(atom_tag("entry"))]
 
 
 LONG_TITLE = (
@@ -789,15 +796,15 @@ def test_old_backend_declares_namespaces_per_element_and_wraps_text() -> None:
         assert f'<{element} xmlns:{element.split(":")[0]}="'.encode() in old_body
     assert b'<arxiv:affiliation xmlns:arxiv="http://arxiv.org/schemas/atom">London<' in old_body
     feed = _feed(old_body)
-    assert (feed.findtext(_a("id")) or "").startswith("http://arxiv.org/api/")
+    assert (feed.findtext(atom_tag("id")) or "").startswith("http://arxiv.org/api/")
     entry = _first_entry(old_body)
-    title, summary = entry.findtext(_a("title")), entry.findtext(_a("summary"))
+    title, summary = entry.findtext(atom_tag("title")), entry.findtext(atom_tag("summary"))
     assert title is not None and summary is not None
     assert "\n  " in title and summary.startswith("  ") and summary.endswith("\n")
     assert max(len(line) for line in summary.splitlines()) <= 80
-    for tag in (_a("title"), _a("summary")):
+    for tag in (atom_tag("title"), atom_tag("summary")):
         assert _entry_texts(old_body, tag) == _entry_texts(new_body, tag)
-    assert _entry_texts(new_body, _a("summary"))[-1] == LONG_ABSTRACT
+    assert _entry_texts(new_body, atom_tag("summary"))[-1] == LONG_ABSTRACT
 
 
 def test_wrap_alone_wraps_the_new_format() -> None:
@@ -808,9 +815,9 @@ def test_wrap_alone_wraps_the_new_format() -> None:
         body = http.get(arxiv.url, params={"id_list": "2606.00001"}).content
     assert body.startswith(b"<?xml version='1.0' encoding='UTF-8'?>\n<feed xmlns:opensearch=")
     entry = _first_entry(body)
-    assert "\n" in (entry.findtext(_a("title")) or "")
-    assert normalize_text(entry.findtext(_a("summary"))) == LONG_ABSTRACT
-    assert normalize_text(entry.findtext(_a("title"))) == LONG_TITLE
+    assert "\n" in (entry.findtext(atom_tag("title")) or "")
+    assert normalize_text(entry.findtext(atom_tag("summary"))) == LONG_ABSTRACT
+    assert normalize_text(entry.findtext(atom_tag("title"))) == LONG_TITLE
 
 
 def test_make_record_defaults() -> None:

@@ -9,7 +9,7 @@ verifier leaves to them.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -19,6 +19,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from syncd.delivery.payload import test_body, webhook_body
 from syncd.delivery.sender import WebhookSender
 from syncd.delivery.signing import sign
+from tests.helpers import StartReceiver
 from tests.receiver import Receiver
 
 OLD = "whsec_" + base64.b64encode(b"the secret being rotated out...").decode()
@@ -150,10 +151,9 @@ def test_rotation_order_does_not_matter() -> None:
 
 
 @pytest.fixture
-def receivers() -> Iterator[tuple[Receiver, Receiver]]:
+def receivers(receiver_for: StartReceiver) -> tuple[Receiver, Receiver]:
     """Two receivers mid-rotation: one still on the old secret, one already on the new."""
-    with Receiver([OLD]) as old, Receiver([NEW]) as new:
-        yield old, new
+    return receiver_for(OLD), receiver_for(NEW)
 
 
 def test_sender_retry_hours_later_is_signed_afresh(

@@ -30,9 +30,10 @@ from syncd.domain.views import event_json
 from syncd.errors import ConfigError
 from syncd.httpclient import MAX_RETRY_AFTER
 from tests.dripper import HeaderDripper
+from tests.helpers import WEBHOOK_SECRET
 from tests.receiver import Receiver
 
-OLD_SECRET = "whsec_" + base64.b64encode(b"old signing secret, 24+ bytes").decode()
+OLD_SECRET = WEBHOOK_SECRET  # the one the shared ``receiver`` holds
 NEW_SECRET = "whsec_" + base64.b64encode(b"new signing secret, 24+ bytes").decode()
 TOKEN = "tok3n-in-the-query"
 
@@ -323,13 +324,6 @@ def test_redact_url(url: str, expected: str) -> None:
 
 
 # -- the sender against a real receiver -----------------------------------------------
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    """A receiver holding OLD_SECRET."""
-    with Receiver([OLD_SECRET]) as server:
-        yield server
 
 
 @pytest.fixture
