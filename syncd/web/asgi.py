@@ -13,6 +13,8 @@ not answer a 503; errors are JSON (``{"error": ...}`` under ``/api``,
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from http import HTTPStatus
@@ -43,6 +45,13 @@ _log = structlog.get_logger(__name__)
 # Sent with every answer that sets none of its own: nothing may run, embed or frame it.
 _DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
 _NO_BODY = "a request here takes no body"
+# A body still unread when the answer closes the connection makes the kernel
+# reset it, which can destroy the answer before the client has read it.  What
+# a client sends at once is taken first: up to this much, while each piece
+# follows the last within this long (a client that drips or stalls is answered
+# and closed anyway, so it holds the connection no longer than that).
+_DRAIN_BYTES = 64 * 1024
+_DRAIN_GAP = 0.2
 
 
 def build_app(ready: Callable[[], Readiness], app: App | None = None) -> ASGIApp:
@@ -144,6 +153,8 @@ class _Edge:
 
         # uvicorn drops a HEAD answer's body itself; the routes see a GET.
         inner = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
+        if with_body:
+            await _discard_body(receive)
         try:
             if with_body and inner["method"] == "GET":
                 # A write keeps its 405 (or 404); a read with a body is refused.
@@ -183,6 +194,17 @@ def _own_target(location: bytes, public_url: str | None) -> bytes:
     target = urlsplit(location.decode("latin-1"))
     path = "/" + target.path.lstrip("/") + (f"?{target.query}" if target.query else "")
     return ((public_url or "") + path).encode("latin-1")
+
+
+async def _discard_body(receive: Receive) -> None:
+    """Read and drop what a client sends of a body at once (see ``_DRAIN_BYTES``)."""
+    taken = 0
+    with contextlib.suppress(TimeoutError):
+        while taken <= _DRAIN_BYTES:
+            message = await asyncio.wait_for(receive(), _DRAIN_GAP)
+            taken += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body"):
+                return
 
 
 def _announces_body(headers: list[tuple[bytes, bytes]]) -> bool:

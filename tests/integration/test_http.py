@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -14,6 +15,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from syncd import metrics
+from syncd.web.asgi import build_app
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 
@@ -130,6 +132,36 @@ def test_other_methods_are_405(client: httpx.Client) -> None:
     assert response.headers["allow"] == "GET, HEAD"
     assert response.headers["connection"] == "close"
     assert response.json()["status"] == "error"
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_a_body_is_read_before_the_answer(switch: Switch, method: str) -> None:
+    """What a client sends of a body at once is taken before the closing answer starts.
+
+    A body still unread when the answer closes the connection makes the
+    kernel reset it, which can destroy the answer before the client reads it
+    (seen as "connection reset by peer" on a POST's 405 under load).
+    """
+    pieces = [b"{", b'"a": 1', b"}"]
+    events: list[str] = []
+
+    async def receive() -> dict[str, object]:
+        body = pieces.pop(0)
+        events.append("read")
+        return {"type": "http.request", "body": body, "more_body": bool(pieces)}
+
+    async def send(message: dict[str, object]) -> None:
+        events.append(str(message["type"]))
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": "/healthz",
+        "headers": [(b"content-length", b"8")],
+        "query_string": b"",
+    }
+    asyncio.run(build_app(switch)(scope, receive, send))  # type: ignore[arg-type]
+    assert events[:4] == ["read", "read", "read", "http.response.start"]
 
 
 def test_malformed_request_gets_json_without_echo(server: HttpServer) -> None:
@@ -328,10 +360,12 @@ class TestBounds:
                 socket.create_connection(("127.0.0.1", server.port), timeout=3) for _ in range(32)
             ]
             try:
+                # Every head at once: each answer waits a moment for the body's first piece.
                 for conn in held:
                     conn.sendall(
                         b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
                     )
+                for conn in held:
                     assert _read_response(conn).startswith(b"HTTP/1.1 413")
                     with contextlib.suppress(OSError):  # closed already: as it should be
                         conn.sendall(b"a")
@@ -380,7 +414,9 @@ def _read_response(sock: socket.socket) -> bytes:
     """One response with a Content-Length, leaving the connection open."""
     data = b""
     while b"\r\n\r\n" not in data:
-        data += sock.recv(4096)
+        chunk = sock.recv(4096)
+        assert chunk, f"closed before a whole head: {data!r}"
+        data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     length = int(
         next(
