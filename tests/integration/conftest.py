@@ -24,6 +24,7 @@ from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record
+from tests.integration.browser import launch_browser, open_page
 from tests.scenario import NESTPIPE
 
 SEEDS = [scenario.SEEDS / "000_bae548b29664adf4.txt", scenario.SEEDS / "001_486f742ac3512806.txt"]
@@ -233,3 +234,15 @@ def hostile_paper(arxiv_id: str = HOSTILE_ID) -> Record:
         abstract=HOSTILE_ABSTRACT,
         authors=("Zhida Jiang", "Zhaolong <b>Xing</b>"),
     )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, one per test module."""
+    yield from launch_browser()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page that fails the test on any script error or dialog."""
+    yield from open_page(browser)

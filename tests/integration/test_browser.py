@@ -1,87 +1,18 @@
-"""The pages in a real browser: Debian's Chromium, driven by Playwright.
+"""The pages in a real browser (tests/integration/browser.py): Debian's Chromium under Playwright.
 
-Playwright's own browser download cannot work here (no internet), so it
-drives /usr/bin/chromium.  Without it the tests skip with the reason; under
-SYNCD_TEST_REQUIRE_BROWSER=1 (CI) they fail.  Screenshots go to
-build/screenshots/ (ignored by git); docs/paper-page.png is one of them.
+docs/paper-page.png is one of the screenshots these tests save.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import browser_unavailable
 from tests.fakearxiv import FakeArxiv
+from tests.integration.browser import DESKTOP, PHONE, fits_the_width, shot
 from tests.integration.conftest import HOSTILE_ID, Site, Syncd, hostile_paper, serving, sync_ok
 from tests.scenario import NESTPIPE
-
-CHROMIUM = Path(os.environ.get("SYNCD_TEST_CHROMIUM", "/usr/bin/chromium"))
-# Chromium as a test needs it: no sandbox (root in a container), nothing fetched
-# from Google's services at start-up, no GPU.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1000, "height": 900}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium under Playwright, one per module."""
-    if not CHROMIUM.exists():
-        browser_unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
-    from playwright.sync_api import Error, sync_playwright  # noqa: PLC0415 - only when present
-
-    with sync_playwright() as playwright:
-        try:
-            launched = playwright.chromium.launch(
-                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000
-            )
-        except Error as exc:
-            browser_unavailable(str(exc).splitlines()[0])
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A fresh page that fails the test on any script error or dialog."""
-    context = browser.new_context(viewport=DESKTOP)
-    opened = context.new_page()
-    problems: list[str] = []
-    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    opened.on("dialog", lambda dialog: problems.append(f"dialog: {dialog.message}"))
-    try:
-        yield opened
-    finally:
-        context.close()
-    assert not problems
-
-
-def _shot(page: Any, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
-
-
-def _fits_the_width(page: Any) -> bool:
-    """Nothing sticks out sideways: the page scrolls only down."""
-    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
 
 def test_the_papers_page_filters_by_status(site: Site, page: Any) -> None:
@@ -97,8 +28,8 @@ def test_the_papers_page_filters_by_status(site: Site, page: Any) -> None:
     assert page.locator("ul.papers .status").all_inner_texts() == ["unlinked"] * len(unlinked)
     page.set_viewport_size(PHONE)
     page.goto(f"{site.url}/")
-    assert _fits_the_width(page)
-    _shot(page, "papers-phone")
+    assert fits_the_width(page)
+    shot(page, "papers-phone")
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -116,8 +47,8 @@ def test_a_paper_page_shows_a_title_change(site: Site, page: Any, viewport: Any)
     assert title.locator("ins").all_inner_texts() == ["Scaling", "to", "with"]
     struck = title.locator("del").first.evaluate("e => getComputedStyle(e).textDecorationLine")
     assert struck == "line-through"
-    assert _fits_the_width(page)
-    _shot(page, f"paper-{'phone' if viewport is PHONE else 'desktop'}")
+    assert fits_the_width(page)
+    shot(page, f"paper-{'phone' if viewport is PHONE else 'desktop'}")
 
 
 def test_the_events_page_shows_the_changes(site: Site, page: Any) -> None:
@@ -128,7 +59,7 @@ def test_the_events_page_shows_the_changes(site: Site, page: Any) -> None:
         f"NestPipe: … ({NESTPIPE}) v2: version, title, authors, abstract"
     )
     assert first.locator("dd.change-title ins").all_inner_texts() == ["Scaling", "to", "with"]
-    _shot(page, "events")
+    shot(page, "events")
     first.locator(".headline").click()
     page.wait_for_url("**/papers/nestpipe-*")
     assert page.locator("h1").inner_text().startswith("NestPipe")
@@ -146,4 +77,4 @@ def test_a_hostile_abstract_runs_nothing(syncd: Syncd, arxiv: FakeArxiv, page: A
             assert page.evaluate("typeof window.pwned") == "undefined"
             assert page.locator("main script, main img").count() == 0
         assert "<script>window.pwned = 'abstract'</script>" in page.locator("main").inner_text()
-        _shot(page, "hostile")
+        shot(page, "hostile")
