@@ -168,6 +168,9 @@ class AuthorSettings(Section):
     name: str = Field(min_length=1)
     seeds: tuple[Path, ...] = ()
     query: str | None = None
+    # The author's own arXiv feed (https://arxiv.org/a/<id>.atom2): papers they claimed.
+    orcid: str | None = None
+    arxiv_author_id: str | None = None
     include_ids: tuple[str, ...] = ()
     exclude_ids: tuple[str, ...] = ()
 

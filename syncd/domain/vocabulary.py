@@ -80,6 +80,20 @@ class Origin(StrEnum):
     ARXIV = "arxiv"
 
 
+class AuthorOrigin(StrEnum):
+    """Where a followed author is defined."""
+
+    CONFIG = "config"  # an [[authors]] table, reconciled at start; changed in the file
+    RUNTIME = "runtime"  # `syncd authors add` or the API
+
+
+class Decision(StrEnum):
+    """A person's review of an author's candidate paper."""
+
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"  # never the author's again, as if in exclude_ids
+
+
 class DeliveryFormat(StrEnum):
     """The body an endpoint takes: signed Standard Webhooks JSON, or a chat message."""
 

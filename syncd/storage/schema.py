@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = [
     "arxiv_pacer_table",
+    "author_decisions_table",
     "authors_table",
     "deliveries_table",
     "digest_events_table",
@@ -41,6 +42,16 @@ authors_table = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("name", sa.String(200), nullable=False, unique=True),
     sa.Column("created_at", _TIME, nullable=False),
+    # What identifies and defines the author (issue 22); for ``config`` authors a
+    # copy of their ``[[authors]]`` table, reconciled at start.
+    sa.Column("orcid", sa.String(19)),
+    sa.Column("arxiv_author_id", sa.String(64)),
+    sa.Column("query", sa.String(2000)),
+    sa.Column("seeds", _JSON, nullable=False, server_default="[]"),
+    sa.Column("origin", sa.String(8), nullable=False, server_default="config"),
+    sa.Column("removed_at", _TIME),  # no longer followed; papers, history and events stay
+    sa.Column("baseline_at", _TIME),  # the first complete sync ended: it announced nothing
+    sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
 )
 
 papers_table = sa.Table(
@@ -59,6 +70,9 @@ papers_table = sa.Table(
     # link or an addition at vN > 1, a jump of versions); cleared once every
     # version is in (syncd.service.backfill).
     sa.Column("backfill_pending", sa.Boolean, nullable=False, server_default=sa.false()),
+    # In the author's own arXiv feed (ORCID or arXiv author id): theirs by their claim.
+    sa.Column("claimed", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("candidate_reason", sa.String(500)),  # why a candidate is not tracked
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("updated_at", _TIME, nullable=False),
     sa.UniqueConstraint("author_id", "key"),
@@ -197,4 +211,17 @@ version_refusals_table = sa.Table(
     sa.Column("last_error", sa.String(500), nullable=False),
     sa.Column("last_refused_at", _TIME, nullable=False),
     sa.Column("next_try_at", _TIME),
+)
+
+# Review decisions on an author's candidates (``syncd authors confirm`` / ``reject``):
+# a rejected id is never the author's again, as if in ``exclude_ids``.
+author_decisions_table = sa.Table(
+    "author_decisions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
+    sa.Column("arxiv_id", sa.String(40), nullable=False),
+    sa.Column("decision", sa.String(9), nullable=False),
+    sa.Column("decided_at", _TIME, nullable=False),
+    sa.UniqueConstraint("author_id", "arxiv_id"),
 )

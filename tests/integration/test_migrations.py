@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,8 +16,9 @@ from syncd.domain.planner import seed_writes
 from syncd.domain.record import Record, content_hash
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
+from syncd.storage.database import utc
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
-from syncd.storage.schema import papers_table, revisions_table
+from syncd.storage.schema import authors_table, papers_table, revisions_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
 from tests.scenario import FLOWTRAIN, LORA, NESTPIPE
@@ -236,6 +238,65 @@ def test_0011_adds_the_refusal_counts_and_downgrades_without_them(database_url: 
         assert "version_refusals" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert storage.versions.refusals() == {}
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()
+
+
+def test_0012_dates_the_baseline_of_authors_that_already_synced(database_url: str) -> None:
+    """0011 → head: an author with a successful cycle has its baseline, one without has none."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0011")
+        first_ok = datetime(2026, 3, 1, 12, tzinfo=UTC)
+        with storage.engine.begin() as conn:
+            authors = sa.table(
+                "authors", sa.column("id"), sa.column("name"), sa.column("created_at")
+            )
+            runs = sa.table(
+                "sync_runs",
+                *(sa.column(name) for name in ("author_id", "status", "started_at")),
+                *(sa.column(name) for name in ("requests", "entries", "events")),
+            )
+            counts = {"requests": 1, "entries": 0, "events": 0}
+            conn.execute(
+                authors.insert(),
+                [
+                    {"id": 1, "name": "Synced", "created_at": first_ok},
+                    {"id": 2, "name": "Never synced", "created_at": first_ok},
+                ],
+            )
+            conn.execute(
+                runs.insert(),
+                [
+                    {"author_id": author, "status": status, "started_at": first_ok + later} | counts
+                    for author, status, later in [
+                        (1, "failed", -timedelta(days=1)),
+                        (1, "ok", timedelta(0)),
+                        (1, "ok", timedelta(days=1)),
+                        (2, "failed", timedelta(0)),
+                    ]
+                ],
+            )
+        upgrade(storage.engine)
+        assert schema_drift(storage.engine) == []
+        with storage.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(
+                    authors_table.c.name,
+                    authors_table.c.baseline_at,
+                    authors_table.c.origin,
+                    authors_table.c.seeds,
+                ).order_by(authors_table.c.id)
+            ).all()
+        assert [(r.name, r.origin, r.seeds) for r in rows] == [
+            ("Synced", "config", []),
+            ("Never synced", "config", []),
+        ]
+        assert [r.baseline_at and utc(r.baseline_at) for r in rows] == [first_ok, None]
+        _downgrade(storage.engine, "0011")
+        assert "author_decisions" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
         assert schema_drift(storage.engine) == []
     finally:
         storage.close()
