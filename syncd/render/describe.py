@@ -219,9 +219,10 @@ def field_label(name: str) -> str:
 
 
 def change_words(event_type: str | None, kinds: Sequence[str]) -> str:
-    """What a change did in words: ``new paper``, ``Version, Title``; ``first seen`` for none."""
-    what = [_TYPE_WORDS.get(event_type or "", ""), *(field_label(kind) for kind in kinds)]
-    return ", ".join(filter(None, what)) or "first seen"
+    """What a change did in words: ``new paper``, ``Version, Title``, ``linked to arXiv; Title``."""
+    what = _TYPE_WORDS.get(event_type or "", "")
+    changed = ", ".join(field_label(kind) for kind in kinds)
+    return "; ".join(filter(None, [what, changed]))
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:
