@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
-from syncd.domain.record import normalize_name
+from syncd.domain.record import normalize_name, split_arxiv_id
 
 __all__ = [
     "MAX_QUERY",
@@ -69,10 +69,15 @@ def sync_status(
 def search(papers: Sequence[Paper], query: str) -> list[Paper]:
     """The papers whose title, arXiv id, key or authors hold every word of ``query``.
 
-    Case, accents and punctuation are folded on both sides, so ``2602.09578``,
-    ``flexmarl`` and ``zhida jiang`` find what a reader means.
+    Case, accents and punctuation are folded on both sides, so ``flexmarl``
+    and ``zhida jiang`` find what a reader means.  A query that is an arXiv id
+    (``arXiv:2602.09578v2``, an abstract page's address) finds that paper.
     """
-    terms = normalize_name(query[:MAX_QUERY]).split()
+    query = query[:MAX_QUERY]
+    arxiv_id = _arxiv_id(query)
+    if arxiv_id is not None:
+        return [p for p in papers if p.arxiv_id == arxiv_id]
+    terms = normalize_name(query).split()
     if not terms:
         return list(papers)
     return [p for p in papers if all(term in _searched_text(p) for term in terms)]
@@ -87,6 +92,17 @@ def by_latest_change(papers: Sequence[Paper], changes: Mapping[int, LatestChange
 def _changed_at(paper: Paper, changes: Mapping[int, LatestChange]) -> datetime:
     change = changes.get(paper.id)
     return change.at if change is not None else _NEVER
+
+
+def _arxiv_id(query: str) -> str | None:
+    """The arXiv id ``query`` names, without its version; None when it is no id."""
+    text = query.strip()
+    if text[:6].lower() == "arxiv:":
+        text = text[6:]
+    try:
+        return split_arxiv_id(text)[0]
+    except ValueError:
+        return None
 
 
 def _searched_text(paper: Paper) -> str:
