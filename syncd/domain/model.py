@@ -17,9 +17,11 @@ from syncd.domain.record import Record, versioned_id
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
 __all__ = [
+    "AuthorSyncs",
     "BackfillWrite",
     "EndpointSummary",
     "Event",
+    "LatestChange",
     "NewRevision",
     "Paper",
     "PaperState",
@@ -154,6 +156,36 @@ class SyncRun:
     requests: int
     entries: int
     events: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorSyncs:
+    """How an author's cycles went: the last good one, the last failed one, one running now."""
+
+    author: str
+    last_success: SyncRun | None
+    last_failure: SyncRun | None  # failed or abandoned
+    running: bool
+
+    @property
+    def failing(self) -> bool:
+        """Whether the latest finished cycle failed (no good one since)."""
+        if self.last_failure is None:
+            return False
+        return self.last_success is None or self.last_failure.id > self.last_success.id
+
+
+@dataclass(frozen=True, slots=True)
+class LatestChange:
+    """A paper's most recent change: the last event published about it, else its last revision.
+
+    ``event_type`` is None for a paper no event names yet (a seed paper not
+    linked): its change is its last revision, with what that revision changed.
+    """
+
+    at: datetime
+    event_type: str | None
+    kinds: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

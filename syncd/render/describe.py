@@ -38,9 +38,12 @@ __all__ = [
     "Line",
     "Link",
     "Segment",
+    "change_words",
+    "counted",
     "describe",
     "event_headline",
     "field_diffs",
+    "field_label",
     "name_lines",
     "paper_path",
     "sample_event",
@@ -194,7 +197,7 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
     described = []
     for name, change in changes.items():
         old, new = change.get("old"), change.get("new")
-        label = _LABELS.get(name, name)
+        label = field_label(name)
         if name in _WORD_FIELDS:
             described.append(FieldDiff(name, label, (word_segments(old, new),)))
         elif isinstance(old, list) or isinstance(new, list):
@@ -208,6 +211,23 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
             )
             described.append(FieldDiff(name, label, (line,)))
     return described
+
+
+def field_label(name: str) -> str:
+    """What a person calls a field of the record, or a change kind: ``Journal reference``."""
+    return _LABELS.get(name, name)
+
+
+def change_words(event_type: str | None, kinds: Sequence[str]) -> str:
+    """What a change did in words: ``new paper``, ``Version, Title``, ``linked to arXiv; Title``."""
+    what = _TYPE_WORDS.get(event_type or "", "")
+    changed = ", ".join(field_label(kind) for kind in kinds)
+    return "; ".join(filter(None, [what, changed]))
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``1 event``, ``2 events``: a count whose noun agrees with it."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def describe(event: Event, *, public_url: str | None) -> Described:

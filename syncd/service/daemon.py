@@ -100,6 +100,7 @@ class _Daemon:
         self._dispatcher = app.dispatcher()
         # What /readyz reports while the database, which knows better, does not answer.
         self._last_success: datetime | None = None
+        self._scheduler: BackgroundScheduler | None = None
 
     def cycle(self) -> None:
         """One scheduled cycle of every author; wakes the worker when it published events."""
@@ -140,6 +141,12 @@ class _Daemon:
             max_age=self._settings.ready_max_age,
         )
 
+    def next_sync(self) -> datetime | None:
+        """When the scheduler runs the next cycle (jitter included); None when it runs none."""
+        scheduler = self._scheduler
+        job = scheduler.get_job("sync") if scheduler is not None and scheduler.running else None
+        return job.next_run_time if job is not None else None
+
     def request_stop(self, signum: int, _frame: FrameType | None) -> None:
         """The SIGTERM and SIGINT handler: stop scheduling and wake everything that waits."""
         _log.info("shutdown_requested", signal=signal.Signals(signum).name)
@@ -150,10 +157,16 @@ class _Daemon:
         """Start everything, wait for a signal, stop everything; return the exit code."""
         settings = self._settings
         # Bound first: a port in use stops syncd before there is anything to undo.
-        server = HttpServer(settings.http.host, settings.http.port, ready=self.ready, app=self._app)
+        server = HttpServer(
+            settings.http.host,
+            settings.http.port,
+            ready=self.ready,
+            app=self._app,
+            next_sync=self.next_sync,
+        )
         _listen(server, settings.http.host, settings.http.port)
         collector = metrics.register_store_collector(self._app.store_snapshot)
-        scheduler = self._scheduler()
+        scheduler = self._scheduler = self._new_scheduler()
         worker = threading.Thread(
             target=self._dispatcher.run,
             args=(self._stop, self._wake),
@@ -188,7 +201,7 @@ class _Daemon:
         _log.info("daemon_stopped")
         return 0
 
-    def _scheduler(self) -> BackgroundScheduler:
+    def _new_scheduler(self) -> BackgroundScheduler:
         scheduler = BackgroundScheduler(timezone=UTC)
         scheduler.add_job(
             self.cycle,

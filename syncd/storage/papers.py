@@ -14,12 +14,19 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, Revision
+from syncd.domain.model import (
+    LatestChange,
+    NewRevision,
+    Paper,
+    PaperState,
+    PaperWrite,
+    Revision,
+)
 from syncd.domain.record import content_hash, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
-from syncd.storage.schema import authors_table, papers_table, revisions_table
+from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
 
 __all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
 
@@ -154,19 +161,43 @@ class Papers:
                     found[row.paper_id].append(rows.revision(row))
         return found
 
-    def last_observed(self, paper_ids: Sequence[int]) -> dict[int, datetime]:
-        """When each paper's latest revision was observed, by paper id."""
-        found: dict[int, datetime] = {}
+    def latest_changes(self, paper_ids: Sequence[int]) -> dict[int, LatestChange]:
+        """Each paper's latest change, by paper id: its last event, else its last revision."""
+        found: dict[int, LatestChange] = {}
+        events, revisions = events_table, revisions_table
         with self._db.transaction() as conn:
             for chunk in chunks(paper_ids):
-                query = (
-                    sa.select(
-                        revisions_table.c.paper_id, sa.func.max(revisions_table.c.observed_at)
-                    )
-                    .where(revisions_table.c.paper_id.in_(chunk))
-                    .group_by(revisions_table.c.paper_id)
+                last_events = (
+                    sa.select(sa.func.max(events.c.seq))
+                    .where(events.c.paper_id.in_(chunk))
+                    .group_by(events.c.paper_id)
                 )
-                found |= {row[0]: utc(row[1]) for row in conn.execute(query)}
+                query = sa.select(
+                    events.c.paper_id, events.c.created_at, events.c.type, events.c.kinds
+                ).where(events.c.seq.in_(last_events))
+                for row in conn.execute(query):
+                    found[row.paper_id] = LatestChange(
+                        utc(row.created_at), row.type, tuple(row.kinds)
+                    )
+                silent = [paper_id for paper_id in chunk if paper_id not in found]
+                if not silent:
+                    continue
+                last = (
+                    sa.select(revisions.c.paper_id, sa.func.max(revisions.c.seq).label("seq"))
+                    .where(revisions.c.paper_id.in_(silent))
+                    .group_by(revisions.c.paper_id)
+                    .subquery()
+                )
+                latest_revisions = sa.select(
+                    revisions.c.paper_id, revisions.c.observed_at, revisions.c.kinds
+                ).join(
+                    last,
+                    sa.and_(revisions.c.paper_id == last.c.paper_id, revisions.c.seq == last.c.seq),
+                )
+                for revision in conn.execute(latest_revisions):
+                    found[revision.paper_id] = LatestChange(
+                        utc(revision.observed_at), None, tuple(revision.kinds)
+                    )
         return found
 
     def counts(self) -> dict[str, int]:

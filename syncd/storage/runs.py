@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.domain.model import SyncRun, SyncStats
+from syncd.domain.model import AuthorSyncs, SyncRun, SyncStats
 from syncd.domain.vocabulary import RunStatus
 from syncd.errors import StoreError
 from syncd.storage import rows
@@ -168,6 +168,22 @@ class SyncRuns:
             found = conn.scalar(query)
         return utc(found) if found is not None else None
 
+    def by_author(self) -> list[AuthorSyncs]:
+        """Every author's last good and last failed cycle, and whether one is running, by name."""
+        runs = sync_runs_table
+        latest = sa.select(sa.func.max(runs.c.id)).group_by(runs.c.author_id, runs.c.status)
+        query = (
+            sa.select(runs, authors_table.c.name.label("author"))
+            .join(authors_table)
+            .where(runs.c.id.in_(latest))
+        )
+        with self._db.transaction() as conn:
+            found = [rows.sync_run(row) for row in conn.execute(query)]
+        by_name: dict[str, list[SyncRun]] = {}
+        for run in found:
+            by_name.setdefault(run.author, []).append(run)
+        return [_author_syncs(name, by_name[name]) for name in sorted(by_name)]
+
     def recent(self, author: str | None = None, limit: int = 20) -> list[SyncRun]:
         """The most recent sync cycles, newest first."""
         query = (
@@ -180,6 +196,19 @@ class SyncRuns:
             query = query.where(authors_table.c.name == author)
         with self._db.transaction() as conn:
             return [rows.sync_run(row) for row in conn.execute(query)]
+
+
+def _author_syncs(author: str, latest: list[SyncRun]) -> AuthorSyncs:
+    """``latest`` (an author's last run of each status) as how the author's cycles went."""
+    status = {run.status: run for run in latest}
+    failures = [status[s] for s in (RunStatus.FAILED, RunStatus.ABANDONED) if s in status]
+    return AuthorSyncs(
+        author=author,
+        last_success=status.get(RunStatus.OK),
+        last_failure=max(failures, key=lambda run: run.id, default=None),
+        # Only the newest run: an older one still "running" is an orphan not yet closed.
+        running=max(latest, key=lambda run: run.id).status is RunStatus.RUNNING,
+    )
 
 
 def finish_run(conn: Connection, run_id: int, stats: SyncStats, events: int) -> None:

@@ -2,6 +2,7 @@
 
 ``asgi`` assembles the one ASGI app (``build_app``) from ``ops`` (metrics,
 health, readiness), ``api`` (the read API, shapes in ``schemas``), ``feeds``
-(Atom) and ``pages`` (HTML); ``server`` runs it on uvicorn for ``syncd run``.
+(Atom) and ``pages`` (HTML, with ``index``: the status strip, the index's order
+and search); ``server`` runs it on uvicorn for ``syncd run``.
 This file imports nothing, so loading one of them loads only what it needs.
 """

@@ -35,8 +35,16 @@ from syncd.service.app import App
 from syncd.web.api import API_PREFIX, api_router
 from syncd.web.feeds import feeds_router
 from syncd.web.fragments import Fragments
+from syncd.web.index import NextSync
 from syncd.web.ops import Readiness, ops_routes
-from syncd.web.pages import PAGE_PREFIXES, error_page, pages_router, static_files
+from syncd.web.pages import (
+    PAGE_PREFIXES,
+    SWAGGER_UI,
+    error_page,
+    pages_router,
+    static_files,
+    swagger_files,
+)
 
 __all__ = ["build_app"]
 
@@ -54,8 +62,14 @@ _DRAIN_BYTES = 64 * 1024
 _DRAIN_GAP = 0.2
 
 
-def build_app(ready: Callable[[], Readiness], app: App | None = None) -> ASGIApp:
-    """The ASGI app: operations endpoints always, the read surface when ``app`` is given."""
+def build_app(
+    ready: Callable[[], Readiness], app: App | None = None, next_sync: NextSync | None = None
+) -> ASGIApp:
+    """The ASGI app: operations endpoints always, the read surface when ``app`` is given.
+
+    ``next_sync`` tells the pages when the scheduler of this process syncs
+    next; without it (a server with no scheduler) they say it is not known.
+    """
     api = FastAPI(
         title="syncd",
         version=__version__,
@@ -69,7 +83,9 @@ def build_app(ready: Callable[[], Readiness], app: App | None = None) -> ASGIApp
         fragments = Fragments()
         api.include_router(api_router(app))
         api.include_router(feeds_router(app, fragments))
-        api.include_router(pages_router(app, fragments))
+        api.include_router(pages_router(app, fragments, next_sync))
+        # Before /static, which would otherwise take its paths.
+        api.mount(SWAGGER_UI, swagger_files(), name="swagger-ui")
         api.mount("/static", static_files(), name="static")
     api.add_exception_handler(HTTPException, _http_error)
     api.add_exception_handler(RequestValidationError, _bad_parameter)

@@ -29,13 +29,14 @@ from starlette.responses import Response
 
 from syncd import __version__
 from syncd.domain.model import Event
+from syncd.domain.record import Record
 from syncd.render.describe import event_headline, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
 
-__all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router"]
+__all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router", "links_base"]
 
 FEED_SIZE = 50
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -49,7 +50,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Characters XML 1.0 cannot carry; a seed document could hold one.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # Part of every ETag: a syncd that renders entries differently is a new feed.
-_RENDERING = f"syncd {__version__}; 1"
+_RENDERING = f"syncd {__version__}; 2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +94,27 @@ def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) 
     title = record.title if record is not None else event.paper_key
     version = record.version if record is not None else None
     headline = event_headline(event.type, title, event.arxiv_id, version, event.kinds)
-    _text(entry, "title", headline)
+    withdrawn = record is not None and record.withdrawn
+    # A reader lists titles only: a withdrawn paper says so there first.
+    _text(entry, "title", f"[Withdrawn] {headline}" if withdrawn else headline)
     _text(entry, "updated", _rfc3339(event.created_at))
     _link(entry, "alternate", base + paper_path(event.paper_key), "text/html")
     if event.arxiv_id is not None:
         suffix = f"v{version}" if version is not None else ""
         _link(entry, "related", f"https://arxiv.org/abs/{event.arxiv_id}{suffix}", "text/html")
     etree.SubElement(entry, f"{_ATOM}category").set("term", event.type)
+    if withdrawn and record is not None:
+        _text(entry, "summary", _withdrawn_summary(record))
+        etree.SubElement(entry, f"{_ATOM}category").set("term", "withdrawn")
     # Escaped HTML as text: lxml escapes it once more, a reader unescapes it once.
     _text(entry, "content", str(fragments.event(event))).set("type", "html")
+
+
+def _withdrawn_summary(record: Record) -> str:
+    """One line for a withdrawn paper's entry: by whom, when the notice says."""
+    by = {"author": " by its authors", "admin": " by arXiv's administrators"}
+    who = by.get(record.withdrawn_by or "", "")
+    return f"This paper has been withdrawn{who} from arXiv."
 
 
 def feeds_router(app: App, fragments: Fragments) -> APIRouter:
@@ -138,7 +151,7 @@ def _serve(
     app: App, fragments: Fragments, request: Request, head: FeedHead, query: EventQuery
 ) -> Response:
     """The feed, or a 304 when the client's copy is current."""
-    base = _links_base(request, app.settings.http.public_url)
+    base = links_base(request, app.settings.http.public_url)
     stamp = app.storage.events.stamp(replace(query, limit=FEED_SIZE))
     headers = _validators(stamp, head, base)
     if _not_modified(request, headers["ETag"], stamp.last_at):
@@ -150,7 +163,7 @@ def _serve(
     return Response(body, media_type=_CONTENT_TYPE, headers=headers)
 
 
-def _links_base(request: Request, public_url: str | None) -> str:
+def links_base(request: Request, public_url: str | None) -> str:
     """Where the feed's links to syncd point: ``public_url``, else the address asked.
 
     Never the Host header: any client could send one that makes a feed (and a

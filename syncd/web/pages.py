@@ -1,9 +1,14 @@
-"""The web pages: the papers, one paper's timeline, the recent events.
+"""The web pages: the papers, one paper's timeline, the recent events, how to subscribe.
 
 Server-rendered with Jinja2 (autoescaped) and one stylesheet: they read
 without JavaScript and fit a phone.  They run no script at all, and say so
 in their Content-Security-Policy.  Changes are shown by ``syncd.render.html``
-through the shared ``Fragments``, as in the feeds.
+through the shared ``Fragments``, as in the feeds.  Every page carries the
+sync status strip (``syncd.web.index.sync_status``).
+
+The index's search is a GET form: what was searched for goes back only into
+the form's own field (escaped), never into a heading or the title, so a
+crafted link cannot make syncd appear to say something.
 """
 
 from __future__ import annotations
@@ -14,34 +19,47 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
 
 from syncd.domain.model import Event, Revision
 from syncd.domain.vocabulary import PaperStatus, source_label
-from syncd.render.describe import event_headline, paper_path
+from syncd.render.describe import change_words, counted, event_headline, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
+from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
+from syncd.web.index import MAX_QUERY, NextSync, by_latest_change, search, sync_status
 
-__all__ = ["CSP", "PAGE_PREFIXES", "error_page", "pages_router", "static_files"]
+__all__ = [
+    "CSP",
+    "PAGE_PREFIXES",
+    "SWAGGER_UI",
+    "error_page",
+    "pages_router",
+    "static_files",
+    "swagger_files",
+]
 
 # No script of any kind; styles from our own stylesheet only.
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
-PAGE_PREFIXES = ("/papers", "/events")
-# Swagger UI, pinned, loaded by the reader's browser (syncd ships no JavaScript).
-SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5.17.14"
+PAGE_PREFIXES = ("/papers", "/events", "/subscribe")
+# Swagger UI 5 from the installed package (swagger-ui-bundle-v2), served here:
+# the docs work without internet.  Its styles set inline style attributes.
+SWAGGER_UI = "/static/swagger-ui"
 _DOCS_CSP = (
-    f"default-src 'none'; script-src 'self' {SWAGGER_UI}/; "
-    f"style-src {SWAGGER_UI}/ 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
-    "base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+# What the search box takes: printable text, bounded (longer is a 400 that echoes nothing).
+SearchText = Annotated[str, Query(max_length=MAX_QUERY, pattern=r"^[^\x00-\x1f\x7f]*$")]
 EVENTS_PER_PAGE = 50
 _STATIC = Path(__file__).resolve().parent / "static"
 _templates = Environment(
@@ -50,7 +68,8 @@ _templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_templates.globals |= {"api": API_PREFIX, "paper_path": paper_path}
+_templates.globals |= {"api": API_PREFIX, "paper_path": paper_path, "change_words": change_words}
+_templates.filters["counted"] = counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,42 +88,56 @@ def static_files() -> StaticFiles:
     return StaticFiles(directory=_STATIC)
 
 
+def swagger_files() -> StaticFiles:
+    """Swagger UI's script and styles, served from their package at ``SWAGGER_UI``."""
+    return StaticFiles(directory=Path(str(swagger_ui_path)))
+
+
 def error_page(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     """An error as a page a person can read."""
     return _page("error.html", status_code=status, headers=headers, code=status, message=message)
 
 
-def pages_router(app: App, fragments: Fragments) -> APIRouter:
-    """The three pages over ``app``'s storage."""
+def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = None) -> APIRouter:
+    """The pages over ``app``'s storage; ``next_sync`` tells when the scheduler syncs next."""
     router = APIRouter(include_in_schema=False)
+    followed = [a.name for a in app.settings.authors]
+
+    def page(template: str, **context: Any) -> Response:
+        status = sync_status(app.storage.runs.by_author(), followed, next_sync)
+        return _page(template, sync=status, **context)
 
     @router.get("/")
     def papers(
-        author: PrintableText | None = None, status: PrintableText | None = None
+        author: PrintableText | None = None,
+        status: PrintableText | None = None,
+        q: SearchText = "",
     ) -> Response:
         # The filter form sends "" for "all".
         author, status = author or None, _status(status or None)
         every = app.storage.papers.all(author)
-        shown = [p for p in every if status in (None, p.status)]
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({a.name for a in app.settings.authors} | {p.author for p in every})
-        last = app.storage.papers.last_observed([p.id for p in shown])
-        return _page(
+        authors = sorted({*followed} | {p.author for p in every})
+        found = search([p for p in every if status in (None, p.status)], q)
+        changes = app.storage.papers.latest_changes([p.id for p in found])
+        return page(
             "papers.html",
-            papers=shown,
-            last=last,
+            papers=by_latest_change(found, changes),
+            changes=changes,
+            total=len(every),
             counts=counts,
             authors=authors,
             statuses=[s.value for s in PaperStatus],
-            author=author,
+            author=author if author in authors else None,
             status=status,
+            query=q,
         )
 
     @router.get("/papers/{ref:path}")
     def paper(ref: RefPath) -> Response:
         found = find_paper(app, ref)
         timeline = [_revision(found.id, r, fragments) for r in app.storage.papers.history(found.id)]
-        return _page("paper.html", paper=found, timeline=timeline)
+        return page("paper.html", paper=found, timeline=timeline)
 
     @router.get("/events")
     def events(
@@ -113,10 +146,15 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
     ) -> Response:
         author = followed_author(app, author) if author else None
         query = EventQuery(author=author, before=before, newest_first=True)
-        page = app.storage.events.page(replace(query, limit=EVENTS_PER_PAGE + 1))
-        shown = [_event(e, fragments) for e in page[:EVENTS_PER_PAGE]]
-        older = page[EVENTS_PER_PAGE - 1].seq if len(page) > EVENTS_PER_PAGE else None
-        return _page("events.html", events=shown, older=older, author=author)
+        found = app.storage.events.page(replace(query, limit=EVENTS_PER_PAGE + 1))
+        shown = [_event(e, fragments) for e in found[:EVENTS_PER_PAGE]]
+        older = found[EVENTS_PER_PAGE - 1].seq if len(found) > EVENTS_PER_PAGE else None
+        return page("events.html", events=shown, older=older, author=author)
+
+    @router.get("/subscribe")
+    def subscribe(request: Request) -> Response:
+        base = links_base(request, app.settings.http.public_url)
+        return page("subscribe.html", base=base, authors=followed)
 
     @router.get(f"{API_PREFIX}/docs")
     def docs() -> Response:

@@ -43,6 +43,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from syncd import metrics
 from syncd.service.app import App
 from syncd.web.asgi import build_app
+from syncd.web.index import NextSync
 from syncd.web.ops import Readiness
 
 __all__ = ["HttpServer"]
@@ -67,7 +68,8 @@ class HttpServer:
 
     Without ``app`` only the operations endpoints answer (``/metrics``,
     ``/healthz``, ``/readyz``); with it, the read API, the feeds and the pages
-    too.  ``port`` 0 picks a free port; ``.port`` tells which once started.
+    too; ``next_sync`` is when the scheduler of this process syncs next, for
+    the pages' status strip.  ``port`` 0 picks a free port; ``.port`` tells which once started.
     Use it as a context manager or call ``start()`` and ``stop()``.
     """
 
@@ -78,12 +80,13 @@ class HttpServer:
         *,
         ready: Callable[[], Readiness],
         app: App | None = None,
+        next_sync: NextSync | None = None,
         max_connections: int = MAX_CONNECTIONS,
         head_timeout: float = HEAD_TIMEOUT,
     ) -> None:
         self._host = host
         self._requested_port = port
-        self._asgi = build_app(ready, app)
+        self._asgi = build_app(ready, app, next_sync)
         _route_uvicorn_logs()
         self._max_connections = max_connections
         self._head_timeout = head_timeout

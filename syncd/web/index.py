@@ -1,0 +1,111 @@
+"""What every page says about the record as a whole: how syncing goes, and the index's order.
+
+``sync_status`` is the one source of the status strip every page carries
+(and of the index's "every sync so far failed"): per followed author the
+last good cycle and a failure since, and when this process syncs next.
+The next sync is known only to the process that schedules it (``syncd
+run``); a web server without the scheduler says it does not know.
+
+``search`` and ``by_latest_change`` order and narrow the index: pure
+functions over the papers storage hands out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
+from syncd.domain.record import normalize_name, split_arxiv_id
+
+__all__ = [
+    "MAX_QUERY",
+    "NextSync",
+    "SyncStatus",
+    "by_latest_change",
+    "search",
+    "sync_status",
+]
+
+# When this process runs its next cycle; None while none is scheduled.
+NextSync = Callable[[], datetime | None]
+# The longest search a page takes (a title is rarely longer).
+MAX_QUERY = 100
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStatus:
+    """How syncing goes: each followed author's cycles, and the next one if this process knows.
+
+    ``scheduled`` is whether this process schedules cycles at all (``syncd
+    run``); without it ``next_sync`` is None because it cannot be known here.
+    """
+
+    authors: tuple[AuthorSyncs, ...]
+    scheduled: bool
+    next_sync: datetime | None
+
+    @property
+    def every_sync_failed(self) -> SyncRun | None:
+        """The latest failure when no cycle of any author ever succeeded; else None."""
+        if any(a.last_success is not None for a in self.authors):
+            return None
+        failures = [a.last_failure for a in self.authors if a.last_failure is not None]
+        return max(failures, key=lambda run: run.id, default=None)
+
+
+def sync_status(
+    found: Sequence[AuthorSyncs], followed: Sequence[str], next_sync: NextSync | None
+) -> SyncStatus:
+    """The status of the ``followed`` authors (in that order) from their runs ``found``."""
+    by_name = {author.author: author for author in found}
+    authors = tuple(by_name.get(name, AuthorSyncs(name, None, None, False)) for name in followed)
+    when = next_sync() if next_sync is not None else None
+    return SyncStatus(authors, next_sync is not None, when)
+
+
+def search(papers: Sequence[Paper], query: str) -> list[Paper]:
+    """The papers whose title, arXiv id, key or authors hold every word of ``query``.
+
+    Case, accents and punctuation are folded on both sides, so ``flexmarl``
+    and ``zhida jiang`` find what a reader means.  A query that is an arXiv id
+    (``arXiv:2602.09578v2``, an abstract page's address) finds that paper.
+    """
+    query = query[:MAX_QUERY]
+    arxiv_id = _arxiv_id(query)
+    if arxiv_id is not None:
+        return [p for p in papers if p.arxiv_id == arxiv_id]
+    terms = normalize_name(query).split()
+    if not terms:
+        return list(papers)
+    return [p for p in papers if all(term in _searched_text(p) for term in terms)]
+
+
+def by_latest_change(papers: Sequence[Paper], changes: Mapping[int, LatestChange]) -> list[Paper]:
+    """Newest change first; at the same moment, and for papers with none, by key."""
+    by_key = sorted(papers, key=lambda p: p.key)
+    return sorted(by_key, key=lambda p: _changed_at(p, changes), reverse=True)
+
+
+def _changed_at(paper: Paper, changes: Mapping[int, LatestChange]) -> datetime:
+    change = changes.get(paper.id)
+    return change.at if change is not None else _NEVER
+
+
+def _arxiv_id(query: str) -> str | None:
+    """The arXiv id ``query`` names, without its version; None when it is no id."""
+    text = query.strip()
+    if text[:6].lower() == "arxiv:":
+        text = text[6:]
+    try:
+        return split_arxiv_id(text)[0]
+    except ValueError:
+        return None
+
+
+def _searched_text(paper: Paper) -> str:
+    record = paper.record
+    words = [record.title or "", paper.arxiv_id or "", paper.key, paper.author, *record.authors]
+    return normalize_name(" ".join(words))
