@@ -33,14 +33,18 @@ from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
+    "ELIDED",
     "Described",
     "FieldDiff",
     "Line",
     "Link",
     "Segment",
+    "collapsed",
     "describe",
     "event_headline",
     "field_diffs",
+    "kind_label",
+    "kind_words",
     "name_lines",
     "paper_path",
     "sample_event",
@@ -49,6 +53,7 @@ __all__ = [
 ]
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
+ELIDED = "…"
 _T = TypeVar("_T")
 
 # What a person calls each field of the record.
@@ -72,13 +77,32 @@ _SUMMARY_WORDS: dict[str, str] = {
     EventType.ADDED: "New paper",
     EventType.LINKED: "Seed paper linked to arXiv",
     EventType.REVISED: "Revised",
-    EventType.REMOVED: "Gone from arXiv",
+    EventType.REMOVED: "No longer in the author's arXiv results",
 }
 _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
     EventType.LINKED: "linked to arXiv",
-    EventType.REMOVED: "gone from arXiv",
+    EventType.REMOVED: "no longer in the author's arXiv results",
 }
+# What a person calls each change kind, in a chip or a heading ("Journal reference").
+_KIND_LABELS = {
+    "version": "Version",
+    "title": "Title",
+    "authors": "Authors",
+    "abstract": "Abstract",
+    "categories": "Categories",
+    "comment": "Comment",
+    "journal_ref": "Journal reference",
+    "doi": "DOI",
+    "withdrawn": "Withdrawn",
+}
+# Below this share of words in common, a text's old and new read better whole,
+# one above the other, than interleaved word by word.
+_STACK_BELOW = 0.5
+# A diffed text longer than this many words is shown collapsed: each change
+# with this many unchanged words on either side, the rest folded away.
+_COLLAPSE_WORDS = 40
+_CONTEXT_WORDS = 6
 # The sample change `syncd webhooks test` sends.
 _SAMPLE_ID = "2401.00001"
 _SAMPLE_TITLE = "A sample paper: syncd's test message with a revised title"
@@ -107,13 +131,15 @@ class FieldDiff:
     """One changed field described for every target: its lines of segments.
 
     A ``listed`` diff (names added, removed, moved) reads as a list, one
-    entry per line; any other has one line.
+    entry per line; a ``stacked`` one is a text that mostly changed, its old
+    and new whole, one line each; any other has one line.
     """
 
     field: str
     label: str
     lines: tuple[Line, ...]
     listed: bool = False
+    stacked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,18 +178,7 @@ class Described:
 def word_segments(old: str | None, new: str | None) -> Line:
     """``new`` against ``old`` word by word: runs of kept, removed and added words."""
     before, after = (old or "").split(), (new or "").split()
-    # autojunk would treat words frequent in a long abstract ("the") as noise.
-    matcher = SequenceMatcher(None, before, after, autojunk=False)
-    runs: list[Segment] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            runs.append(Segment("text", " ".join(before[i1:i2])))
-            continue
-        if i2 > i1:
-            runs.append(Segment("removed", " ".join(before[i1:i2])))
-        if j2 > j1:
-            runs.append(Segment("added", " ".join(after[j1:j2])))
-    return _joined(runs, Segment("own", " "))
+    return _segments(before, after, _word_matcher(before, after))
 
 
 def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> tuple[Line, ...]:
@@ -190,13 +205,20 @@ def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) 
 
 
 def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
-    """Each changed field of a stored ``changes`` mapping, described, in the mapping's order."""
+    """Each changed field of a stored ``changes`` mapping, described, in the mapping's order.
+
+    A withdrawal's notice (or the abstract that replaces it) is shown whole,
+    never diffed word by word against the abstract it stands in for.
+    """
     described = []
+    notice = "withdrawn" in changes
     for name, change in changes.items():
         old, new = change.get("old"), change.get("new")
         label = _LABELS.get(name, name)
-        if name in _WORD_FIELDS:
-            described.append(FieldDiff(name, label, (word_segments(old, new),)))
+        if name == "abstract" and notice:
+            described.append(FieldDiff(name, label, (_notice_line(changes["withdrawn"], new),)))
+        elif name in _WORD_FIELDS:
+            described.append(_text_diff(name, label, old, new))
         elif isinstance(old, list) or isinstance(new, list):
             lines = name_lines(old or [], new or [], ordered=name == "authors")
             described.append(FieldDiff(name, label, lines, listed=True))
@@ -208,6 +230,43 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
             )
             described.append(FieldDiff(name, label, (line,)))
     return described
+
+
+def kind_label(kind: str) -> str:
+    """What a person calls a change kind: ``Journal reference`` for ``journal_ref``."""
+    return _KIND_LABELS.get(kind, kind)
+
+
+def kind_words(kinds: Sequence[str]) -> str:
+    """Kinds in running text: ``version, title, journal reference, DOI``."""
+    return ", ".join(_lowered(kind_label(k)) for k in kinds)
+
+
+def collapsed(line: Line, *, longer_than: int = _COLLAPSE_WORDS) -> Line:
+    """A word diff's line with long unchanged runs cut to a few words around each change.
+
+    A cut is an ``own`` segment ``…``; a line of at most ``longer_than``
+    words, or one without a change, is returned as it is.
+    """
+    if sum(len(s.text.split()) for s in line if s.kind != "own") <= longer_than:
+        return line
+    if not any(s.kind in ("removed", "added") for s in line):
+        return line
+    last = len(line) - 1
+    shown: list[Segment] = []
+    for index, segment in enumerate(line):
+        words = segment.text.split()
+        if segment.kind != "text" or len(words) <= 2 * _CONTEXT_WORDS + 1:
+            shown.append(segment)
+            continue
+        head = words[:_CONTEXT_WORDS] if index > 0 else []
+        tail = words[-_CONTEXT_WORDS:] if index < last else []
+        if head:
+            shown += [Segment("text", " ".join(head)), Segment("own", " ")]
+        shown.append(Segment("own", ELIDED))
+        if tail:
+            shown += [Segment("own", " "), Segment("text", " ".join(tail))]
+    return tuple(shown)
 
 
 def describe(event: Event, *, public_url: str | None) -> Described:
@@ -268,7 +327,7 @@ def event_headline(
     Plain text; whoever puts it into markup escapes it.
     """
     where = f" ({arxiv_id})" if arxiv_id else ""
-    what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), *kinds]))
+    what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), kind_words(kinds)]))
     shown_version = f" v{version}" if version is not None else ""
     return f"{short_title(title)}{where}{shown_version}: {what or 'changed'}"
 
@@ -294,6 +353,49 @@ def sample_event(now: datetime) -> Event:
     )
 
 
+def _text_diff(name: str, label: str, old: str | None, new: str | None) -> FieldDiff:
+    """A title or abstract: word by word, or old and new whole when most of it changed."""
+    before, after = (old or "").split(), (new or "").split()
+    matcher = _word_matcher(before, after)
+    if before and after and matcher.ratio() < _STACK_BELOW:
+        lines = (
+            (Segment("own", "was: "), Segment("removed", " ".join(before))),
+            (Segment("own", "now: "), Segment("added", " ".join(after))),
+        )
+        return FieldDiff(name, label, lines, stacked=True)
+    return FieldDiff(name, label, (_segments(before, after, matcher),))
+
+
+def _word_matcher(before: list[str], after: list[str]) -> SequenceMatcher[str]:
+    # autojunk would treat words frequent in a long abstract ("the") as noise.
+    return SequenceMatcher(None, before, after, autojunk=False)
+
+
+def _segments(before: list[str], after: list[str], matcher: SequenceMatcher[str]) -> Line:
+    """The runs of kept, removed and added words ``matcher`` found between the two."""
+    runs: list[Segment] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            runs.append(Segment("text", " ".join(before[i1:i2])))
+            continue
+        if i2 > i1:
+            runs.append(Segment("removed", " ".join(before[i1:i2])))
+        if j2 > j1:
+            runs.append(Segment("added", " ".join(after[j1:j2])))
+    return _joined(runs, Segment("own", " "))
+
+
+def _notice_line(withdrawn: Mapping[str, Any], new: str | None) -> Line:
+    """The abstract of a version that is withdrawn (arXiv's notice) or is no longer."""
+    lead = "arXiv's withdrawal notice: " if withdrawn.get("new") else "restored: "
+    return (Segment("own", lead), Segment("added", new or ""))
+
+
+def _lowered(label: str) -> str:
+    """A label in running text: ``journal reference``, but ``DOI`` stays."""
+    return label if label.isupper() else label.lower()
+
+
 def _as_it_stands(record: Record) -> list[FieldDiff]:
     """A new paper's authors and abstract, unchanged text, as its message shows them."""
     shown = [("authors", _authors_text(record)), ("abstract", record.abstract or "")]
@@ -312,7 +414,7 @@ def _summary(event_type: str, version: int | None, kinds: Sequence[str], withdra
     """What happened, in words: ``Revised, v2; changed: title, abstract``."""
     what = "Withdrawn" if withdrawn and "withdrawn" in kinds else _SUMMARY_WORDS[event_type]
     at = f", v{version}" if version is not None else ""
-    changed = f"; changed: {', '.join(kinds)}" if kinds else ""
+    changed = f"; changed: {kind_words(kinds)}" if kinds else ""
     return f"{what}{at}{changed}"
 
 

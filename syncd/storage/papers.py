@@ -195,7 +195,8 @@ def known_keys(conn: Connection, author_id: int) -> set[str]:
 
 @dataclass(frozen=True, slots=True)
 class WrittenPaper:
-    """A write as applied: the paper's id and, if it appended any, its last revision's id."""
+    """A write as applied: the paper's id and, if it is announced, its latest revision's id
+    (appended by the write, or for a removal the last one it had)."""
 
     write: PaperWrite
     paper_id: int
@@ -237,14 +238,16 @@ def write_papers(
     if revision_rows:
         conn.execute(revisions_table.insert(), revision_rows)
     _update_papers(conn, writes, when, hashes, last_seq)
-    # Only announced writes need their last revision: their event points at it.
+    # Only announced writes need their last revision: their event points at it,
+    # a removal's or a return's too (the paper's last known state), so every
+    # event carries the record of the paper it names.
     last_revision = _per_paper(
         conn,
         sa.func.max(revisions_table.c.id),
-        [paper_id for write, paper_id in pairs if write.event_type and write.revisions],
+        [paper_id for write, paper_id in pairs if write.event_type],
     )
     return [
-        WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.revisions else None)
+        WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.event_type else None)
         for write, paper_id in pairs
     ]
 

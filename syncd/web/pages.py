@@ -1,4 +1,4 @@
-"""The web pages: the papers, one paper's timeline, the recent events.
+"""The web pages: the papers, one paper's page and compare view, the recent events.
 
 Server-rendered with Jinja2 (autoescaped) and one stylesheet: they read
 without JavaScript and fit a phone.  They run no script at all, and say so
@@ -19,13 +19,14 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
-from syncd.domain.model import Event, Revision
-from syncd.domain.vocabulary import PaperStatus, source_label
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import event_headline, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
+from syncd.web.paper_page import compare_context, paper_context
 
 __all__ = ["CSP", "PAGE_PREFIXES", "error_page", "pages_router", "static_files"]
 
@@ -100,11 +101,18 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
             status=status,
         )
 
+    # Before the paper's own route, whose {ref:path} would take "…/compare" as a key.
+    @router.get("/papers/{ref:path}/compare")
+    def compare(
+        ref: RefPath,
+        old: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+        new: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    ) -> Response:
+        return _page("compare.html", **compare_context(app, find_paper(app, ref), old, new))
+
     @router.get("/papers/{ref:path}")
     def paper(ref: RefPath) -> Response:
-        found = find_paper(app, ref)
-        timeline = [_revision(found.id, r, fragments) for r in app.storage.papers.history(found.id)]
-        return _page("paper.html", paper=found, timeline=timeline)
+        return _page("paper.html", **paper_context(app, fragments, find_paper(app, ref)))
 
     @router.get("/events")
     def events(
@@ -143,15 +151,6 @@ def _event(event: Event, fragments: Fragments) -> _Shown:
         label=event.type,
         html=fragments.event(event),
         link=paper_path(event.paper_key),
-    )
-
-
-def _revision(paper_id: int, revision: Revision, fragments: Fragments) -> _Shown:
-    return _Shown(
-        headline=source_label(revision.source, revision.version),
-        when=revision.observed_at,
-        label=", ".join(revision.kinds) or ("first seen" if revision.seq == 1 else "no change"),
-        html=fragments.revision(paper_id, revision),
     )
 
 

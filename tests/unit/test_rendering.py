@@ -120,7 +120,7 @@ class TestHeadlines:
             "v1: linked to arXiv, title"
         )
         assert event_headline("paper.removed", "A", "2601.00001", None, []).endswith(
-            "(2601.00001): gone from arXiv"
+            "(2601.00001): no longer in the author's arXiv results"
         )
 
     def test_long_titles_without_colon_are_cut(self) -> None:
