@@ -224,9 +224,9 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
             described.append(FieldDiff(name, label, lines, listed=True))
         else:
             line = (
-                Segment("removed", _scalar(old)),
+                _scalar_segment("removed", old),
                 Segment("own", " → "),
-                Segment("added", _scalar(new)),
+                _scalar_segment("added", new),
             )
             described.append(FieldDiff(name, label, (line,)))
     return described
@@ -435,6 +435,13 @@ def _joined(items: Sequence[_T], separator: _T) -> tuple[_T, ...]:
 
 def _ordinal(names: Sequence[str], name: str) -> str:
     return f"#{list(names).index(name) + 1}"
+
+
+def _scalar_segment(kind: Literal["removed", "added"], value: Any) -> Segment:
+    """One side of an old → new change; a missing value is syncd's ``(none)``, not arXiv's."""
+    if value is None or value == "":
+        return Segment("own", "(none)")
+    return Segment(kind, _scalar(value))
 
 
 def _scalar(value: Any) -> str:

@@ -143,11 +143,13 @@ def _last_known_record() -> sa.ScalarSelect[Any]:
     """The paper's latest record stored by the event's time: what an event written without
     a revision (a removal or a return, before they pointed at one) carries."""
     r = revisions_table.alias("last_known")
+    # The latest in version order: a version backfilled before the event was its past.
+    arxiv_first = sa.case((r.c.version.is_(None), 0), else_=1).desc()
     return (
         sa.select(r.c.record)
         .where(r.c.paper_id == events_table.c.paper_id)
         .where(r.c.observed_at <= events_table.c.created_at)
-        .order_by(r.c.seq.desc())
+        .order_by(arxiv_first, r.c.version.desc(), r.c.seq.desc())
         .limit(1)
         .scalar_subquery()
     )
