@@ -32,6 +32,7 @@ __all__ = [
     "field_changes",
     "names_diff",
     "record_html",
+    "removal_html",
     "word_diff",
 ]
 
@@ -85,6 +86,17 @@ def record_html(record: Record) -> Markup:
         names + more,
         _isolated(record.abstract) if record.abstract else "",
         _isolated(categories) if categories else "",
+    )
+
+
+def removal_html(record: Record | None) -> Markup:
+    """A removal: the paper left the author's arXiv results; as last known, when it is."""
+    said = Markup("No longer in the author's arXiv results.")
+    if record is None:
+        return Markup('<p class="removal">{}</p>').format(said)
+    version = f", v{record.version}" if record.version is not None else ""
+    return Markup('<p class="removal">{} Last known: {}{}.</p>').format(
+        said, _isolated(record.title or "(no title)"), version
     )
 
 

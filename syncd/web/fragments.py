@@ -20,7 +20,8 @@ from markupsafe import Markup
 
 from syncd.domain.history import HistoryStep
 from syncd.domain.model import Event
-from syncd.render.html import changes_html, record_html
+from syncd.domain.vocabulary import EventType
+from syncd.render.html import changes_html, record_html, removal_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
 
@@ -40,11 +41,14 @@ class Fragments:
         self._lock = threading.Lock()
 
     def event(self, event: Event) -> Markup:
-        """What changed in ``event``; a new paper's record when nothing was compared."""
+        """What changed in ``event``; a new paper's record when nothing was compared, or
+        what a removed one was last known as."""
 
         def render() -> Markup:
             if event.changes:
                 return changes_html(event.changes)
+            if event.type == EventType.REMOVED:
+                return removal_html(event.record)
             return record_html(event.record) if event.record is not None else Markup("")
 
         return self._get(("event", event.id), render)

@@ -87,3 +87,14 @@ def test_a_step_is_kept_by_both_neighbours() -> None:
         1, HistoryStep(replace(v3, changes=changed), v1)
     )
     assert "No change" in kept.step(1, HistoryStep(v3, v2))
+
+
+def test_a_removal_names_the_paper_as_last_known() -> None:
+    """A removal shows what happened and the paper's last known title, not its record."""
+    record = Record(arxiv_id="2512.22386", version=2, title="OxygenREC <i>x</i>", abstract="Long")
+    removed = Event(1, "evt_r", "paper.removed", WHEN, "A", "k", None, (), {}, record)
+    html = str(Fragments().event(removed))
+    assert html == (
+        '<p class="removal">No longer in the author\'s arXiv results.'
+        " Last known: <bdi>OxygenREC &lt;i&gt;x&lt;/i&gt;</bdi>, v2.</p>"
+    )
