@@ -24,6 +24,7 @@ from syncd.domain.history import (
     compare_revisions,
     find_revision,
     history_steps,
+    in_version_order,
     revision_refs,
     withdrawal_mark,
 )
@@ -99,12 +100,11 @@ def compare_context(
     Without ``from`` the first revision is compared, without ``to`` the
     latest; a reference the history does not hold is a 400 naming it.
     """
-    revisions = app.storage.papers.history(paper.id)
-    steps = history_steps(revisions)
-    if not steps:
+    revisions = in_version_order(app.storage.papers.history(paper.id))
+    if not revisions:
         raise HTTPException(404, "this paper has no revisions to compare")
-    old = _chosen(revisions, old_ref, steps[0].revision, "from")
-    new = _chosen(revisions, new_ref, steps[-1].revision, "to")
+    old = _chosen(revisions, old_ref, revisions[0], "from")
+    new = _chosen(revisions, new_ref, revisions[-1], "to")
     change = compare_revisions(old, new)
     refs = revision_refs(revisions)
     return {
@@ -113,7 +113,7 @@ def compare_context(
         "new": _compared(new, refs),
         "html": changes_html(change.changes) if change else _NO_CHANGE,
         "kinds": change.kinds,
-        "choices": [(refs[s.revision.seq], _label(s.revision, refs)) for s in steps],
+        "choices": [(refs[r.seq], _label(r, refs)) for r in revisions],
         "kind_label": kind_label,
     }
 
@@ -121,8 +121,9 @@ def compare_context(
 def _chosen(
     revisions: Sequence[Revision], ref: str | None, default: Revision, name: str
 ) -> Revision:
-    if ref is None or ref == "":
-        return next(r for r in revisions if r.seq == default.seq)
+    """The revision ``ref`` names, ``default`` without one; a 400 naming parameter ``name``."""
+    if not ref:
+        return default
     try:
         return find_revision(revisions, ref)
     except RevisionRefError as exc:
