@@ -1,6 +1,6 @@
 """The pages in a real browser (tests/integration/browser.py): Debian's Chromium under Playwright.
 
-docs/paper-page.png is one of the screenshots these tests save.
+docs/paper-page.png is the screenshot test_browser_history saves as history-flexmarl-desktop.
 """
 
 from __future__ import annotations

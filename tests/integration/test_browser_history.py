@@ -3,7 +3,8 @@
 The scripted world: the first sync links the seeds and backfills the
 versions syncd did not see (FlexMARL's v1, whose title differs from the
 seeds'); then the calibration paper gets a v2 with one sentence of its
-abstract changed, FedCG is withdrawn by its authors, and OxygenREC leaves
+abstract changed, FedCG is withdrawn by its authors, the LoRA paper's v1
+gets a DOI and a journal reference without a new version, and OxygenREC leaves
 the author's results and comes back unchanged.  The page, ``syncd history``
 and the history API must tell the same story, revision by revision.
 """
@@ -27,6 +28,7 @@ from tests.scenario import (
     FEDCG,
     FLEXMARL,
     FLEXMARL_V1_TITLE,
+    LORA,
     OXYGEN,
     list_abstract,
     seed_title,
@@ -37,6 +39,8 @@ CALIBRATION_V2_ABSTRACT = CALIBRATION_V1_ABSTRACT.replace(
     "reaches 58.8% total retention", "reaches 59.1% total retention"
 )
 WITHDRAWN_REASON = "A duplicate of a later paper."
+LORA_DOI = "10.1145/3711896.3736"
+LORA_JOURNAL = "Proceedings of KDD 2026, pp. 1-12"
 HOSTILE_ID = "2601.00777"
 HOSTILE_NOTICE = "This paper has been withdrawn by <script>window.pwned = 'notice'</script> us."
 VIEWPORTS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -49,6 +53,7 @@ def world(syncd: Syncd, arxiv: FakeArxiv) -> Iterator[Site]:
     sync_ok(syncd)
     arxiv.revise(CALIBRATION, abstract=CALIBRATION_V2_ABSTRACT)
     arxiv.withdraw(FEDCG, WITHDRAWN_REASON)
+    arxiv.amend(LORA, doi=LORA_DOI, journal_ref=LORA_JOURNAL)
     arxiv.remove(OXYGEN)
     sync_ok(syncd)
     arxiv.restore(OXYGEN)
@@ -146,6 +151,26 @@ def test_a_withdrawn_paper_has_a_banner_not_a_word_soup(
     assert chips == ["Version", "Abstract", "Comment", "Withdrawn"]
     assert fits_the_width(page)
     shot(page, f"history-withdrawn-{_name(viewport)}")
+
+
+def test_a_later_observation_of_a_version_is_its_own_revision(world: Site, page: Any) -> None:
+    """The LoRA paper's DOI came after its v1: a revision of its own, against the first
+    observation of v1, with the DOI linked and the kinds in words."""
+    page.goto(f"{world.url}/papers/{LORA}")
+    labels = page.locator("ol.history > li .label").all_inner_texts()
+    assert labels[-1] == "v1" and labels[-2].startswith("v1 (r")
+    latest = page.locator("ol.timeline > li").first
+    assert latest.locator(".source").inner_text() == f"v1 against {labels[-2]}"
+    assert latest.locator("dt").all_inner_texts() == ["Journal reference", "DOI"]
+    chips = page.locator("ol.history > li").last.locator(".chip").all_inner_texts()
+    assert chips == ["Journal reference", "DOI"]
+    doi = page.locator(".current dd.doi a")
+    assert (doi.inner_text(), doi.get_attribute("href")) == (
+        LORA_DOI,
+        f"https://doi.org/{LORA_DOI}",
+    )
+    assert page.locator(".current dd.journal-ref").inner_text() == LORA_JOURNAL
+    shot(page, "history-later-observation")
 
 
 def test_a_paper_that_left_and_came_back_shows_both_events(world: Site, page: Any) -> None:
