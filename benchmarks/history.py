@@ -54,7 +54,45 @@ def run(requests: int, folder: Path) -> dict[str, Any]:
             f"{syncd_url}/papers/{key}/compare?from=v1&to=v{SIZES[0]}",
             lambda: _bare_compare(url, key, 1, SIZES[0]),
         )
+    rows |= _in_process(url, keys, requests)
     rows["met"] = {name: row["ratio"] <= TARGET for name, row in rows.items()}
+    return rows
+
+
+def _in_process(url: str, keys: list[str], requests: int) -> dict[str, Any]:
+    """The same pages built in the measuring process (context and template, no HTTP), against
+    the same bare renders: on a loaded machine the server process waits for a core, which
+    the HTTP figures include and these do not."""
+    from syncd.config import Settings  # noqa: PLC0415
+    from syncd.service.app import App  # noqa: PLC0415
+    from syncd.web.fragments import Fragments  # noqa: PLC0415
+    from syncd.web.pages import _page  # noqa: PLC0415 - the pages' own renderer
+    from syncd.web.paper_page import compare_context, paper_context  # noqa: PLC0415
+
+    app = App.open(
+        Settings.model_validate({"database": {"url": url}, "authors": [{"name": "Zhida Jiang"}]})
+    )
+    fragments = Fragments()
+    rows: dict[str, Any] = {}
+    try:
+        for size, key in zip(SIZES, keys, strict=True):
+            paper = app.storage.papers.find(key)
+            assert paper is not None
+            rows[f"page_{size}_in_process"] = _alternate(
+                requests,
+                lambda paper=paper: _page("paper.html", **paper_context(app, fragments, paper)),
+                lambda key=key: _bare_page(url, key),
+            )
+        paper = app.storage.papers.find(keys[0])
+        assert paper is not None
+        last = f"v{SIZES[0]}"
+        rows["compare_in_process"] = _alternate(
+            requests,
+            lambda: _page("compare.html", **compare_context(app, paper, "v1", last)),
+            lambda: _bare_compare(url, keys[0], 1, SIZES[0]),
+        )
+    finally:
+        app.close()
     return rows
 
 
@@ -62,6 +100,7 @@ def table_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, st
     """The rows of benchmarks.run's table."""
     labels = {f"page_{size}": f"Paper page, {size} revisions" for size in SIZES}
     labels["compare"] = f"Compare view, v1 to v{SIZES[0]}"
+    labels |= {f"{name}_in_process": f"{label}, in process" for name, label in labels.items()}
     out = []
     for name, label in labels.items():
         r = result[name]
@@ -198,15 +237,19 @@ def _measure(
     client: httpx.Client, requests: int, page: str, bare: Callable[[], str]
 ) -> dict[str, Any]:
     """``requests`` GETs of ``page`` and bare renders, alternating; their medians."""
+    return _alternate(requests, lambda: client.get(page).raise_for_status(), bare)
+
+
+def _alternate(
+    requests: int, ours_fn: Callable[[], Any], bare: Callable[[], Any]
+) -> dict[str, Any]:
+    """``requests`` calls of each side, alternating which goes first; their medians."""
     import statistics  # noqa: PLC0415
 
     ours: list[float] = []
     theirs: list[float] = []
     for i in range(requests):
-        sides: list[tuple[list[float], Callable[[], Any]]] = [
-            (ours, lambda: client.get(page).raise_for_status()),
-            (theirs, bare),
-        ]
+        sides: list[tuple[list[float], Callable[[], Any]]] = [(ours, ours_fn), (theirs, bare)]
         for times, fn in sides if i % 2 == 0 else reversed(sides):
             times.append(web.timed(fn))
     return {
