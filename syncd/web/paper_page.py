@@ -29,7 +29,7 @@ from syncd.domain.history import (
     withdrawal_mark,
 )
 from syncd.domain.model import Event, Paper, Revision
-from syncd.domain.vocabulary import source_label
+from syncd.domain.vocabulary import EventType, PaperStatus, source_label
 from syncd.render.describe import describe, kind_label
 from syncd.render.html import changes_html
 from syncd.service.app import App
@@ -77,6 +77,8 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
     shown = [_step(paper.id, step, refs, fragments) for step in steps]
     mark = withdrawal_mark(revisions)
     query = EventQuery(paper_id=paper.id, newest_first=True, limit=_EVENTS_SHOWN)
+    announced = [_announced(e) for e in app.storage.events.page(query)]
+    removed = next((e.when for e in announced if e.type == EventType.REMOVED), None)
     return {
         "paper": paper,
         "record": paper.record,
@@ -84,7 +86,9 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
         "changes": [s for s in reversed(shown) if s.against is not None],
         "withdrawal": mark,
         "withdrawn_by": _WITHDRAWN_BY.get(mark.by or "", "") if mark else "",
-        "announced": [_announced(e) for e in app.storage.events.page(query)],
+        "announced": announced,
+        # When it left the author's results, while it stays out of them.
+        "removed_at": removed if paper.status == PaperStatus.REMOVED else None,
         "versions": list(range(1, (paper.record.version or 0) + 1)),
         "choices": [(s.ref, s.label) for s in shown],
         "arxiv": ARXIV,

@@ -73,6 +73,27 @@ class TestWhatPagesShow:
         assert history[1]["source"] == "seed:001_486f742ac3512806.txt"
         assert "abstract" in history[1]["kinds"]
 
+    def test_a_removed_paper_says_so_and_names_itself(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A removed paper's page says since when it left the author's results, its removal is
+        announced with its title, and /events says so in those words."""
+        syncd.sections = "[sync]\nremoval_after = 1\n"
+        sync_ok(syncd)
+        arxiv.remove(NESTPIPE)
+        sync_ok(syncd)
+        with serving(syncd) as site:
+            page = _tree(site, f"/papers/{NESTPIPE}")
+            events = _tree(site, "/events")
+        banner = page.xpath("//p[@class='banner removed']")[0].text_content()
+        assert banner.startswith("No longer in the author's arXiv results since 20")
+        summary = page.xpath("//ol[@class='announced']/li/span[@class='summary']")[0]
+        assert summary.text_content() == "No longer in the author's arXiv results, v1"
+        headline = events.xpath("//ol[@class='events']/li//a[@class='headline']")[0]
+        assert headline.text_content() == (
+            f"NestPipe: … ({NESTPIPE}) v1: no longer in the author's arXiv results"
+        )
+        removal = events.xpath("//p[@class='removal']")[0].text_content()
+        assert removal.startswith("No longer in the author's arXiv results. Last known: NestPipe")
+
     def test_events_page_pages_back(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """/events shows 50 newest first and links to the older ones, which follow on."""
         for number in range(55):
