@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import os
 import platform
@@ -43,6 +44,7 @@ ROWS = (
     "backfill",
     "web",
     "digest",
+    "history",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -409,6 +411,12 @@ def _web(ctx: _Context) -> dict[str, Any]:
     return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
 
 
+def _history(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import history  # noqa: PLC0415
+
+    return history.run(ctx.plan.web_requests, ctx.folder)
+
+
 def _digest(ctx: _Context) -> dict[str, Any]:
     from benchmarks import digest  # noqa: PLC0415
 
@@ -426,6 +434,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "backfill": _backfill,
     "web": _web,
     "digest": _digest,
+    "history": _history,
 }
 
 
@@ -542,14 +551,9 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 _yes(r["met"]),
             )
         )
-    if "web" in rows:
-        from benchmarks import web  # noqa: PLC0415
-
-        out += web.table_rows(rows["web"])
-    if "digest" in rows:
-        from benchmarks import digest  # noqa: PLC0415
-
-        out += digest.table_rows(rows["digest"])
+    for name in ("web", "digest", "history"):  # rows whose module writes its own
+        if name in rows:
+            out += importlib.import_module(f"benchmarks.{name}").table_rows(rows[name])
     from benchmarks import fanout  # noqa: PLC0415
 
     out += fanout.slack_table_rows(rows.get("fanout_slack", {}))

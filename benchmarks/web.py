@@ -56,7 +56,7 @@ def run(sizes: Sequence[int], requests: int, folder: Path) -> dict[str, Any]:
     for size in sizes:
         url = common.sqlite_url(folder, f"web-{size}")
         paper_key = fill(url, size)
-        with _servers(url) as (syncd_url, bare_url):
+        with servers(url) as (syncd_url, bare_url):
             points.append(_point(size, requests, syncd_url, bare_url))
             page = _page_row(syncd_url, paper_key, requests) if size == sizes[-1] else None
     large, small = points[-1], points[0]
@@ -128,7 +128,7 @@ def fill(url: str, events: int) -> str:
 
     engine = sa.create_engine(url)
     upgrade(engine)
-    base = _base_record()
+    base = base_record()
     papers = max(1, events // PAGE_REVISIONS)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     with engine.begin() as conn:
@@ -152,7 +152,7 @@ def fill(url: str, events: int) -> str:
             revisions, rows = [], []
             for n in range(first, min(events, first + 5000)):
                 paper, version = n // PAGE_REVISIONS + 1, n % PAGE_REVISIONS + 1
-                old, new = _versions(base, paper, version)
+                old, new = versions_of(base, paper, version)
                 when = start + timedelta(seconds=n)
                 changes = _changes(old, new)
                 revisions.append(
@@ -177,14 +177,14 @@ def fill(url: str, events: int) -> str:
     return "2601.00000"
 
 
-def _base_record() -> Any:
+def base_record() -> Any:
     from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
 
     fixture = ROOT / "tests" / "fixtures" / "arxiv-api" / "query_all-testing_start0_max10.xml"
     return parse_feed(fixture.read_bytes()).records[0]
 
 
-def _versions(base: Any, paper: int, version: int) -> tuple[Any, Any]:
+def versions_of(base: Any, paper: int, version: int) -> tuple[Any, Any]:
     """Version ``version - 1`` and ``version`` of paper ``paper``: a word of the title and a
     sentence of the abstract differ from one to the next."""
 
@@ -210,7 +210,7 @@ def _changes(old: Any, new: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def _servers(url: str) -> Iterator[tuple[str, str]]:
+def servers(url: str) -> Iterator[tuple[str, str]]:
     argv = [sys.executable, "-m", "benchmarks.web", "serve", url]
     process = subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=common.child_env()
@@ -334,13 +334,13 @@ def _point(size: int, requests: int, syncd_url: str, bare_url: str) -> dict[str,
     rng = random.Random(size)
     afters = [rng.randrange(0, max(1, size - API_LIMIT)) for _ in range(requests)]
     with httpx.Client(timeout=60) as client:
-        api = _compare(
+        api = compare(
             client, requests,
             lambda i: f"{syncd_url}/api/v1/events?limit={API_LIMIT}&after={afters[i]}",
             lambda i: f"{bare_url}/events?after={afters[i]}",
         )  # fmt: skip
         client.get(f"{syncd_url}/feeds/events.atom")  # the fragments, rendered once
-        feed = _compare(
+        feed = compare(
             client,
             requests,
             lambda i: f"{syncd_url}/feeds/events.atom",
@@ -349,14 +349,14 @@ def _point(size: int, requests: int, syncd_url: str, bare_url: str) -> dict[str,
         etag = client.get(f"{syncd_url}/feeds/events.atom").headers["etag"]
         matching = {"If-None-Match": etag}
         conditional = [
-            _time(lambda: client.get(f"{syncd_url}/feeds/events.atom", headers=matching))
+            timed(lambda: client.get(f"{syncd_url}/feeds/events.atom", headers=matching))
             for _ in range(requests)
         ]
     feed["syncd_304_mean_seconds"] = round(statistics.mean(conditional), 6)
     return {"events": size, "api": api, "feed": feed}
 
 
-def _compare(
+def compare(
     client: httpx.Client, requests: int, syncd: Callable[[int], str], bare: Callable[[int], str]
 ) -> dict[str, Any]:
     """``requests`` GETs of each side, alternating; per-request times of each."""
@@ -365,7 +365,7 @@ def _compare(
     for i in range(requests):
         pair = [(ours, syncd(i)), (theirs, bare(i))]
         for times, url in pair if i % 2 == 0 else reversed(pair):
-            times.append(_time(lambda url=url: client.get(url).raise_for_status()))
+            times.append(timed(lambda url=url: client.get(url).raise_for_status()))
     return {
         "requests": requests,
         "syncd_mean_seconds": round(statistics.mean(ours), 6),
@@ -386,17 +386,17 @@ def _page_row(syncd_url: str, key: str, requests: int) -> dict[str, Any]:
     from syncd.render.html import changes_html  # noqa: PLC0415
 
     with httpx.Client(timeout=60) as client:
-        first = _time(lambda: client.get(f"{syncd_url}/papers/{key}").raise_for_status())
-        ours = [_time(lambda: client.get(f"{syncd_url}/papers/{key}")) for _ in range(requests)]
-    base = _base_record()
-    pairs = [_versions(base, 1, v) for v in range(1, PAGE_REVISIONS + 1)]
+        first = timed(lambda: client.get(f"{syncd_url}/papers/{key}").raise_for_status())
+        ours = [timed(lambda: client.get(f"{syncd_url}/papers/{key}")) for _ in range(requests)]
+    base = base_record()
+    pairs = [versions_of(base, 1, v) for v in range(1, PAGE_REVISIONS + 1)]
     changes = [_changes(old, new) for old, new in pairs]
 
     def bare() -> str:
         items = "".join(f"<li>{changes_html(c)}</li>" for c in changes)
         return f"<!doctype html><html><body><ol>{items}</ol></body></html>"
 
-    theirs = [_time(bare) for _ in range(requests)]
+    theirs = [timed(bare) for _ in range(requests)]
     return {
         "revisions": PAGE_REVISIONS,
         "first_seconds": round(first, 6),
@@ -406,7 +406,7 @@ def _page_row(syncd_url: str, key: str, requests: int) -> dict[str, Any]:
     }
 
 
-def _time(fn: Callable[[], Any]) -> float:
+def timed(fn: Callable[[], Any]) -> float:
     started = time.perf_counter()
     fn()
     return time.perf_counter() - started

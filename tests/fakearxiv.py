@@ -1137,6 +1137,12 @@ class FakeArxiv(LoopbackServer):
             self._history(arxiv_id)
             self._removed[arxiv_id] = keep_id_lookup
 
+    def restore(self, arxiv_id: str) -> None:
+        """Let a removed paper be found again as it was, without a new version."""
+        with self._lock:
+            self._history(arxiv_id)
+            self._removed.pop(arxiv_id, None)
+
     @property
     def papers(self) -> dict[str, tuple[Record, ...]]:
         """A snapshot of every paper not removed: id -> its versions, oldest first."""

@@ -27,6 +27,7 @@ from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
 from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
+from syncd.domain.history import history_steps
 from syncd.domain.model import EndpointSummary
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import for_terminal, json_for_terminal
@@ -391,6 +392,8 @@ def _history(args: argparse.Namespace, app: App) -> int:
         values = [(", ".join(labels), _value_cell(value)) for value, labels in evolution]
         _print_table(("VERSIONS", args.field.upper()), values)
         return EXIT_OK
+    # Each revision's kinds against the one before it in version order.
+    revisions = [step.revision for step in history_steps(revisions)]
     if args.json:
         return _print_json([revision_json(r) for r in revisions])
     print(for_terminal(f"{paper.key}  {paper.arxiv_id or '(unlinked)'}  {paper.status}"))

@@ -232,9 +232,7 @@ class RevisionSource:
             return (
                 f"arXiv v{version}, seen by a sync" if version is not None else "arXiv, by a sync"
             )
-        # Shown as stored, as the pages always have; their wording is for
-        # the pages to change, not for this restructure.
-        return str(self)
+        return f"arXiv v{self.version}, fetched later for the history"
 
 
 def source_label(stored: str, version: int | None) -> str:

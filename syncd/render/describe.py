@@ -33,17 +33,20 @@ from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
+    "ELIDED",
     "Described",
     "FieldDiff",
     "Line",
     "Link",
     "Segment",
     "change_words",
+    "collapsed",
     "counted",
     "describe",
     "event_headline",
     "field_diffs",
-    "field_label",
+    "kind_label",
+    "kind_words",
     "name_lines",
     "paper_path",
     "sample_event",
@@ -52,9 +55,10 @@ __all__ = [
 ]
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
+ELIDED = "…"
 _T = TypeVar("_T")
 
-# What a person calls each field of the record.
+# What a person calls each field of the record, and each change kind (a chip, a heading).
 _LABELS = {
     "version": "Version",
     "title": "Title",
@@ -75,13 +79,20 @@ _SUMMARY_WORDS: dict[str, str] = {
     EventType.ADDED: "New paper",
     EventType.LINKED: "Seed paper linked to arXiv",
     EventType.REVISED: "Revised",
-    EventType.REMOVED: "Gone from arXiv",
+    EventType.REMOVED: "No longer in the author's arXiv results",
 }
 _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
     EventType.LINKED: "linked to arXiv",
-    EventType.REMOVED: "gone from arXiv",
+    EventType.REMOVED: "no longer in the author's arXiv results",
 }
+# Below this share of words in common, a text's old and new read better whole,
+# one above the other, than interleaved word by word.
+_STACK_BELOW = 0.5
+# A diffed text longer than this many words is shown collapsed: each change
+# with this many unchanged words on either side, the rest folded away.
+_COLLAPSE_WORDS = 40
+_CONTEXT_WORDS = 6
 # The sample change `syncd webhooks test` sends.
 _SAMPLE_ID = "2401.00001"
 _SAMPLE_TITLE = "A sample paper: syncd's test message with a revised title"
@@ -110,13 +121,15 @@ class FieldDiff:
     """One changed field described for every target: its lines of segments.
 
     A ``listed`` diff (names added, removed, moved) reads as a list, one
-    entry per line; any other has one line.
+    entry per line; a ``stacked`` one is a text that mostly changed, its old
+    and new whole, one line each; any other has one line.
     """
 
     field: str
     label: str
     lines: tuple[Line, ...]
     listed: bool = False
+    stacked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,18 +168,7 @@ class Described:
 def word_segments(old: str | None, new: str | None) -> Line:
     """``new`` against ``old`` word by word: runs of kept, removed and added words."""
     before, after = (old or "").split(), (new or "").split()
-    # autojunk would treat words frequent in a long abstract ("the") as noise.
-    matcher = SequenceMatcher(None, before, after, autojunk=False)
-    runs: list[Segment] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            runs.append(Segment("text", " ".join(before[i1:i2])))
-            continue
-        if i2 > i1:
-            runs.append(Segment("removed", " ".join(before[i1:i2])))
-        if j2 > j1:
-            runs.append(Segment("added", " ".join(after[j1:j2])))
-    return _joined(runs, Segment("own", " "))
+    return _segments(before, after, _word_matcher(before, after))
 
 
 def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> tuple[Line, ...]:
@@ -193,35 +195,74 @@ def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) 
 
 
 def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
-    """Each changed field of a stored ``changes`` mapping, described, in the mapping's order."""
+    """Each changed field of a stored ``changes`` mapping, described, in the mapping's order.
+
+    A withdrawal's notice (or the abstract that replaces it) is shown whole,
+    never diffed word by word against the abstract it stands in for.
+    """
     described = []
+    notice = "withdrawn" in changes
     for name, change in changes.items():
         old, new = change.get("old"), change.get("new")
-        label = field_label(name)
-        if name in _WORD_FIELDS:
-            described.append(FieldDiff(name, label, (word_segments(old, new),)))
+        label = kind_label(name)
+        if name == "abstract" and notice:
+            described.append(FieldDiff(name, label, (_notice_line(changes["withdrawn"], new),)))
+        elif name in _WORD_FIELDS:
+            described.append(_text_diff(name, label, old, new))
         elif isinstance(old, list) or isinstance(new, list):
             lines = name_lines(old or [], new or [], ordered=name == "authors")
             described.append(FieldDiff(name, label, lines, listed=True))
         else:
             line = (
-                Segment("removed", _scalar(old)),
+                _scalar_segment("removed", old),
                 Segment("own", " → "),
-                Segment("added", _scalar(new)),
+                _scalar_segment("added", new),
             )
             described.append(FieldDiff(name, label, (line,)))
     return described
 
 
-def field_label(name: str) -> str:
-    """What a person calls a field of the record, or a change kind: ``Journal reference``."""
-    return _LABELS.get(name, name)
+def kind_label(kind: str) -> str:
+    """What a person calls a change kind: ``Journal reference`` for ``journal_ref``."""
+    return _LABELS.get(kind, kind)
+
+
+def kind_words(kinds: Sequence[str]) -> str:
+    """Kinds in running text: ``version, title, journal reference, DOI``."""
+    return ", ".join(_lowered(kind_label(k)) for k in kinds)
+
+
+def collapsed(line: Line, *, longer_than: int = _COLLAPSE_WORDS) -> Line:
+    """A word diff's line with long unchanged runs cut to a few words around each change.
+
+    A cut is an ``own`` segment ``…``; a line of at most ``longer_than``
+    words, or one without a change, is returned as it is.
+    """
+    if sum(len(s.text.split()) for s in line if s.kind != "own") <= longer_than:
+        return line
+    if not any(s.kind in ("removed", "added") for s in line):
+        return line
+    last = len(line) - 1
+    shown: list[Segment] = []
+    for index, segment in enumerate(line):
+        words = segment.text.split()
+        if segment.kind != "text" or len(words) <= 2 * _CONTEXT_WORDS + 1:
+            shown.append(segment)
+            continue
+        head = words[:_CONTEXT_WORDS] if index > 0 else []
+        tail = words[-_CONTEXT_WORDS:] if index < last else []
+        if head:
+            shown += [Segment("text", " ".join(head)), Segment("own", " ")]
+        shown.append(Segment("own", ELIDED))
+        if tail:
+            shown += [Segment("own", " "), Segment("text", " ".join(tail))]
+    return tuple(shown)
 
 
 def change_words(event_type: str | None, kinds: Sequence[str]) -> str:
     """What a change did in words: ``new paper``, ``Version, Title``, ``linked to arXiv; Title``."""
     what = _TYPE_WORDS.get(event_type or "", "")
-    changed = ", ".join(field_label(kind) for kind in kinds)
+    changed = ", ".join(kind_label(kind) for kind in kinds)
     return "; ".join(filter(None, [what, changed]))
 
 
@@ -288,7 +329,7 @@ def event_headline(
     Plain text; whoever puts it into markup escapes it.
     """
     where = f" ({arxiv_id})" if arxiv_id else ""
-    what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), *kinds]))
+    what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), kind_words(kinds)]))
     shown_version = f" v{version}" if version is not None else ""
     return f"{short_title(title)}{where}{shown_version}: {what or 'changed'}"
 
@@ -314,6 +355,49 @@ def sample_event(now: datetime) -> Event:
     )
 
 
+def _text_diff(name: str, label: str, old: str | None, new: str | None) -> FieldDiff:
+    """A title or abstract: word by word, or old and new whole when most of it changed."""
+    before, after = (old or "").split(), (new or "").split()
+    matcher = _word_matcher(before, after)
+    if before and after and matcher.ratio() < _STACK_BELOW:
+        lines = (
+            (Segment("own", "was: "), Segment("removed", " ".join(before))),
+            (Segment("own", "now: "), Segment("added", " ".join(after))),
+        )
+        return FieldDiff(name, label, lines, stacked=True)
+    return FieldDiff(name, label, (_segments(before, after, matcher),))
+
+
+def _word_matcher(before: list[str], after: list[str]) -> SequenceMatcher[str]:
+    # autojunk would treat words frequent in a long abstract ("the") as noise.
+    return SequenceMatcher(None, before, after, autojunk=False)
+
+
+def _segments(before: list[str], after: list[str], matcher: SequenceMatcher[str]) -> Line:
+    """The runs of kept, removed and added words ``matcher`` found between the two."""
+    runs: list[Segment] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            runs.append(Segment("text", " ".join(before[i1:i2])))
+            continue
+        if i2 > i1:
+            runs.append(Segment("removed", " ".join(before[i1:i2])))
+        if j2 > j1:
+            runs.append(Segment("added", " ".join(after[j1:j2])))
+    return _joined(runs, Segment("own", " "))
+
+
+def _notice_line(withdrawn: Mapping[str, Any], new: str | None) -> Line:
+    """The abstract of a version that is withdrawn (arXiv's notice) or is no longer."""
+    lead = "arXiv's withdrawal notice: " if withdrawn.get("new") else "restored: "
+    return (Segment("own", lead), Segment("added", new or ""))
+
+
+def _lowered(label: str) -> str:
+    """A label in running text: ``journal reference``, but ``DOI`` stays."""
+    return label if label.isupper() else label.lower()
+
+
 def _as_it_stands(record: Record) -> list[FieldDiff]:
     """A new paper's authors and abstract, unchanged text, as its message shows them."""
     shown = [("authors", _authors_text(record)), ("abstract", record.abstract or "")]
@@ -332,7 +416,7 @@ def _summary(event_type: str, version: int | None, kinds: Sequence[str], withdra
     """What happened, in words: ``Revised, v2; changed: title, abstract``."""
     what = "Withdrawn" if withdrawn and "withdrawn" in kinds else _SUMMARY_WORDS[event_type]
     at = f", v{version}" if version is not None else ""
-    changed = f"; changed: {', '.join(kinds)}" if kinds else ""
+    changed = f"; changed: {kind_words(kinds)}" if kinds else ""
     return f"{what}{at}{changed}"
 
 
@@ -353,6 +437,13 @@ def _joined(items: Sequence[_T], separator: _T) -> tuple[_T, ...]:
 
 def _ordinal(names: Sequence[str], name: str) -> str:
     return f"#{list(names).index(name) + 1}"
+
+
+def _scalar_segment(kind: Literal["removed", "added"], value: Any) -> Segment:
+    """One side of an old → new change; a missing value is syncd's ``(none)``, not arXiv's."""
+    if value is None or value == "":
+        return Segment("own", "(none)")
+    return Segment(kind, _scalar(value))
 
 
 def _scalar(value: Any) -> str:

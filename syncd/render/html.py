@@ -16,7 +16,15 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from syncd.domain.record import Record
-from syncd.render.describe import FieldDiff, Line, Segment, field_diffs, name_lines, word_segments
+from syncd.render.describe import (
+    FieldDiff,
+    Line,
+    Segment,
+    collapsed,
+    field_diffs,
+    name_lines,
+    word_segments,
+)
 
 __all__ = [
     "FieldChange",
@@ -24,6 +32,7 @@ __all__ = [
     "field_changes",
     "names_diff",
     "record_html",
+    "removal_html",
     "word_diff",
 ]
 
@@ -80,6 +89,17 @@ def record_html(record: Record) -> Markup:
     )
 
 
+def removal_html(record: Record | None) -> Markup:
+    """A removal: the paper left the author's arXiv results; as last known, when it is."""
+    said = Markup("No longer in the author's arXiv results.")
+    if record is None:
+        return Markup('<p class="removal">{}</p>').format(said)
+    version = f", v{record.version}" if record.version is not None else ""
+    return Markup('<p class="removal">{} Last known: {}{}.</p>').format(
+        said, _isolated(record.title or "(no title)"), version
+    )
+
+
 def _line_html(line: Line) -> Markup:
     return Markup("").join(_segment_html(s) for s in line)
 
@@ -104,4 +124,20 @@ def _diff_html(diff: FieldDiff) -> Markup:
             Markup("<li>{}</li>").format(_line_html(line)) for line in diff.lines
         )
         return Markup('<ul class="names">{}</ul>').format(items)
-    return Markup("").join(_line_html(line) for line in diff.lines)
+    if diff.stacked:
+        parts = Markup("").join(Markup("<p>{}</p>").format(_line_html(line)) for line in diff.lines)
+        return Markup('<div class="stacked">{}</div>').format(parts)
+    return Markup("").join(_folded_html(diff.label, line) for line in diff.lines)
+
+
+def _folded_html(label: str, line: Line) -> Markup:
+    """A line, or a long one's changes with a few words around each and, folded in a
+    ``<details>`` that opens without script, the whole of it."""
+    short = collapsed(line)
+    if short == line:
+        return _line_html(line)
+    return Markup(
+        '<span class="excerpt">{}</span>'
+        '<details class="whole"><summary>The whole {} with its changes</summary>'
+        "<p>{}</p></details>"
+    ).format(_line_html(short), label.lower(), _line_html(line))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 
 from syncd.delivery.routing import accepts
 from syncd.domain.model import Event
+from syncd.domain.record import Record
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
@@ -123,7 +124,10 @@ def events_where(
             authors_table.c.name.label("author"),
             papers_table.c.key.label("paper_key"),
             papers_table.c.arxiv_id,
-            revisions_table.c.record,
+            sa.case(
+                (events_table.c.revision_id.is_(None), _last_known_record()),
+                else_=revisions_table.c.record,
+            ).label("record"),
         )
         .join(authors_table, events_table.c.author_id == authors_table.c.id)
         .join(papers_table, events_table.c.paper_id == papers_table.c.id)
@@ -133,6 +137,22 @@ def events_where(
         .limit(limit)
     )
     return [rows.event(row) for row in conn.execute(query)]
+
+
+def _last_known_record() -> sa.ScalarSelect[Any]:
+    """The paper's latest record stored by the event's time: what an event written without
+    a revision (a removal or a return, before they pointed at one) carries."""
+    r = revisions_table.alias("last_known")
+    # The latest in version order: a version backfilled before the event was its past.
+    arxiv_first = sa.case((r.c.version.is_(None), 0), else_=1).desc()
+    return (
+        sa.select(r.c.record)
+        .where(r.c.paper_id == events_table.c.paper_id)
+        .where(r.c.observed_at <= events_table.c.created_at)
+        .order_by(arxiv_first, r.c.version.desc(), r.c.seq.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
 
 
 def publish(
@@ -171,7 +191,8 @@ def publish(
         return []
     conn.execute(events_table.insert(), event_rows)
     seqs = _event_seqs(conn, [row["id"] for row in event_rows])
-    _queue_deliveries(conn, author, list(zip(announced, seqs, strict=True)), when)
+    records = _carried_records(conn, announced)
+    _queue_deliveries(conn, author, list(zip(announced, seqs, strict=True)), records, when)
     return [
         Event(
             seq=seq,
@@ -183,14 +204,30 @@ def publish(
             arxiv_id=w.write.arxiv_id,
             kinds=tuple(w.write.event_kinds),
             changes=row["changes"],
-            record=w.write.revisions[-1].record if w.write.revisions else None,
+            record=records.get(w.paper_id),
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
 
 
+def _carried_records(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, Record]:
+    """The record each announced event carries, by paper id: its write's last revision's,
+    or for a write without one (a removal, a return unchanged) the paper's last stored."""
+    records = {w.paper_id: w.write.revisions[-1].record for w in announced if w.write.revisions}
+    stored = [w.last_revision_id for w in announced if not w.write.revisions]
+    r = revisions_table
+    for chunk in chunks([i for i in stored if i is not None]):
+        query = sa.select(r.c.paper_id, r.c.record).where(r.c.id.in_(chunk))
+        records |= {row.paper_id: Record.from_dict(row.record) for row in conn.execute(query)}
+    return records
+
+
 def _queue_deliveries(
-    conn: Connection, author: str, announced: Sequence[tuple[WrittenPaper, int]], when: datetime
+    conn: Connection,
+    author: str,
+    announced: Sequence[tuple[WrittenPaper, int]],
+    records: Mapping[int, Record],
+    when: datetime,
 ) -> None:
     """One delivery row per event and accepting endpoint grouped by event, and one digest
     per endpoint grouped by cycle carrying every event of this publication it accepts
@@ -209,7 +246,7 @@ def _queue_deliveries(
         # Once per event, however many endpoints take it.
         written, seq = item
         if seq not in sizes:
-            sizes[seq] = _digest_share(author, written)
+            sizes[seq] = _digest_share(author, written, records.get(written.paper_id))
         return sizes[seq]
 
     for endpoint in endpoints:
@@ -257,12 +294,13 @@ def _digest_parts(
     return parts
 
 
-def _digest_share(author: str, written: WrittenPaper) -> int:
-    """How many bytes the event of ``written`` adds to a standard digest's body, at most."""
+def _digest_share(author: str, written: WrittenPaper, record: Record | None) -> int:
+    """How many bytes the event of ``written``, carrying ``record``, adds to a standard
+    digest's body, at most."""
     write = written.write
-    record = write.revisions[-1].record.to_dict() if write.revisions else None
+    shown = record.to_dict() if record is not None else None
     # The strings and structures of syncd.domain.views.event_json, encoded as the payload is.
-    carried = [author, write.key, write.arxiv_id, write.event_kinds, write.event_changes, record]
+    carried = [author, write.key, write.arxiv_id, write.event_kinds, write.event_changes, shown]
     text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"), default=dict)
     return len(text.encode("utf-8")) + _EVENT_FRAME_BYTES
 

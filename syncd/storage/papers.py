@@ -226,7 +226,8 @@ def known_keys(conn: Connection, author_id: int) -> set[str]:
 
 @dataclass(frozen=True, slots=True)
 class WrittenPaper:
-    """A write as applied: the paper's id and, if it appended any, its last revision's id."""
+    """A write as applied: the paper's id and, if it is announced, its latest revision's id
+    (appended by the write, or for a removal the last one it had)."""
 
     write: PaperWrite
     paper_id: int
@@ -268,14 +269,14 @@ def write_papers(
     if revision_rows:
         conn.execute(revisions_table.insert(), revision_rows)
     _update_papers(conn, writes, when, hashes, last_seq)
-    # Only announced writes need their last revision: their event points at it.
-    last_revision = _per_paper(
-        conn,
-        sa.func.max(revisions_table.c.id),
-        [paper_id for write, paper_id in pairs if write.event_type and write.revisions],
+    # Only announced writes need their paper's current revision: their event points
+    # at it, a removal's or a return's too (the paper's last known state), so every
+    # event carries the record of the paper it names.
+    last_revision = _current_revisions(
+        conn, [paper_id for write, paper_id in pairs if write.event_type]
     )
     return [
-        WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.revisions else None)
+        WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.event_type else None)
         for write, paper_id in pairs
     ]
 
@@ -401,6 +402,25 @@ def _paper_ids(conn: Connection, author_id: int, keys: Sequence[str]) -> dict[st
         )
         ids |= {row.key: row.id for row in conn.execute(query)}
     return ids
+
+
+def _current_revisions(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
+    """The id of the revision holding each paper's current record, by paper id.
+
+    The latest revision whose hash is the paper's: a version backfilled
+    since is stored later but is not the paper's record.
+    """
+    p, r = papers_table, revisions_table
+    found: dict[int, int] = {}
+    for chunk in chunks(paper_ids):
+        query = (
+            sa.select(r.c.paper_id, sa.func.max(r.c.id))
+            .join(p, sa.and_(p.c.id == r.c.paper_id, p.c.record_hash == r.c.record_hash))
+            .where(r.c.paper_id.in_(chunk))
+            .group_by(r.c.paper_id)
+        )
+        found |= {row[0]: row[1] for row in conn.execute(query)}
+    return found
 
 
 def _per_paper(

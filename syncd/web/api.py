@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
+from syncd.domain.history import history_steps
 from syncd.domain.model import Paper
 from syncd.domain.views import endpoint_json, event_json, paper_json, revision_json
 from syncd.domain.vocabulary import EventType, PaperStatus
@@ -115,9 +116,11 @@ def api_router(app: App) -> APIRouter:
         responses={200: {"model": list[RevisionOut]}, **_NOT_FOUND},
     )
     def history(ref: RefPath) -> Response:
-        """A paper's revisions, oldest first, as `syncd history --json`."""
+        """A paper's revisions in version order (seed revisions first), each one's kinds and
+        changes against the one before it, as `syncd history --json`."""
         paper = find_paper(app, ref)
-        return _json([revision_json(r) for r in app.storage.papers.history(paper.id)])
+        steps = history_steps(app.storage.papers.history(paper.id))
+        return _json([revision_json(step.revision) for step in steps])
 
     @router.get(
         "/papers/{ref:path}",

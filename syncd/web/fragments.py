@@ -18,8 +18,10 @@ from collections.abc import Callable, Hashable
 
 from markupsafe import Markup
 
-from syncd.domain.model import Event, Revision
-from syncd.render.html import changes_html, record_html
+from syncd.domain.history import HistoryStep
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import EventType
+from syncd.render.html import changes_html, record_html, removal_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
 
@@ -39,24 +41,34 @@ class Fragments:
         self._lock = threading.Lock()
 
     def event(self, event: Event) -> Markup:
-        """What changed in ``event``; a new paper's record when nothing was compared."""
+        """What changed in ``event``; a new paper's record when nothing was compared, or
+        what a removed one was last known as."""
 
         def render() -> Markup:
             if event.changes:
                 return changes_html(event.changes)
+            if event.type == EventType.REMOVED:
+                return removal_html(event.record)
             return record_html(event.record) if event.record is not None else Markup("")
 
         return self._get(("event", event.id), render)
 
-    def revision(self, paper_id: int, revision: Revision) -> Markup:
-        """What ``revision`` changed; the whole record for a paper's first one."""
+    def step(self, paper_id: int, step: HistoryStep) -> Markup:
+        """What a history's revision changed against the one before it; the whole record
+        for the first.
+
+        Kept by both revisions' seqs: a version backfilled later comes between
+        two stored ones, and what the later one changed is then told anew.
+        """
+        revision = step.revision
 
         def render() -> Markup:
             if revision.changes:
                 return changes_html(revision.changes)
-            return record_html(revision.record) if revision.seq == 1 else _NO_CHANGE
+            return record_html(revision.record) if step.first else _NO_CHANGE
 
-        return self._get(("revision", paper_id, revision.seq), render)
+        before = step.previous.seq if step.previous is not None else None
+        return self._get(("revision", paper_id, before, revision.seq), render)
 
     @property
     def held_bytes(self) -> int:

@@ -1,4 +1,4 @@
-"""The web pages: the papers, one paper's timeline, the recent events, how to subscribe.
+"""The web pages: the papers, a paper and its compare view, the events, how to subscribe.
 
 Server-rendered with Jinja2 (autoescaped) and one stylesheet: they read
 without JavaScript and fit a phone.  They run no script at all, and say so
@@ -25,8 +25,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from syncd.domain.model import Event, Revision
-from syncd.domain.vocabulary import PaperStatus, source_label
+from syncd.domain.model import Event
+from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import change_words, counted, event_headline, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
@@ -34,6 +34,7 @@ from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, follow
 from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
 from syncd.web.index import MAX_QUERY, NextSync, by_latest_change, search, sync_status
+from syncd.web.paper_page import compare_context, paper_context
 
 __all__ = [
     "CSP",
@@ -133,11 +134,18 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
             query=q,
         )
 
+    # Before the paper's own route, whose {ref:path} would take "…/compare" as a key.
+    @router.get("/papers/{ref:path}/compare")
+    def compare(
+        ref: RefPath,
+        old: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+        new: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    ) -> Response:
+        return page("compare.html", **compare_context(app, find_paper(app, ref), old, new))
+
     @router.get("/papers/{ref:path}")
     def paper(ref: RefPath) -> Response:
-        found = find_paper(app, ref)
-        timeline = [_revision(found.id, r, fragments) for r in app.storage.papers.history(found.id)]
-        return page("paper.html", paper=found, timeline=timeline)
+        return page("paper.html", **paper_context(app, fragments, find_paper(app, ref)))
 
     @router.get("/events")
     def events(
@@ -181,15 +189,6 @@ def _event(event: Event, fragments: Fragments) -> _Shown:
         label=event.type,
         html=fragments.event(event),
         link=paper_path(event.paper_key),
-    )
-
-
-def _revision(paper_id: int, revision: Revision, fragments: Fragments) -> _Shown:
-    return _Shown(
-        headline=source_label(revision.source, revision.version),
-        when=revision.observed_at,
-        label=", ".join(revision.kinds) or ("first seen" if revision.seq == 1 else "no change"),
-        html=fragments.revision(paper_id, revision),
     )
 
 

@@ -69,9 +69,12 @@ class RevisionOut(_Out):
     observed_at: str = Field(description="ISO 8601, UTC")
     source: str = Field(description='"arxiv", or "seed:<file>" for a seed document')
     version: int | None
-    kinds: list[str]
+    kinds: list[str] = Field(
+        description="what changed against the revision before it in version order"
+    )
     changes: dict[str, dict[str, Any]] = Field(
-        description='per changed field {"old", "new"}; lists also "added", "removed"'
+        description='per changed field {"old", "new"} against the revision before it in'
+        ' version order; lists also "added", "removed"'
     )
     record: RecordOut
 
@@ -94,7 +97,10 @@ class EventOut(_Out):
     paper: PaperRef
     kinds: list[str]
     changes: dict[str, dict[str, Any]]
-    record: RecordOut | None
+    record: RecordOut | None = Field(
+        description="the paper as it stands; for paper.removed (and a paper back unchanged)"
+        " its last known state; null only for an event of a paper without any revision"
+    )
 
 
 class EndpointOut(_Out):

@@ -1,6 +1,6 @@
 """The pages in a real browser (tests/integration/browser.py): Debian's Chromium under Playwright.
 
-docs/paper-page.png is one of the screenshots these tests save.
+docs/paper-page.png is the screenshot test_browser_history saves as history-flexmarl-desktop.
 """
 
 from __future__ import annotations
@@ -34,15 +34,18 @@ def test_the_papers_page_filters_by_status(site: Site, page: Any) -> None:
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_a_paper_page_shows_a_title_change(site: Site, page: Any, viewport: Any) -> None:
-    """NestPipe after v2: words struck and inserted, its version, where each revision came from."""
+    """NestPipe after v2: words struck and inserted, its version, the newest change first and
+    where it came from."""
     page.set_viewport_size(viewport)
     page.goto(f"{site.url}/papers/{NESTPIPE}")
     assert page.locator("h1").inner_text().startswith("NestPipe: Scaling Recommendation")
     assert page.locator(".meta .version").inner_text() == "v2"
-    sources = page.locator(".timeline .source").all_inner_texts()
-    assert sources[0] == "seed document 000_bae548b29664adf4.txt"
-    assert sources[-1] == "arXiv v2, seen by a sync"
-    title = page.locator("dd.change-title").last
+    assert page.locator(".timeline .source").all_inner_texts() == [
+        "v2 against v1",
+        "v1 against seed",
+    ]
+    assert page.locator(".timeline .from").first.inner_text() == "arXiv v2, seen by a sync"
+    title = page.locator("dd.change-title").first
     assert title.locator("del").all_inner_texts() == ["Large-Scale", "on", "via"]
     assert title.locator("ins").all_inner_texts() == ["Scaling", "to", "with"]
     struck = title.locator("del").first.evaluate("e => getComputedStyle(e).textDecorationLine")

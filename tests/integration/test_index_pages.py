@@ -124,7 +124,7 @@ class TestIndex:
         sync_ok(syncd)
         with serving(syncd) as site:
             first = _tree(site, "/").xpath("//ul[@class='papers']/li")[0]
-            assert first.findtext(".//span[@class='withdrawn']") == "withdrawn"
+            assert first.findtext(".//span[@class='withdrawn-mark']") == "withdrawn"
             feed = etree.fromstring(site.get("/feeds/events.atom").content)
             entry = feed.find(f"{ATOM}entry")
             assert entry.findtext(f"{ATOM}title").startswith("[Withdrawn] NestPipe")

@@ -46,20 +46,22 @@ class TestWhatPagesShow:
         assert _tree(site, "/?author=Nobody").xpath("//ul[@class='papers']/li") == []
 
     def test_a_paper_page_shows_the_title_diff_and_every_revision(self, site: Site) -> None:
-        """NestPipe's page: every revision with its source, and v2's title as <del>/<ins> words."""
+        """NestPipe's page: every revision in its submission history, each change against the
+        one before it (newest first), and v2's title as <del>/<ins> words."""
         page = _tree(site, f"/papers/{NESTPIPE}")
-        sources = [
-            s.text_content() for s in page.xpath("//ol[@class='timeline']//*[@class='source']")
-        ]
-        assert sources == [
-            "seed document 000_bae548b29664adf4.txt",
-            "arXiv v1, seen by a sync",
+        labels = page.xpath("//ol[@class='history']/li/span[@class='label']")
+        assert [s.text_content() for s in labels] == ["seed", "v1", "v2"]
+        headings = page.xpath("//ol[@class='timeline']//*[@class='source']")
+        assert [s.text_content() for s in headings] == ["v2 against v1", "v1 against seed"]
+        sources = page.xpath("//ol[@class='timeline']//*[@class='from']")
+        assert [s.text_content() for s in sources] == [
             "arXiv v2, seen by a sync",
+            "arXiv v1, seen by a sync",
         ]
-        title_change = page.xpath("//dd[@class='change-title']")[-1]
+        title_change = page.xpath("//dd[@class='change-title']")[0]
         assert [d.text_content() for d in title_change.iter("del")] == ["Large-Scale", "on", "via"]
         assert [i.text_content() for i in title_change.iter("ins")] == ["Scaling", "to", "with"]
-        authors = page.xpath("//dd[@class='change-authors']")[-1].text_content()
+        authors = page.xpath("//dd[@class='change-authors']")[0].text_content()
         assert "moved: Zhaolong Xing (#2 → #1), Zhida Jiang (#1 → #2)" in authors
 
     def test_the_calibration_papers_seed_abstracts_show_as_a_diff(self, site: Site) -> None:
@@ -70,6 +72,27 @@ class TestWhatPagesShow:
         history = site.syncd.json("history", CALIBRATION_KEY)
         assert history[1]["source"] == "seed:001_486f742ac3512806.txt"
         assert "abstract" in history[1]["kinds"]
+
+    def test_a_removed_paper_says_so_and_names_itself(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
+        """A removed paper's page says since when it left the author's results, its removal is
+        announced with its title, and /events says so in those words."""
+        syncd.sections = "[sync]\nremoval_after = 1\n"
+        sync_ok(syncd)
+        arxiv.remove(NESTPIPE)
+        sync_ok(syncd)
+        with serving(syncd) as site:
+            page = _tree(site, f"/papers/{NESTPIPE}")
+            events = _tree(site, "/events")
+        banner = page.xpath("//p[@class='banner removed']")[0].text_content()
+        assert banner.startswith("No longer in the author's arXiv results since 20")
+        summary = page.xpath("//ol[@class='announced']/li/span[@class='summary']")[0]
+        assert summary.text_content() == "No longer in the author's arXiv results, v1"
+        headline = events.xpath("//ol[@class='events']/li//a[@class='headline']")[0]
+        assert headline.text_content() == (
+            f"NestPipe: … ({NESTPIPE}) v1: no longer in the author's arXiv results"
+        )
+        removal = events.xpath("//p[@class='removal']")[0].text_content()
+        assert removal.startswith("No longer in the author's arXiv results. Last known: NestPipe")
 
     def test_events_page_pages_back(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """/events shows 50 newest first and links to the older ones, which follow on."""

@@ -9,12 +9,14 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from syncd.config import load_settings
 from syncd.service.app import App
 from syncd.service.sync import CycleResult, sync_all
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
+from syncd.storage.schema import events_table
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv, make_record
@@ -348,6 +350,34 @@ class TestAddedAndRemoved:
         assert event["paper"]["arxiv_id"] == NESTPIPE
         nest = next(p for p in syncd.papers().values() if p["arxiv_id"] == NESTPIPE)
         assert nest["status"] == "removed"
+
+    def test_a_removal_and_a_return_carry_the_last_known_record(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """OxygenREC (linked at v2, its v1 backfilled after) leaves the author's results and
+        comes back unchanged: both events carry its v2 record, as written and as read back,
+        and so do events written before they pointed at a revision."""
+        syncd.sections = "[sync]\nremoval_after = 1\n"
+        last = _synced(syncd)
+        arxiv.remove(scenario.OXYGEN)
+        _synced(syncd)
+        arxiv.restore(scenario.OXYGEN)
+        _synced(syncd)
+        events = _events(syncd, since=last)
+        assert [e["type"] for e in events] == ["paper.removed", "paper.added"]
+        for event in events:
+            assert (event["record"]["arxiv_id"], event["record"]["version"]) == (
+                scenario.OXYGEN,
+                2,
+            )
+            assert event["record"]["title"] == arxiv.current(scenario.OXYGEN).title
+        engine = sa.create_engine(syncd.database_url)
+        try:
+            with engine.begin() as conn:
+                conn.execute(events_table.update().values(revision_id=None))
+        finally:
+            engine.dispose()
+        assert _events(syncd, since=last) == events
 
     def test_absence_count_resets_when_seen(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """Two absences, a sighting, then two more absences remove nothing."""

@@ -463,6 +463,17 @@ def test_remove_hides_a_paper_from_author_queries(arxiv: FakeArxiv, client: http
     assert arxiv.papers == {}
 
 
+def test_restore_brings_a_removed_paper_back_unchanged(
+    arxiv: FakeArxiv, client: httpx.Client
+) -> None:
+    """A restored paper is found by searches again, at the version it had."""
+    arxiv.publish(make_record("2606.00001"))
+    arxiv.remove("2606.00001")
+    arxiv.restore("2606.00001")
+    search = client.get(arxiv.url, params={"search_query": f'au:"{fa.DEFAULT_AUTHOR}"'})
+    assert _short_ids(search.content) == ["2606.00001v1"]
+
+
 # ---------------------------------------------------------------- request log
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from syncd.domain.history import HistoryStep
 from syncd.domain.model import Event, Revision
 from syncd.domain.record import Record
 from syncd.web.fragments import MAX_BYTES, Fragments
@@ -64,10 +66,35 @@ def test_a_fragment_larger_than_the_cap_is_shown_but_not_kept() -> None:
 
 
 def test_a_first_revision_shows_the_record() -> None:
-    """A paper's first revision, which changes nothing, shows the record; later ones say so."""
+    """A history's first revision, which changes nothing, shows the record; later ones say so."""
     record = Record(title="A <b>title</b>", authors=("Ada",))
     kept = Fragments()
-    first = kept.revision(1, Revision(1, WHEN, "seed:x.txt", None, None, (), {}, record))
+    seed = Revision(1, WHEN, "seed:x.txt", None, None, (), {}, record)
+    first = kept.step(1, HistoryStep(seed, None))
     assert "A &lt;b&gt;title&lt;/b&gt;" in first
-    later = kept.revision(1, Revision(2, WHEN, "arxiv", 1, WHEN, (), {}, record))
-    assert "No change" in later
+    later = Revision(2, WHEN, "arxiv", 1, WHEN, (), {}, record)
+    assert "No change" in kept.step(1, HistoryStep(later, seed))
+
+
+def test_a_step_is_kept_by_both_neighbours() -> None:
+    """A version backfilled between two stored ones makes the later one's change new."""
+    kept = Fragments()
+    v1 = Revision(1, WHEN, "arxiv", 1, WHEN, (), {}, Record(title="One", version=1))
+    v2 = Revision(4, WHEN, "arxiv:v2", 2, WHEN, (), {}, Record(title="Two", version=2))
+    v3 = Revision(3, WHEN, "arxiv", 3, WHEN, (), {}, Record(title="Two", version=3))
+    changed = {"title": {"old": "One", "new": "Two"}}
+    assert "<ins><bdi>Two</bdi></ins>" in kept.step(
+        1, HistoryStep(replace(v3, changes=changed), v1)
+    )
+    assert "No change" in kept.step(1, HistoryStep(v3, v2))
+
+
+def test_a_removal_names_the_paper_as_last_known() -> None:
+    """A removal shows what happened and the paper's last known title, not its record."""
+    record = Record(arxiv_id="2512.22386", version=2, title="OxygenREC <i>x</i>", abstract="Long")
+    removed = Event(1, "evt_r", "paper.removed", WHEN, "A", "k", None, (), {}, record)
+    html = str(Fragments().event(removed))
+    assert html == (
+        '<p class="removal">No longer in the author\'s arXiv results.'
+        " Last known: <bdi>OxygenREC &lt;i&gt;x&lt;/i&gt;</bdi>, v2.</p>"
+    )

@@ -90,7 +90,7 @@ class TestChanges:
         assert labels == ["Version", "Title", "Authors", "DOI", "Withdrawn"]
         assert "<del><bdi>1</bdi></del> → <ins><bdi>2</bdi></ins>" in html
         assert "<bdi>A</bdi> <ins><bdi>new</bdi></ins> <bdi>study</bdi>" in html
-        assert "<del><bdi>(none)</bdi></del> → <ins><bdi>10.1/x</bdi></ins>" in html
+        assert "(none) → <ins><bdi>10.1/x</bdi></ins>" in html
         assert "<del><bdi>no</bdi></del> → <ins><bdi>yes</bdi></ins>" in html
 
     def test_a_record_is_escaped(self) -> None:
@@ -120,7 +120,7 @@ class TestHeadlines:
             "v1: linked to arXiv, title"
         )
         assert event_headline("paper.removed", "A", "2601.00001", None, []).endswith(
-            "(2601.00001): gone from arXiv"
+            "(2601.00001): no longer in the author's arXiv results"
         )
 
     def test_long_titles_without_colon_are_cut(self) -> None:

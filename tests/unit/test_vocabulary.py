@@ -33,10 +33,10 @@ def test_strings_syncd_never_writes_are_no_source(stored: str) -> None:
         ("seed:page.txt", None, "seed document page.txt"),
         ("arxiv", 2, "arXiv v2, seen by a sync"),
         ("arxiv", None, "arXiv, by a sync"),
-        ("arxiv:v1", 1, "arxiv:v1"),
+        ("arxiv:v1", 1, "arXiv v1, fetched later for the history"),
         ("something else", 3, "something else"),
     ],
 )
 def test_labels_are_the_pages_wording(stored: str, version: int | None, label: str) -> None:
-    """The pages' labels, unchanged: a backfilled or unknown source still shows as stored."""
+    """The pages' labels: where a revision was read, in words; an unknown source as stored."""
     assert source_label(stored, version) == label
