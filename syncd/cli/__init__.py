@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from syncd.config import load_settings  # noqa: PLC0415
     from syncd.logs import configure_logging  # noqa: PLC0415
     from syncd.service.app import App  # noqa: PLC0415
-    from syncd.storage.migrate import upgrade  # noqa: PLC0415
+    from syncd.storage.schema_state import upgrade_if_behind  # noqa: PLC0415
 
     ref: CommandRef = args.command
     try:
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         command = ref.load()
         if settings.database.migrate and ref != DB_CHECK:
-            upgrade(app.storage.engine)
+            upgrade_if_behind(app.storage.engine)
         return command(args, app)
     except (ConfigError, SeedError, NotFoundError) as exc:
         return fail(EXIT_USAGE, str(exc))
