@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 
 from syncd.errors import StoreError
 
-__all__ = ["script_head", "translated", "upgrade_if_behind"]
+__all__ = ["at_head", "script_head", "translated"]
 
 _VERSIONS = Path(__file__).resolve().parents[1] / "migrations" / "versions"
 _REVISION = re.compile(r'^revision(?::\s*str)?\s*=\s*"([^"]+)"\s*$', re.MULTILINE)
@@ -56,14 +56,11 @@ def script_head() -> str | None:
     return heads.pop() if len(heads) == 1 else None
 
 
-def upgrade_if_behind(engine: Engine) -> None:
-    """Migrate the schema to the newest revision, unless the database is there already."""
+def at_head(engine: Engine) -> bool:
+    """Whether the database's schema is at the newest migration (False when unsure)."""
     head = script_head()
     with translated("migrating"), engine.connect() as conn:
-        if head is not None and sa.inspect(conn).has_table("alembic_version"):
-            stored = conn.execute(sa.text("SELECT version_num FROM alembic_version")).all()
-            if [row[0] for row in stored] == [head]:
-                return
-    from syncd.storage.migrate import upgrade  # noqa: PLC0415 (Alembic, when there is work)
-
-    upgrade(engine)
+        if head is None or not sa.inspect(conn).has_table("alembic_version"):
+            return False
+        stored = conn.execute(sa.text("SELECT version_num FROM alembic_version")).all()
+    return [row[0] for row in stored] == [head]

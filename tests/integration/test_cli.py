@@ -239,8 +239,8 @@ class TestTablesFitTheTerminal:
         assert max(display_width(line) for line in lines) <= width
         assert len(lines) == len(papers) + 1
         for paper, line in zip(papers, lines[1:], strict=True):
-            assert paper["arxiv_id"] is None or f" {paper['arxiv_id']} " in line
-            assert _shows_title(line, paper["record"]["title"])
+            assert paper["arxiv_id"] is None or f" {paper['arxiv_id']} " in f" {line}"
+            assert _shows_title(line, paper["title"])
         assert ("KEY" in lines[0].split()) is (width == 200)
         if width == 200:
             assert {line.split()[0] for line in lines[1:]} == {p["key"] for p in papers}
@@ -249,29 +249,32 @@ class TestTablesFitTheTerminal:
 
     @pytest.mark.parametrize("width", [60, 80, 200])
     def test_events(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-        """Event ids and papers whole, each event's title shown (cut with "…" when narrow)."""
+        """Event ids and papers whole, each event's title shown (cut with "…" when long);
+        the creation date goes at 60 and 80."""
         events = synced.json("events")
         lines = self._at(synced, monkeypatch, width, "events")
         assert lines[0].split()[0] == "ID" and "TITLE" in lines[0]
         assert max(display_width(line) for line in lines) <= width
         for event, line in zip(events, lines[1:], strict=True):
             assert line.startswith(event["id"] + " ")
-            assert f" {event['arxiv_id'] or event['paper_key']} " in line
-            assert _shows_title(line, event["record"]["title"])
-        assert all(not line.endswith("…") for line in lines) is (width == 200)
+            paper = event["paper"]
+            assert f" {paper['arxiv_id'] or paper['key']} " in line
+            assert _shows_title(line, event["record"]["title"] if event["record"] else "-")
+        assert ("CREATED" in lines[0]) is (width == 200)
+        assert any(line.endswith("…") for line in lines)
 
     @pytest.mark.parametrize("width", [60, 80, 200])
     def test_history(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-        """Revision numbers whole; titles cut with "…" at 60 and 80, whole at 200."""
+        """Revision numbers whole; titles cut with "…" at 60 and 80; dates dropped at 60
+        and 80 (the seed's source name is wide), shown at 200."""
         revisions = synced.json("history", "2606.03328")
         lines = self._at(synced, monkeypatch, width, "history", "2606.03328")
         assert max(display_width(line) for line in lines[1:]) <= width
         assert [line.split()[0] for line in lines[2:]] == [str(r["seq"]) for r in revisions]
         for revision, line in zip(revisions, lines[2:], strict=True):
-            title = revision["record"]["title"]
-            assert _shows_title(line, title)
-            assert line.endswith(title) is (width == 200)
-        assert ("VERSION DATE (UTC)" in lines[1]) is (width >= 80)
+            assert _shows_title(line, revision["record"]["title"])
+        assert all(line.endswith("…") for line in lines[2:]) is (width < 200)
+        assert ("VERSION DATE (UTC)" in lines[1]) is (width == 200)
 
     def test_json_and_pipes_are_not_cut(
         self, synced: Syncd, monkeypatch: pytest.MonkeyPatch
@@ -280,7 +283,7 @@ class TestTablesFitTheTerminal:
         monkeypatch.delenv("COLUMNS", raising=False)
         whole = {c: synced(c, "--json").out for c in ("papers", "events")}
         piped = synced("papers").out.splitlines()
-        assert all(p["record"]["title"] in "\n".join(piped) for p in synced.json("papers"))
+        assert all(p["title"] in "\n".join(piped) for p in synced.json("papers"))
         monkeypatch.setenv("COLUMNS", "60")
         assert {c: synced(c, "--json").out for c in ("papers", "events")} == whole
 
