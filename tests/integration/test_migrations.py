@@ -267,7 +267,11 @@ class TestSchemaCheckAtStart:
     ) -> None:
         """The first command migrates; the next ones, at head, leave Alembic unloaded."""
         assert syncd("papers").code == 0
-        assert at_head(sa.create_engine(syncd.database_url))
+        engine = sa.create_engine(syncd.database_url)
+        try:
+            assert at_head(engine)
+        finally:
+            engine.dispose()
 
         def refuse(engine: sa.Engine, revision: str = "head") -> None:
             raise AssertionError("Alembic ran on a database at head")
