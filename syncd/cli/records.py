@@ -16,10 +16,9 @@ from syncd.service.app import App
 
 __all__ = ["events", "history", "papers"]
 
-# A title keeps at least this many cells, "…" included, before secondary columns go.
-TITLE_FLOOR = 10
-_TITLE = Column("TITLE", shrink_to=TITLE_FLOOR)
-_KINDS = Column("KINDS", shrink_to=6, drop_rank=2)
+# A title is cut down to 10 cells, "…" included, at the narrowest; secondary
+# columns go before it is cut below 20.
+_TITLE = Column("TITLE", shrink_to=10, wants=20)
 
 
 def papers(args: argparse.Namespace, app: App) -> int:
@@ -73,9 +72,9 @@ def history(args: argparse.Namespace, app: App) -> int:
         Column("SEQ"),
         Column("OBSERVED (UTC)", drop_rank=1),
         Column("VERSION DATE (UTC)", drop_rank=2),
-        Column("SOURCE"),
+        Column("SOURCE", shrink_to=10),  # a seed's file name is long, and no id
         Column("V"),
-        _KINDS,
+        Column("KINDS", shrink_to=6, drop_rank=4),
         Column("WITHDRAWN", drop_rank=3),
         _TITLE,
     )
@@ -105,7 +104,7 @@ def events(args: argparse.Namespace, app: App) -> int:
         Column("CREATED (UTC)", drop_rank=1),
         Column("TYPE", drop_rank=3),
         Column("PAPER"),
-        _KINDS,
+        Column("KINDS", shrink_to=6, drop_rank=2),
         _TITLE,
     )
     rows = [

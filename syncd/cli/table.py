@@ -2,9 +2,10 @@
 
 A column is one of three kinds.  An identifier (the default) is shown whole,
 always: a user copies it into the next command.  A text column (a title)
-shrinks, cut with "…", down to its ``shrink_to`` characters.  A secondary
-column (a key slug, a date) is dropped, lowest ``drop_rank`` first, when the
-columns that stay would not fit even with their text cut.
+shrinks, cut with "…", down to its ``shrink_to`` cells.  A secondary column
+(a key slug, a date) is dropped, lowest ``drop_rank`` first, when the columns
+that stay would not fit with their text cut to what it ``wants`` (a title of
+ten cells beside a whole key slug reads worse than a title of fifty alone).
 
 The width is ``COLUMNS`` when set, else the terminal's when stdout is one;
 written to a pipe or a file, a table has no width and nothing is cut, so
@@ -39,12 +40,15 @@ class Column:
     header: str
     shrink_to: int | None = None  # a text column: cut with "…" down to this many cells
     drop_rank: int | None = None  # a secondary column: dropped at narrow widths, lowest first
+    wants: int = 0  # a text column: secondary columns go before it is cut below this
 
-    def floor(self, natural: int) -> int:
-        """The fewest cells this column takes when kept: its header is never cut."""
+    def floor(self, natural: int, *, wanted: bool = False) -> int:
+        """The fewest cells this column takes when kept (its header is never cut), or
+        with ``wanted`` the fewest it is given while secondary columns remain."""
         if self.shrink_to is None:
             return natural
-        return min(natural, max(display_width(self.header), self.shrink_to))
+        least = max(self.shrink_to, self.wants) if wanted else self.shrink_to
+        return min(natural, max(display_width(self.header), least))
 
 
 def table_width() -> int | None:
@@ -104,7 +108,7 @@ def fit_table(
         droppable = sorted(
             (c.drop_rank, -i) for i, c in enumerate(columns) if c.drop_rank is not None
         )
-        while droppable and _floor_width(columns, naturals, kept) > width:
+        while droppable and _floor_width(columns, naturals, kept, wanted=True) > width:
             kept.remove(-droppable.pop(0)[1])
     widths = _text_widths(columns, naturals, kept, width)
     fitted = [[_cut(row[i], widths[i]) for i in kept] for row in cells]
@@ -136,8 +140,11 @@ def _naturals(columns: Sequence[Column], cells: Sequence[Sequence[str]]) -> list
     return [max(display_width(row[i]) for row in cells) for i in range(len(columns))]
 
 
-def _floor_width(columns: Sequence[Column], naturals: Sequence[int], kept: Sequence[int]) -> int:
-    return sum(columns[i].floor(naturals[i]) for i in kept) + len(GAP) * max(len(kept) - 1, 0)
+def _floor_width(
+    columns: Sequence[Column], naturals: Sequence[int], kept: Sequence[int], *, wanted: bool = False
+) -> int:
+    floors = sum(columns[i].floor(naturals[i], wanted=wanted) for i in kept)
+    return floors + len(GAP) * max(len(kept) - 1, 0)
 
 
 def _text_widths(

@@ -265,8 +265,8 @@ class TestTablesFitTheTerminal:
 
     @pytest.mark.parametrize("width", [60, 80, 200])
     def test_history(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-        """Revision numbers whole; titles cut with "…" at 60 and 80; dates dropped at 60
-        and 80 (the seed's source name is wide), shown at 200."""
+        """Revision numbers whole; titles cut with "…" at 60 and 80; syncd's date goes
+        first (at 80), then arXiv's (at 60)."""
         revisions = synced.json("history", "2606.03328")
         lines = self._at(synced, monkeypatch, width, "history", "2606.03328")
         assert max(display_width(line) for line in lines[1:]) <= width
@@ -274,7 +274,8 @@ class TestTablesFitTheTerminal:
         for revision, line in zip(revisions, lines[2:], strict=True):
             assert _shows_title(line, revision["record"]["title"])
         assert all(line.endswith("…") for line in lines[2:]) is (width < 200)
-        assert ("VERSION DATE (UTC)" in lines[1]) is (width == 200)
+        assert ("OBSERVED (UTC)" in lines[1]) is (width == 200)
+        assert ("VERSION DATE (UTC)" in lines[1]) is (width >= 80)
 
     def test_json_and_pipes_are_not_cut(
         self, synced: Syncd, monkeypatch: pytest.MonkeyPatch

@@ -38,6 +38,7 @@ _column = st.builds(
     header=st.text(st.characters(min_codepoint=65, max_codepoint=90), min_size=1, max_size=12),
     shrink_to=st.one_of(st.none(), st.integers(1, 20)),
     drop_rank=st.one_of(st.none(), st.integers(1, 3)),
+    wants=st.integers(0, 30),
 )
 
 
@@ -72,6 +73,16 @@ class TestLayout:
         key = Column("KEY", drop_rank=2)
         kept, _ = fit_table((key, ID, DATE, TITLE), [("a-long-key", *ROWS[0])], 45)
         assert [c.header for c in kept] == ["KEY", "ID", "TITLE"]
+
+    def test_a_secondary_column_goes_before_a_title_is_cut_below_what_it_wants(self) -> None:
+        """At 50 a title of ten cells would fit beside the key; it wants twenty (54 with
+        the key), so the key goes."""
+        key, title = Column("KEY", drop_rank=1), Column("TITLE", shrink_to=10, wants=20)
+        row = ("a-key-of-twenty-cell", "2601.00001", ROWS[0][2])
+        assert table_lines((key, ID, title), [row], 54)[0].split() == ["KEY", "ID", "TITLE"]
+        lines = table_lines((key, ID, title), [row], 50)
+        assert lines[0].split() == ["ID", "TITLE"]
+        assert lines[1] == "2601.00001  A title long enough to be cut at a na…"
 
     def test_below_the_minimum_ids_still_show_whole(self) -> None:
         """Narrower than the ids and the title's floor, lines run over and ids stay whole."""
