@@ -63,6 +63,8 @@ def table_width() -> int | None:
 
 def display_width(text: str) -> int:
     """How many terminal cells ``text`` takes."""
+    if text.isascii():  # most cells: one each, without a Unicode lookup per character
+        return len(text)
     return sum(_cells(char) for char in text)
 
 
