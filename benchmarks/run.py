@@ -45,6 +45,7 @@ ROWS = (
     "web",
     "digest",
     "history",
+    "startup",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -71,6 +72,7 @@ class Plan:
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
     digest_reps: int
+    startup_reps: int
 
 
 FULL = Plan(
@@ -94,6 +96,7 @@ FULL = Plan(
     web_sizes=(10_000, 100_000),
     web_requests=200,
     digest_reps=7,
+    startup_reps=31,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -114,6 +117,7 @@ QUICK = Plan(
     web_sizes=(1_000, 5_000),
     web_requests=20,
     digest_reps=3,
+    startup_reps=5,
 )
 
 
@@ -423,6 +427,12 @@ def _digest(ctx: _Context) -> dict[str, Any]:
     return digest.run(ctx.plan.digest_reps)
 
 
+def _startup(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import startup  # noqa: PLC0415
+
+    return startup.run(ctx.plan.startup_reps, ctx.folder / "startup")
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -435,6 +445,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "web": _web,
     "digest": _digest,
     "history": _history,
+    "startup": _startup,
 }
 
 
@@ -551,9 +562,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 _yes(r["met"]),
             )
         )
-    for name in ("web", "digest", "history"):  # rows whose module writes its own
-        if name in rows:
-            out += importlib.import_module(f"benchmarks.{name}").table_rows(rows[name])
+    # Rows whose module renders its own lines, each imported only when measured.
+    for row in ("web", "digest", "history", "startup"):
+        if row in rows:
+            out += importlib.import_module(f"benchmarks.{row}").table_rows(rows[row])
     from benchmarks import fanout  # noqa: PLC0415
 
     out += fanout.slack_table_rows(rows.get("fanout_slack", {}))

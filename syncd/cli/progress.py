@@ -12,6 +12,7 @@ from typing import TextIO
 
 import structlog
 
+from syncd.domain.counting import counted
 from syncd.domain.refusals import set_aside_summary
 from syncd.service.backfill import BackfillPlan, BackfillProgress
 
@@ -35,13 +36,17 @@ def format_duration(seconds: float) -> str:
 
 def describe_plan(plan: BackfillPlan, interval: float) -> str:
     """What a backfill will cost (papers, versions, requests, time), and what it leaves aside."""
+    missing = (
+        f"{counted(plan.papers, 'paper')} {'misses' if plan.papers == 1 else 'miss'}"
+        f" {counted(plan.versions, 'version')}"
+    )
     if not plan.requests:
-        cost = f"{plan.papers} papers miss {plan.versions} versions: no request needed"
+        cost = f"{missing}: no request needed"
     else:
         largest = max(len(batch) for batch in plan.batches)
         cost = (
-            f"{plan.papers} papers miss {plan.versions} versions: {plan.requests} requests"
-            f" of up to {largest} ids, about {format_duration(plan.requests * interval)}"
+            f"{missing}: {counted(plan.requests, 'request')}"
+            f" of up to {counted(largest, 'id')}, about {format_duration(plan.requests * interval)}"
             f" at one request every {interval:g} s"
         )
     aside = set_aside_summary(plan.set_aside)

@@ -18,7 +18,6 @@ from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
-from apscheduler.triggers.cron import CronTrigger
 from pydantic import (
     Field,
     SecretStr,
@@ -208,6 +207,10 @@ class ScheduleSettings(Section):
             raise ValueError("must be a crontab line of five fields, e.g. '0 */6 * * *'")
         # APScheduler's own parser, as the daemon will use it: a field out of
         # range ('99 * * * *') would otherwise pass here and crash `syncd run`.
+        # Imported here, for a config that has a cron line: every command checks
+        # it, and only these need the scheduler.
+        from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415
+
         try:
             trigger = CronTrigger.from_crontab(value, timezone=UTC)
         except ValueError as exc:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from syncd.domain.counting import counted
 from syncd.domain.model import VersionRefusal
 from syncd.domain.record import Record
 from syncd.errors import PermanentUpstreamError
@@ -128,6 +129,6 @@ def set_aside_summary(refusals: Collection[VersionRefusal], shown: int = 10) -> 
         names += f", … ({len(waiting) - shown} more)"
     first = min(r.next_try_at for r in waiting if r.next_try_at is not None)
     return (
-        f"{len(waiting)} versions set aside after repeated refusals: {names};"
+        f"{counted(len(waiting), 'version')} set aside after repeated refusals: {names};"
         f" next try at {first.isoformat(timespec='seconds')}"
     )

@@ -11,20 +11,23 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from syncd import metrics
 from syncd.config import DatabaseSettings, Settings
 from syncd.delivery.apprise_urls import url_scheme
 from syncd.delivery.redaction import url_origin
 from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
-from syncd.delivery.worker import Dispatcher
 from syncd.domain.model import EndpointSummary
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
-from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
 from syncd.storage.files import url_key
+
+if TYPE_CHECKING:
+    from syncd import metrics
+    from syncd.delivery.worker import Dispatcher
+    from syncd.sources.arxiv import ArxivClient
 
 __all__ = ["App", "endpoints_from", "installation_key"]
 
@@ -109,10 +112,16 @@ class App:
         On PostgreSQL it paces through the database, so every replica's
         requests (cycles and backfills alike) share one politeness budget.
         """
+        # The client, the worker and the metrics are imported by the commands that
+        # use them: `syncd papers` starts without lxml, the senders and Prometheus.
+        from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
+
         return ArxivClient(self.settings.arxiv, sleep=sleep, pacer=self.storage.pacer)
 
     def dispatcher(self) -> Dispatcher:
         """A worker for the configured endpoints' deliveries."""
+        from syncd.delivery.worker import Dispatcher  # noqa: PLC0415
+
         return Dispatcher(
             self.storage.outbox,
             self.endpoints,
@@ -122,6 +131,8 @@ class App:
 
     def store_snapshot(self) -> metrics.StoreSnapshot:
         """What the database-backed gauges show, read now."""
+        from syncd import metrics  # noqa: PLC0415
+
         pending, dead = self.storage.outbox.counts()
         set_aside = self.storage.versions.set_aside_count()
         return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead, set_aside)

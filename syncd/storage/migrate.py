@@ -19,8 +19,8 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
-from syncd.errors import StoreError
 from syncd.storage.schema import metadata
+from syncd.storage.schema_state import translated
 
 __all__ = ["current_revision", "head_revision", "schema_drift", "upgrade"]
 
@@ -44,30 +44,21 @@ def head_revision() -> str:
 
 def current_revision(engine: Engine) -> str | None:
     """The migration the database is at; None for a database never migrated."""
-    with _translated("reading the schema revision"), engine.connect() as conn:
+    with translated("reading the schema revision"), engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema up to ``revision``; raise ``StoreError`` if that fails."""
-    with _translated("migrating"), engine.begin() as conn, _serialised(conn):
+    with translated("migrating"), engine.begin() as conn, _serialised(conn):
         command.upgrade(_config(conn), revision)
 
 
 def schema_drift(engine: Engine) -> list[Any]:
     """Differences between the migrated schema and the models; empty when they agree."""
-    with _translated("comparing the schema"), engine.connect() as conn:
+    with translated("comparing the schema"), engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         return list(compare_metadata(context, metadata))
-
-
-@contextmanager
-def _translated(doing: str) -> Iterator[None]:
-    try:
-        yield
-    except sa.exc.SQLAlchemyError as exc:
-        reason = getattr(exc, "orig", None) or exc
-        raise StoreError(f"database error while {doing}: {reason}") from exc
 
 
 @contextmanager

@@ -207,7 +207,7 @@ class TestCommand:
         """--dry-run says papers, versions, requests and time, and asks arXiv nothing."""
         outcome = existing("backfill", "--dry-run")
         assert outcome.code == 0, outcome.err
-        assert outcome.out.startswith("2 papers miss 2 versions: 1 requests of up to 2 ids")
+        assert outcome.out.startswith("2 papers miss 2 versions: 1 request of up to 2 ids")
         assert arxiv.requests == []
 
     def test_fills_every_tracked_paper_then_has_nothing_to_do(
@@ -216,7 +216,7 @@ class TestCommand:
         """One request fills both papers, logs its progress, and a second run finds nothing."""
         outcome = existing("backfill")
         assert outcome.code == 0, outcome.err
-        assert outcome.out.splitlines()[-1] == "backfilled 2 versions of 2 papers in 1 requests"
+        assert outcome.out.splitlines()[-1] == "backfilled 2 versions of 2 papers in 1 request"
         progress = [json.loads(line) for line in outcome.err.splitlines()]
         assert [p["requests_done"] for p in progress if p["event"] == "backfill_progress"] == [0, 1]
         assert _versions(existing, FLEXMARL)[1] == ("arxiv:v1", 1)
@@ -398,9 +398,9 @@ def test_a_refused_earlier_version_never_blocks_the_authors_other_changes(
 
     dry = syncd("backfill", "--dry-run")
     assert dry.code == 0, dry.err
-    assert dry.out.splitlines()[0] == "1 papers miss 1 versions: no request needed"
+    assert dry.out.splitlines()[0] == "1 paper misses 1 version: no request needed"
     assert dry.out.splitlines()[1].startswith(
-        f"1 versions set aside after repeated refusals: {NEWCOMER}v1; next try at 20"
+        f"1 version set aside after repeated refusals: {NEWCOMER}v1; next try at 20"
     )
     arxiv.reset_log()
     _sync(syncd)

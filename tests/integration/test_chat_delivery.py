@@ -60,7 +60,7 @@ def test_a_first_sync_is_one_slack_message(syncd: Syncd, slack: SlackReceiver) -
     _chat_hook(syncd, slack, "slack")
     outcome = syncd("sync")
     assert outcome.code == 0, outcome.err
-    assert "1 attempts, 0 pending, 0 dead-lettered" in outcome.out
+    assert "1 attempt, 0 pending, 0 dead-lettered" in outcome.out
     (message,) = slack.received
     assert message.verified, message.error
     assert message.status_sent == 200
@@ -183,7 +183,7 @@ def test_invalid_payload_follows_the_schedule_to_the_dead_letter(
     assert [r.status_sent for r in slack.received] == [400] * 4
     (error,) = _last_errors(syncd)
     assert error is not None and "invalid_payload" in error
-    assert syncd("webhooks", "redeliver", "--dead").out.strip() == "1 deliveries queued"
+    assert syncd("webhooks", "redeliver", "--dead").out.strip() == "1 delivery queued"
     assert syncd("sync").code == 0
     assert [r.status_sent for r in slack.received][-1] == 200
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from syncd.cli import GC_THRESHOLDS, main
+from syncd.cli.table import display_width
+from tests import scenario
 from tests.helpers import ROOT
-from tests.integration.conftest import Syncd
+from tests.integration.conftest import Syncd, revise_nestpipe
 
 
 def _run(
@@ -211,3 +213,106 @@ class TestCommands:
         """--json prints exactly one JSON array."""
         syncd("sync")
         assert isinstance(json.loads(syncd(command, "--json").out), list)
+
+
+class TestTablesFitTheTerminal:
+    """`papers`, `events` and `history` at COLUMNS=60, 80 and 200 (one layout,
+    ``syncd.cli.table``): no line wider, every id whole, titles cut with "…"."""
+
+    @pytest.fixture
+    def synced(self, syncd: Syncd) -> Syncd:
+        assert syncd("sync").code == 0
+        return syncd
+
+    @staticmethod
+    def _at(syncd: Syncd, monkeypatch: pytest.MonkeyPatch, width: int, *args: str) -> list[str]:
+        monkeypatch.setenv("COLUMNS", str(width))
+        outcome = syncd(*args)
+        assert outcome.code == 0, outcome.err
+        return outcome.out.splitlines()
+
+    @pytest.mark.parametrize("width", [60, 80, 200])
+    def test_papers(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+        """Arxiv ids whole, titles shrink with "…"; keys go at 60 and 80, stay whole at 200."""
+        papers = synced.json("papers")
+        lines = self._at(synced, monkeypatch, width, "papers")
+        assert max(display_width(line) for line in lines) <= width
+        assert len(lines) == len(papers) + 1
+        for paper, line in zip(papers, lines[1:], strict=True):
+            assert paper["arxiv_id"] is None or f" {paper['arxiv_id']} " in f" {line}"
+            assert _shows_title(line, paper["title"])
+        assert ("KEY" in lines[0].split()) is (width == 200)
+        if width == 200:
+            assert {line.split()[0] for line in lines[1:]} == {p["key"] for p in papers}
+        else:
+            assert any(line.endswith("…") for line in lines)
+
+    @pytest.mark.parametrize("width", [60, 80, 200])
+    def test_events(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+        """Event ids and papers whole, each event's title shown (cut with "…" when long);
+        the creation date goes at 60 and 80."""
+        events = synced.json("events")
+        lines = self._at(synced, monkeypatch, width, "events")
+        assert lines[0].split()[0] == "ID" and "TITLE" in lines[0]
+        assert max(display_width(line) for line in lines) <= width
+        for event, line in zip(events, lines[1:], strict=True):
+            assert line.startswith(event["id"] + " ")
+            paper = event["paper"]
+            assert f" {paper['arxiv_id'] or paper['key']} " in line
+            assert _shows_title(line, event["record"]["title"] if event["record"] else "-")
+        assert ("CREATED" in lines[0]) is (width == 200)
+        assert any(line.endswith("…") for line in lines)
+
+    @pytest.mark.parametrize("width", [60, 80, 200])
+    def test_history(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+        """Revision numbers whole; titles cut with "…" at 60 and 80; syncd's date goes
+        first (at 80), then arXiv's (at 60)."""
+        revisions = synced.json("history", "2606.03328")
+        lines = self._at(synced, monkeypatch, width, "history", "2606.03328")
+        assert max(display_width(line) for line in lines[1:]) <= width
+        assert [line.split()[0] for line in lines[2:]] == [str(r["seq"]) for r in revisions]
+        for revision, line in zip(revisions, lines[2:], strict=True):
+            assert _shows_title(line, revision["record"]["title"])
+        assert all(line.endswith("…") for line in lines[2:]) is (width < 200)
+        assert ("OBSERVED (UTC)" in lines[1]) is (width == 200)
+        assert ("VERSION DATE (UTC)" in lines[1]) is (width >= 80)
+
+    def test_json_and_pipes_are_not_cut(
+        self, synced: Syncd, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--json ignores the width; into a pipe (no COLUMNS) every title is whole."""
+        monkeypatch.delenv("COLUMNS", raising=False)
+        whole = {c: synced(c, "--json").out for c in ("papers", "events")}
+        piped = synced("papers").out.splitlines()
+        assert all(p["title"] in "\n".join(piped) for p in synced.json("papers"))
+        monkeypatch.setenv("COLUMNS", "60")
+        assert {c: synced(c, "--json").out for c in ("papers", "events")} == whole
+
+    def test_papers_names_the_author_when_more_than_one_is_followed(
+        self, synced: Syncd, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With one author followed there is no AUTHOR column; with two, each row names its own."""
+        monkeypatch.setenv("COLUMNS", "200")
+        assert "AUTHOR" not in synced("papers").out.splitlines()[0].split()
+        synced.extra = '[[authors]]\nname = "Ada Lovelace"\n'
+        lines = synced("papers").out.splitlines()
+        assert lines[0].split()[:5] == ["KEY", "ARXIV", "V", "STATUS", "AUTHOR"]
+        assert all(f"  {scenario.AUTHOR}  " in line for line in lines[1:])
+
+
+def _shows_title(line: str, title: str) -> bool:
+    """``line`` ends with ``title``, whole or its start cut with "…"."""
+    if line.endswith(title):
+        return True
+    shown = line.rsplit("  ", 1)[-1]
+    return shown.endswith("…") and title.startswith(shown[:-1]) and len(shown) >= 10
+
+
+class TestCounts:
+    def test_one_event_is_one_event(self, syncd: Syncd) -> None:
+        """A sync that publishes one event says "1 event"; several, "N events"."""
+        first = syncd("sync")
+        assert f"{scenario.AUTHOR}: ok, 7 events (" in first.out
+        revise_nestpipe(syncd.arxiv)
+        again = syncd("sync", "--author", scenario.AUTHOR)
+        assert f"{scenario.AUTHOR}: ok, 1 event (" in again.out

@@ -137,7 +137,7 @@ def test_redeliver_one_event_keeps_its_id(syncd: Syncd, receiver: Receiver) -> N
     _hook(syncd, receiver)
     syncd("sync")
     event_id = syncd.json("events")[0]["id"]
-    assert syncd("webhooks", "redeliver", event_id).out.strip() == "1 deliveries queued"
+    assert syncd("webhooks", "redeliver", event_id).out.strip() == "1 delivery queued"
     syncd("sync")
     assert [r.msg_id for r in receiver.delivered].count(event_id) == 2
     assert syncd("webhooks", "redeliver", "evt_missing").code == 2

@@ -56,7 +56,7 @@ def test_first_sync_is_one_signed_digest(syncd: Syncd, receiver: Receiver) -> No
     _cycle_hook(syncd, receiver)
     outcome = syncd("sync")
     assert outcome.code == 0, outcome.err
-    assert "1 attempts, 0 pending, 0 dead-lettered" in outcome.out
+    assert "1 attempt, 0 pending, 0 dead-lettered" in outcome.out
     (received,) = receiver.received
     assert received.verified
     assert received.msg_id is not None and received.msg_id.startswith("dig_")
@@ -115,10 +115,10 @@ def test_dead_digest_is_redelivered_under_its_id(syncd: Syncd, receiver: Receive
     assert len(receiver.received) == 3
     first = receiver.received[0].msg_id
     receiver.always(200)
-    assert syncd("webhooks", "redeliver", "--dead").out.strip() == "1 deliveries queued"
+    assert syncd("webhooks", "redeliver", "--dead").out.strip() == "1 delivery queued"
     assert syncd("sync").code == 0
     last_event = syncd.json("events")[-1]["id"]
-    assert syncd("webhooks", "redeliver", last_event).out.strip() == "1 deliveries queued"
+    assert syncd("webhooks", "redeliver", last_event).out.strip() == "1 delivery queued"
     assert syncd("sync").code == 0
     assert [r.msg_id for r in receiver.delivered] == [first, first]
     assert [len(_digest_events(r)) for r in receiver.delivered] == [7, 7]

@@ -14,11 +14,13 @@ from alembic.config import Config
 
 from syncd.domain.planner import seed_writes
 from syncd.domain.record import Record, content_hash
+from syncd.errors import StoreError
 from syncd.sources.seeds import load_seeds
-from syncd.storage import Storage
+from syncd.storage import Storage, migrate
 from syncd.storage.database import utc
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.storage.schema import authors_table, papers_table, revisions_table
+from syncd.storage.schema_state import at_head, script_head
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
 from tests.scenario import FLOWTRAIN, LORA, NESTPIPE
@@ -300,3 +302,49 @@ def test_0012_dates_the_baseline_of_authors_that_already_synced(database_url: st
         assert schema_drift(storage.engine) == []
     finally:
         storage.close()
+
+
+class TestSchemaCheckAtStart:
+    """``at_head``, what every command asks first: Alembic runs only when it says no."""
+
+    def test_the_scripts_head_is_alembics(self) -> None:
+        """The head read from the scripts' lines is the head Alembic finds."""
+        assert script_head() == head_revision()
+
+    def test_new_behind_and_current_databases(self, database_url: str) -> None:
+        """A new database and one a revision behind are not at head; a migrated one is."""
+        engine = sa.create_engine(database_url)
+        try:
+            assert not at_head(engine)
+            upgrade(engine)
+            assert at_head(engine)
+            _downgrade(engine, "0010")
+            assert not at_head(engine)
+        finally:
+            engine.dispose()
+
+    def test_commands_at_head_run_no_alembic(
+        self, syncd: Syncd, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The first command migrates; the next ones, at head, leave Alembic unloaded."""
+        assert syncd("papers").code == 0
+        engine = sa.create_engine(syncd.database_url)
+        try:
+            assert at_head(engine)
+        finally:
+            engine.dispose()
+
+        def refuse(engine: sa.Engine, revision: str = "head") -> None:
+            raise AssertionError("Alembic ran on a database at head")
+
+        monkeypatch.setattr(migrate, "upgrade", refuse)
+        assert syncd("papers").code == 0
+
+    def test_an_unreachable_database_fails_as_a_migration_did(self) -> None:
+        """A database that cannot be reached fails as the upgrade did: one StoreError."""
+        engine = sa.create_engine("postgresql+psycopg://nobody:secret@127.0.0.1:1/none")
+        try:
+            with pytest.raises(StoreError, match=r"^database error while migrating: "):
+                at_head(engine)
+        finally:
+            engine.dispose()

@@ -245,6 +245,28 @@ class TestPureDomain:
         assert loaded == []
 
 
+class TestStartUp:
+    """Every command starts a fresh interpreter: what ``syncd.cli`` imports, each pays."""
+
+    def test_the_command_line_loads_no_web_stack_and_no_scheduler(self) -> None:
+        """In a fresh interpreter, ``import syncd.cli`` leaves FastAPI, uvicorn, Starlette,
+        APScheduler and the daemon unloaded: only `syncd run` needs them."""
+        heavy = ("fastapi", "uvicorn", "starlette", "apscheduler", "syncd.service.daemon")
+        code = f"import sys, syncd.cli\nprint(' '.join(m for m in {heavy!r} if m in sys.modules))"
+        loaded = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.split()
+        assert loaded == []
+
+    def test_the_check_sees_a_loaded_module(self) -> None:
+        """The same probe reports a module that is loaded (so its silence means something)."""
+        code = "import sys, syncd.service.daemon\nprint('fastapi' in sys.modules)"
+        loaded = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.strip()
+        assert loaded == "True"
+
+
 class TestSizes:
     def test_modules_stay_under_the_limit(self) -> None:
         """No module of syncd is longer than 600 lines."""

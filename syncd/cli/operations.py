@@ -1,0 +1,106 @@
+"""The commands that change the record: ``seed``, ``sync``, ``backfill``, ``run``, ``db``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from syncd.cli.output import EXIT_FAILURE, EXIT_OK, fail
+from syncd.cli.progress import BackfillReporter, describe_plan
+from syncd.domain.counting import counted
+from syncd.errors import ConfigError, UpstreamError
+from syncd.service.app import App
+from syncd.service.backfill import plan_backfill, run_backfill
+from syncd.service.sync import seed_author, sync_all
+from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
+
+__all__ = ["backfill", "db_check", "db_upgrade", "run", "seed", "sync"]
+
+
+def seed(args: argparse.Namespace, app: App) -> int:
+    for author in app.settings.authors:
+        added = seed_author(app.storage, author)
+        print(f"{author.name}: {counted(added, 'seed paper')} imported")
+    return EXIT_OK
+
+
+def sync(args: argparse.Namespace, app: App) -> int:
+    settings = app.settings
+    authors = [a for a in settings.authors if args.author in (None, a.name)]
+    if not authors:
+        raise ConfigError(f"no configured author named {args.author!r}")
+    app.register_endpoints()
+    with app.arxiv_client() as client:
+        results = sync_all(app.storage, client, authors, settings.sync)
+    for result in results:
+        if result.ok:
+            print(
+                f"{result.author}: ok, {counted(len(result.events), 'event')}"
+                f" ({counted(result.stats.entries, 'entry', 'entries')},"
+                f" {counted(result.stats.requests, 'request')})"
+            )
+        else:
+            print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
+    if app.endpoints and not args.no_deliver:
+        with app.dispatcher() as dispatcher:
+            attempted = dispatcher.drain(settings.delivery.sync_wait)
+        pending, dead = app.storage.outbox.counts()
+        print(f"webhooks: {counted(attempted, 'attempt')}, {pending} pending, {dead} dead-lettered")
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAILURE
+
+
+def backfill(args: argparse.Namespace, app: App) -> int:
+    names = {a.name for a in app.settings.authors}
+    if args.author is not None and args.author not in names:
+        raise ConfigError(f"no configured author named {args.author!r}")
+    gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
+    plan = plan_backfill(gaps, refusals=app.storage.versions.refusals())
+    interval = app.settings.arxiv.request_interval
+    print(describe_plan(plan, interval))
+    if args.dry_run or not plan.gaps:
+        return EXIT_OK
+    reporter = BackfillReporter(sys.stderr, interval)
+    with app.arxiv_client() as client:
+        try:
+            done = run_backfill(app.storage, client, plan, progress=reporter)
+        except UpstreamError as exc:
+            reporter.close()
+            return fail(EXIT_FAILURE, f"{exc}; what arrived is stored: run it again to resume")
+    reporter.close()
+    refused = (
+        f"; {counted(done.versions_refused, 'version')} refused" if done.versions_refused else ""
+    )
+    print(
+        f"backfilled {counted(done.versions_stored, 'version')}"
+        f" of {counted(done.papers_done, 'paper')}"
+        f" in {counted(done.requests_done, 'request')}{refused}"
+    )
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace, app: App) -> int:
+    # The daemon brings the web stack and the scheduler: imported by the one command
+    # that serves, so every other command starts without them.
+    from syncd.service.daemon import run_daemon  # noqa: PLC0415
+
+    app.register_endpoints()
+    return run_daemon(app)
+
+
+def db_upgrade(args: argparse.Namespace, app: App) -> int:
+    engine = app.storage.engine
+    upgrade(engine)  # main() may have done it already; a second run is a no-op
+    print(f"database at revision {current_revision(engine)}")
+    return EXIT_OK
+
+
+def db_check(args: argparse.Namespace, app: App) -> int:
+    engine = app.storage.engine
+    current, head = current_revision(engine), head_revision()
+    if current != head:
+        return fail(EXIT_FAILURE, f"database at revision {current}, this syncd needs {head}")
+    drift = schema_drift(engine)
+    if drift:
+        return fail(EXIT_FAILURE, f"schema differs from the models: {drift}")
+    print(f"database at revision {current}, schema matches")
+    return EXIT_OK
