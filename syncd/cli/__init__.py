@@ -11,7 +11,6 @@ import argparse
 import contextlib
 import functools
 import gc
-import json
 import os
 import shutil
 import sys
@@ -20,7 +19,10 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from syncd import __version__
+from syncd.cli.authors import add_authors_parser
 from syncd.cli.progress import BackfillReporter, describe_plan
+from syncd.cli.tables import print_json as _print_json
+from syncd.cli.tables import print_table as _print_table
 from syncd.config import load_settings
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.messages import sample_body
@@ -29,13 +31,21 @@ from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
 from syncd.domain.model import EndpointSummary
 from syncd.domain.record import Record
-from syncd.domain.textcontrols import for_terminal, json_for_terminal
+from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import endpoint_json, event_json, field_evolution, paper_json, revision_json
 from syncd.domain.vocabulary import RECORD_FIELDS, DeliveryFormat
-from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError, UpstreamError
+from syncd.errors import (
+    ConfigError,
+    ConflictError,
+    NotFoundError,
+    SeedError,
+    SyncdError,
+    UpstreamError,
+)
 from syncd.logs import configure_logging
 from syncd.render.notification import sample_notification
 from syncd.service.app import App
+from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.backfill import plan_backfill, run_backfill
 from syncd.service.daemon import run_daemon
 from syncd.service.sync import seed_author, sync_all
@@ -123,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if settings.database.migrate and command is not _db_check:
             upgrade(app.storage.engine)
         return command(args, app)
-    except (ConfigError, SeedError, NotFoundError) as exc:
+    except (ConfigError, SeedError, NotFoundError, ConflictError) as exc:
         return _fail(EXIT_USAGE, str(exc))
     except SyncdError as exc:
         return _fail(EXIT_FAILURE, str(exc))
@@ -204,6 +214,8 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--json", action="store_true", help="print one JSON array")
     history.set_defaults(command=_history)
 
+    add_authors_parser(commands)
+
     events = commands.add_parser("events", help="published change events, oldest first")
     events.add_argument("--since", metavar="ID", help="only events after this event id")
     events.add_argument("--json", action="store_true", help="print one JSON array")
@@ -220,9 +232,11 @@ def _seed(args: argparse.Namespace, app: App) -> int:
 
 def _sync(args: argparse.Namespace, app: App) -> int:
     settings = app.settings
-    authors = [a for a in settings.authors if args.author in (None, a.name)]
+    reconcile_config(app.storage, settings)
+    followed = followed_settings(app.storage, settings)
+    authors = [a for a in followed if args.author in (None, a.name)]
     if not authors:
-        raise ConfigError(f"no configured author named {args.author!r}")
+        raise ConfigError(f"no followed author named {args.author!r}")
     app.register_endpoints()
     with app.arxiv_client() as client:
         results = sync_all(app.storage, client, authors, settings.sync)
@@ -243,9 +257,8 @@ def _sync(args: argparse.Namespace, app: App) -> int:
 
 
 def _backfill(args: argparse.Namespace, app: App) -> int:
-    names = {a.name for a in app.settings.authors}
-    if args.author is not None and args.author not in names:
-        raise ConfigError(f"no configured author named {args.author!r}")
+    if args.author is not None and not app.storage.authors.known(args.author):
+        raise ConfigError(f"no author named {args.author!r}")
     gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
     plan = plan_backfill(gaps, refusals=app.storage.versions.refusals())
     interval = app.settings.arxiv.request_interval
@@ -477,20 +490,6 @@ def _authors_cell(authors: Sequence[str], complete: bool) -> str:
     shown = ", ".join(authors[:2])
     more = len(authors) > 2 or not complete
     return f"{shown} et al." if more else shown
-
-
-def _print_json(items: list[dict[str, Any]]) -> int:
-    sys.stdout.write(json_for_terminal(json.dumps(items, ensure_ascii=False, indent=2)))
-    sys.stdout.write("\n")
-    return EXIT_OK
-
-
-def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """``rows`` under ``header`` in aligned columns; a control in a cell shows as U+FFFD."""
-    cells = [[for_terminal(str(c)) for c in row] for row in (header, *rows)]
-    widths = [max(len(c) for c in col) for col in zip(*cells, strict=True)]
-    for row in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _fail(code: int, message: str) -> int:

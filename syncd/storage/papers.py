@@ -21,7 +21,16 @@ from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.schema import authors_table, papers_table, revisions_table
 
-__all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
+__all__ = [
+    "Papers",
+    "WrittenPaper",
+    "author_id",
+    "last_revision_ids",
+    "last_seqs",
+    "paper_select",
+    "revision_row",
+    "write_papers",
+]
 
 
 class Papers:
@@ -32,7 +41,7 @@ class Papers:
 
     def all(self, author: str | None = None) -> list[Paper]:
         """Every paper, or one author's, ordered by author and key."""
-        query = _paper_select().order_by(authors_table.c.name, papers_table.c.key)
+        query = paper_select().order_by(authors_table.c.name, papers_table.c.key)
         if author is not None:
             query = query.where(authors_table.c.name == author)
         with self._db.transaction() as conn:
@@ -53,7 +62,7 @@ class Papers:
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
                 query = (
-                    _paper_select()
+                    paper_select()
                     .where(authors_table.c.name == author)
                     .where(papers_table.c.arxiv_id.in_(chunk))
                 )
@@ -63,7 +72,7 @@ class Papers:
     def with_status(self, author: str, status: PaperStatus) -> list[Paper]:
         """The author's papers of one status (e.g. the few ``unlinked`` seed papers)."""
         query = (
-            _paper_select()
+            paper_select()
             .where(authors_table.c.name == author, papers_table.c.status == status)
             .order_by(papers_table.c.id)
         )
@@ -121,7 +130,7 @@ class Papers:
         condition = papers_table.c.key == ref
         if arxiv_id is not None:
             condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)
-        query = _paper_select().where(condition).order_by(papers_table.c.id)
+        query = paper_select().where(condition).order_by(papers_table.c.id)
         with self._db.transaction() as conn:
             row = conn.execute(query).first()
         return rows.paper(row) if row is not None else None
@@ -238,10 +247,8 @@ def write_papers(
         conn.execute(revisions_table.insert(), revision_rows)
     _update_papers(conn, writes, when, hashes, last_seq)
     # Only announced writes need their last revision: their event points at it.
-    last_revision = _per_paper(
-        conn,
-        sa.func.max(revisions_table.c.id),
-        [paper_id for write, paper_id in pairs if write.event_type and write.revisions],
+    last_revision = last_revision_ids(
+        conn, [paper_id for write, paper_id in pairs if write.event_type and write.revisions]
     )
     return [
         WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.revisions else None)
@@ -278,6 +285,11 @@ def revision_row(
 def last_seqs(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
     """The seq of each paper's last revision, by paper id (papers without one left out)."""
     return _per_paper(conn, sa.func.max(revisions_table.c.seq), paper_ids)
+
+
+def last_revision_ids(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
+    """The id of each paper's last revision, by paper id (papers without one left out)."""
+    return _per_paper(conn, sa.func.max(revisions_table.c.id), paper_ids)
 
 
 def _insert_papers(
@@ -398,5 +410,6 @@ def _state_select(author: str) -> sa.Select[Any]:
     )
 
 
-def _paper_select() -> sa.Select[Any]:
+def paper_select() -> sa.Select[Any]:
+    """Papers joined with their author's name, as ``rows.paper`` reads them."""
     return sa.select(papers_table, authors_table.c.name.label("author")).join(authors_table)
