@@ -14,7 +14,7 @@ from typing import Any
 
 from syncd.cli.tables import print_json, print_table
 from syncd.config.runtime import runtime_author
-from syncd.domain.authors import AuthorSummary, author_json
+from syncd.domain.authors import author_json, describe_reason, status_line
 from syncd.domain.vocabulary import Decision
 from syncd.errors import NotFoundError
 from syncd.service.app import App
@@ -27,10 +27,7 @@ from syncd.service.authors import (
 )
 from syncd.storage.authors import Put
 
-__all__ = ["add_authors_parser", "describe_reason", "status_line"]
-
-_TIME_FORMAT = "%Y-%m-%d %H:%M"
-_NO_REASON = "no reason recorded"
+__all__ = ["add_authors_parser"]
 
 
 def add_authors_parser(commands: Any) -> None:
@@ -68,30 +65,6 @@ def add_authors_parser(commands: Any) -> None:
         action.add_argument("name", metavar="NAME")
         action.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids of candidates")
         action.set_defaults(command=_decide, decision=decision)
-
-
-def describe_reason(reason: str | None) -> str:
-    """A candidate's reason as people read it."""
-    return reason or _NO_REASON
-
-
-def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
-    """Last success, last failure and why, next sync: one line."""
-
-    def when(value: datetime | None) -> str:
-        return value.strftime(_TIME_FORMAT) if value is not None else "never"
-
-    parts = [f"last success {when(summary.last_success)}"]
-    failed = summary.last_failure
-    if failed is not None and (summary.last_success is None or failed > summary.last_success):
-        parts.append(f"last failure {when(failed)}: {summary.last_error or 'no reason recorded'}")
-    elif failed is not None:
-        parts.append(f"last failure {when(failed)}")
-    if summary.removed_at is not None:
-        parts.append(f"no longer followed since {when(summary.removed_at)}")
-    else:
-        parts.append(f"next sync {when(next_at)}")
-    return "; ".join(parts)
 
 
 def _list(args: argparse.Namespace, app: App) -> int:

@@ -22,10 +22,14 @@ __all__ = [
     "FollowedAuthor",
     "author_json",
     "candidate_json",
+    "describe_reason",
+    "status_line",
 ]
 
 ARXIV_AUTHOR_PAGE = "https://arxiv.org/a/"
 ORCID_PAGE = "https://orcid.org/"
+_TIME_FORMAT = "%Y-%m-%d %H:%M"
+_NO_REASON = "no reason recorded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +115,25 @@ def candidate_json(candidate: Candidate) -> dict[str, Any]:
         "version": candidate.version,
         "reason": candidate.reason,
     }
+
+
+def describe_reason(reason: str | None) -> str:
+    """A candidate's reason as people read it."""
+    return reason or _NO_REASON
+
+
+def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
+    """Last success, last failure and why, next sync (or since when no longer followed)."""
+
+    def when(value: datetime | None) -> str:
+        return value.strftime(_TIME_FORMAT) if value is not None else "never"
+
+    parts = [f"last success {when(summary.last_success)}"]
+    if summary.last_failure is not None:
+        reason = summary.last_error or _NO_REASON
+        parts.append(f"last failure {when(summary.last_failure)}: {reason}")
+    if summary.removed_at is not None:
+        parts.append(f"no longer followed since {when(summary.removed_at)}")
+    else:
+        parts.append(f"next sync {when(next_at)}")
+    return "; ".join(parts)

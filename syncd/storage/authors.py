@@ -166,6 +166,14 @@ class Authors:
         with self._db.transaction() as conn:
             return conn.execute(query).first() is not None
 
+    def followed_now(self, name: str) -> bool:
+        """Whether the author is followed (not removed)."""
+        query = sa.select(authors_table.c.id).where(
+            authors_table.c.name == name, authors_table.c.removed_at.is_(None)
+        )
+        with self._db.transaction() as conn:
+            return conn.execute(query).first() is not None
+
     def summaries(self, name: str | None = None) -> list[AuthorSummary]:
         """Every author syncd follows or has followed (or the one named), by name."""
         a = authors_table
@@ -198,6 +206,16 @@ class Authors:
                 )
                 for row in conn.execute(query)
             ]
+
+    def claimed_ids(self, name: str) -> set[int]:
+        """The ids of the author's papers that are in their own arXiv feed."""
+        query = (
+            sa.select(papers_table.c.id)
+            .join(authors_table)
+            .where(authors_table.c.name == name, papers_table.c.claimed.is_(True))
+        )
+        with self._db.transaction() as conn:
+            return set(conn.scalars(query))
 
     def decide(self, name: str, arxiv_ids: Sequence[str], decision: Decision) -> list[Event]:
         """Confirm or reject candidates of a followed author, all or none; the events published.

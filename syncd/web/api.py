@@ -30,9 +30,12 @@ __all__ = [
     "MAX_LIMIT",
     "PrintableText",
     "RefPath",
+    "admin_bearer",
     "api_router",
+    "check_admin",
     "find_paper",
     "followed_author",
+    "json_response",
 ]
 
 API_PREFIX = "/api/v1"
@@ -72,7 +75,7 @@ _EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
     },
     **_NOT_FOUND,
 }
-_bearer = HTTPBearer(auto_error=False, description="`[http] admin_token`")
+admin_bearer = HTTPBearer(auto_error=False, description="`[http] admin_token`")
 
 
 def find_paper(app: App, ref: str) -> Paper:
@@ -90,7 +93,9 @@ def followed_author(app: App, name: str) -> str:
     may get there: a link crafted with any other would otherwise show it as
     if syncd vouched for it.  The 404 does not repeat it either.
     """
-    if any(author.name == name for author in app.settings.authors) or app.storage.papers.all(name):
+    if any(author.name == name for author in app.settings.authors) or app.storage.authors.known(
+        name
+    ):
         return name
     raise HTTPException(404, "no author by that name is followed")
 
@@ -107,7 +112,7 @@ def api_router(app: App) -> APIRouter:
     def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
         """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
         found = app.storage.papers.all(author)
-        return _json([paper_json(p) for p in found if status in (None, p.status)])
+        return json_response([paper_json(p) for p in found if status in (None, p.status)])
 
     @router.get(
         "/papers/{ref:path}/history",
@@ -117,7 +122,7 @@ def api_router(app: App) -> APIRouter:
     def history(ref: RefPath) -> Response:
         """A paper's revisions, oldest first, as `syncd history --json`."""
         paper = find_paper(app, ref)
-        return _json([revision_json(r) for r in app.storage.papers.history(paper.id)])
+        return json_response([revision_json(r) for r in app.storage.papers.history(paper.id)])
 
     @router.get(
         "/papers/{ref:path}",
@@ -126,7 +131,7 @@ def api_router(app: App) -> APIRouter:
     )
     def paper(ref: RefPath) -> Response:
         """One paper, by key or arXiv id."""
-        return _json(paper_json(find_paper(app, ref)))
+        return json_response(paper_json(find_paper(app, ref)))
 
     @router.get(
         "/events",
@@ -144,7 +149,7 @@ def api_router(app: App) -> APIRouter:
         paper_id = find_paper(app, paper).id if paper is not None else None
         query = EventQuery(paper_id=paper_id, type=event_type, after=after, limit=limit + 1)
         page = app.storage.events.page(query)
-        response = _json([event_json(e) for e in page[:limit]])
+        response = json_response([event_json(e) for e in page[:limit]])
         if len(page) > limit:
             params = dict(request.query_params) | {"after": str(page[limit - 1].seq)}
             next_url = f"{request.url.path}?{urlencode(params)}"
@@ -162,17 +167,17 @@ def api_router(app: App) -> APIRouter:
         },
     )
     def webhooks(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(admin_bearer)],
     ) -> Response:
         """Per webhook endpoint: pending, delivered and dead-lettered deliveries (operators)."""
-        _check_admin(app, credentials)
+        check_admin(app, credentials)
         summaries = app.endpoint_summaries()
-        return _json([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
+        return json_response([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
 
     return router
 
 
-def _check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> None:
+def check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> None:
     """Let an operator's request through; a 404 when no token is set, a 401 for a wrong one."""
     token = app.settings.http.admin_token
     if token is None:
@@ -183,6 +188,7 @@ def _check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> 
         raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
 
 
-def _json(payload: Any) -> Response:
+def json_response(payload: Any, status_code: int = 200) -> Response:
+    """``payload`` as compact JSON."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    return Response(body, media_type="application/json")
+    return Response(body, status_code=status_code, media_type="application/json")

@@ -27,14 +27,21 @@ from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
 
-__all__ = ["CSP", "PAGE_PREFIXES", "error_page", "pages_router", "static_files"]
+__all__ = [
+    "CSP",
+    "PAGE_PREFIXES",
+    "error_page",
+    "pages_router",
+    "render_page",
+    "static_files",
+]
 
 # No script of any kind; styles from our own stylesheet only.
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
-PAGE_PREFIXES = ("/papers", "/events")
+PAGE_PREFIXES = ("/papers", "/events", "/authors")
 # Swagger UI, pinned, loaded by the reader's browser (syncd ships no JavaScript).
 SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5.17.14"
 _DOCS_CSP = (
@@ -87,7 +94,9 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
         every = app.storage.papers.all(author)
         shown = [p for p in every if status in (None, p.status)]
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({a.name for a in app.settings.authors} | {p.author for p in every})
+        authors = sorted(
+            {a.name for a in app.storage.authors.summaries()} | {p.author for p in every}
+        )
         last = app.storage.papers.last_observed([p.id for p in shown])
         return _page(
             "papers.html",
@@ -104,7 +113,8 @@ def pages_router(app: App, fragments: Fragments) -> APIRouter:
     def paper(ref: RefPath) -> Response:
         found = find_paper(app, ref)
         timeline = [_revision(found.id, r, fragments) for r in app.storage.papers.history(found.id)]
-        return _page("paper.html", paper=found, timeline=timeline)
+        followed = app.storage.authors.followed_now(found.author)
+        return _page("paper.html", paper=found, timeline=timeline, followed=followed)
 
     @router.get("/events")
     def events(
@@ -167,3 +177,8 @@ def _page(
     response = HTMLResponse(html, status_code=status_code, headers=dict(headers or {}))
     response.headers["Content-Security-Policy"] = csp
     return response
+
+
+def render_page(template: str, **context: Any) -> Response:
+    """A page from syncd's templates, under the pages' Content-Security-Policy."""
+    return _page(template, **context)
