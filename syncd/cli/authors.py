@@ -24,6 +24,7 @@ from syncd.service.authors import (
     import_authors,
     next_sync,
     reconcile_config,
+    remove_author,
 )
 from syncd.storage.authors import Put
 
@@ -100,23 +101,20 @@ def _add(args: argparse.Namespace, app: App) -> int:
         query=args.query,
         seeds=args.seed,
     )
-    reconcile_config(app.storage, app.settings)
-    (done,) = add_authors(app.storage, [author])
+    (done,) = add_authors(app.storage, app.settings, [author])
     later = "" if done == Put.UNCHANGED else "; synced at the next cycle"
     print(f"{author.name}: {done}{later}")
     return 0
 
 
 def _remove(args: argparse.Namespace, app: App) -> int:
-    reconcile_config(app.storage, app.settings)
-    app.storage.authors.remove(args.name)
+    remove_author(app.storage, app.settings, args.name)
     print(f"{args.name}: no longer followed; its papers, history and events stay")
     return 0
 
 
 def _import(args: argparse.Namespace, app: App) -> int:
-    reconcile_config(app.storage, app.settings)
-    done = import_authors(app.storage, args.file)
+    done = import_authors(app.storage, app.settings, args.file)
     counts = {outcome: done.count(outcome) for outcome in Put}
     print(", ".join(f"{count} {outcome}" for outcome, count in counts.items()))
     return 0

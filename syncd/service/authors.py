@@ -36,6 +36,7 @@ __all__ = [
     "next_sync",
     "read_authors_csv",
     "reconcile_config",
+    "remove_author",
 ]
 
 CSV_HEADER = ("name", "orcid", "arxiv_author_id", "query")
@@ -91,8 +92,15 @@ def followed_settings(storage: Storage, settings: Settings) -> list[AuthorSettin
     return authors
 
 
-def add_authors(storage: Storage, authors: Sequence[AuthorSettings]) -> list[Put]:
-    """Follow run-time authors, all or none; their seed files must parse first."""
+def add_authors(
+    storage: Storage, settings: Settings, authors: Sequence[AuthorSettings]
+) -> list[Put]:
+    """Follow run-time authors, all or none; their seed files must parse first.
+
+    The file's authors are reconciled first, so a configured name is refused
+    even before the daemon's first start.
+    """
+    reconcile_config(storage, settings)
     for author in authors:
         if author.seeds:
             load_seeds_cached(author.seeds)  # a SeedError names the file and line
@@ -112,14 +120,21 @@ def arxiv_ids(values: Sequence[str]) -> list[str]:
     return found
 
 
-def import_authors(storage: Storage, path: Path) -> list[Put]:
+def remove_author(storage: Storage, settings: Settings, name: str) -> None:
+    """Stop following a run-time author (a configured one is refused)."""
+    reconcile_config(storage, settings)
+    storage.authors.remove(name)
+
+
+def import_authors(storage: Storage, settings: Settings, path: Path) -> list[Put]:
     """Follow the authors of a CSV file, all or none; what each row did."""
+    reconcile_config(storage, settings)
     configured = {
         s.name
         for s in storage.authors.summaries()
         if s.definition.origin == AuthorOrigin.CONFIG and s.removed_at is None
     }
-    return add_authors(storage, read_authors_csv(path, configured))
+    return add_authors(storage, settings, read_authors_csv(path, configured))
 
 
 def read_authors_csv(path: Path, configured: Collection[str] = ()) -> list[AuthorSettings]:
@@ -142,8 +157,8 @@ def read_authors_csv(path: Path, configured: Collection[str] = ()) -> list[Autho
     seen: dict[str, int] = {}
     for row in reader:
         line = reader.line_num
-        if not any(cell.strip() for cell in row):
-            continue
+        if not row:
+            continue  # a blank line
         if len(row) != len(CSV_HEADER):
             problems.append(f"{path}:{line}: {len(row)} fields, expected {len(CSV_HEADER)}")
             continue

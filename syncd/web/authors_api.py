@@ -22,7 +22,7 @@ from syncd.domain.authors import AuthorSummary, author_json, candidate_json
 from syncd.domain.vocabulary import Decision
 from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError
 from syncd.service.app import App
-from syncd.service.authors import add_authors, arxiv_ids, next_sync
+from syncd.service.authors import add_authors, arxiv_ids, next_sync, remove_author
 from syncd.storage.authors import Put
 from syncd.web.api import API_PREFIX, admin_bearer, check_admin, json_response
 from syncd.web.schemas import (
@@ -111,7 +111,7 @@ def authors_router(app: App) -> APIRouter:
             settings = runtime_author(
                 body.name, orcid=body.orcid, arxiv_author_id=body.arxiv_author_id, query=body.query
             )
-            (done,) = add_authors(app.storage, [settings])
+            (done,) = add_authors(app.storage, app.settings, [settings])
         summary = find_author(app, settings.name)
         return json_response(_shown(app, summary), 201 if done == Put.ADDED else 200)
 
@@ -124,7 +124,7 @@ def authors_router(app: App) -> APIRouter:
     def unfollow(name: NamePath) -> Response:
         """Stop following a run-time author; its papers, history and events stay."""
         with _answering():
-            app.storage.authors.remove(name)
+            remove_author(app.storage, app.settings, name)
         return json_response(_shown(app, find_author(app, name)))
 
     for decision, verb in ((Decision.CONFIRMED, "confirm"), (Decision.REJECTED, "reject")):
