@@ -60,7 +60,7 @@ def author_pages_router(app: App) -> APIRouter:
         statuses = {s.name: _status(app, s) for s in summaries}
         return render_page("authors.html", authors=summaries, statuses=statuses, **links)
 
-    @router.get("/authors/{name}")
+    @router.get("/authors/{name:path}")
     def author(name: NamePath) -> Response:
         summary = find_author(app, name)
         papers = app.storage.papers.all(name)

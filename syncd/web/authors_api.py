@@ -91,7 +91,9 @@ def authors_router(app: App) -> APIRouter:
         return json_response([_shown(app, s) for s in app.storage.authors.summaries()])
 
     @router.get(
-        "/{name}", response_class=Response, responses={200: {"model": AuthorDetailOut}, **_UNKNOWN}
+        "/{name:path}",
+        response_class=Response,
+        responses={200: {"model": AuthorDetailOut}, **_UNKNOWN},
     )
     def author(name: NamePath) -> Response:
         """One author, with the candidates held for review and why."""
@@ -116,7 +118,7 @@ def authors_router(app: App) -> APIRouter:
         return json_response(_shown(app, summary), 201 if done == Put.ADDED else 200)
 
     @router.delete(
-        "/{name}",
+        "/{name:path}",
         response_class=Response,
         responses={200: {"model": AuthorOut}, **_ADMIN},
         **guarded,
