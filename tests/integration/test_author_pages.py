@@ -94,7 +94,7 @@ class TestAuthorPages:
         candidates = page.xpath("//h2[.='Candidates']/following-sibling::ul[1]/li")
         reasons = {
             li.xpath(".//span[@class='arxiv']")[0].text: li.xpath(
-                ".//*[contains(@class, 'reason')]"
+                ".//*[contains(@class, 'reason')]/bdi"
             )[0].text_content()
             for li in candidates
         }
