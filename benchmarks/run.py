@@ -43,6 +43,7 @@ ROWS = (
     "backfill",
     "web",
     "digest",
+    "author_import",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -69,6 +70,8 @@ class Plan:
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
     digest_reps: int
+    import_authors: int
+    import_reps: int
 
 
 FULL = Plan(
@@ -92,6 +95,8 @@ FULL = Plan(
     web_sizes=(10_000, 100_000),
     web_requests=200,
     digest_reps=7,
+    import_authors=1_000,
+    import_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -112,6 +117,8 @@ QUICK = Plan(
     web_sizes=(1_000, 5_000),
     web_requests=20,
     digest_reps=3,
+    import_authors=200,
+    import_reps=3,
 )
 
 
@@ -415,6 +422,13 @@ def _digest(ctx: _Context) -> dict[str, Any]:
     return digest.run(ctx.plan.digest_reps)
 
 
+def _author_import(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import author_import  # noqa: PLC0415
+
+    plan = ctx.plan
+    return author_import.run(plan.import_authors, plan.import_reps, ctx.kinds, ctx.folder)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -426,6 +440,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "backfill": _backfill,
     "web": _web,
     "digest": _digest,
+    "author_import": _author_import,
 }
 
 
@@ -553,6 +568,9 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
     from benchmarks import fanout  # noqa: PLC0415
 
     out += fanout.slack_table_rows(rows.get("fanout_slack", {}))
+    from benchmarks import author_import  # noqa: PLC0415
+
+    out += author_import.table_rows(rows.get("author_import", {}))
     return out
 
 

@@ -128,12 +128,7 @@ def remove_author(storage: Storage, settings: Settings, name: str) -> None:
 
 def import_authors(storage: Storage, settings: Settings, path: Path) -> list[Put]:
     """Follow the authors of a CSV file, all or none; what each row did."""
-    reconcile_config(storage, settings)
-    configured = {
-        s.name
-        for s in storage.authors.summaries()
-        if s.definition.origin == AuthorOrigin.CONFIG and s.removed_at is None
-    }
+    configured = {a.name for a in settings.authors}
     return add_authors(storage, settings, read_authors_csv(path, configured))
 
 

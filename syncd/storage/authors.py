@@ -26,7 +26,7 @@ from syncd.domain.planner import confirmed_write
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, RunStatus
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage import rows
-from syncd.storage.database import Database, now, utc
+from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
 from syncd.storage.papers import WrittenPaper, last_revision_ids, paper_select, write_papers
 from syncd.storage.schema import (
@@ -116,12 +116,18 @@ class Authors:
         when = now()
         a = authors_table
         done: list[Put] = []
+        inserts: list[dict[str, Any]] = []
         with self._db.transaction() as conn:
+            existing = {
+                row.name: row
+                for chunk in chunks([d.name for d in definitions])
+                for row in conn.execute(sa.select(a).where(a.c.name.in_(chunk)))
+            }
             for definition in definitions:
-                row = conn.execute(sa.select(a).where(a.c.name == definition.name)).first()
+                row = existing.get(definition.name)
                 values = _values(definition) | {"origin": AuthorOrigin.RUNTIME, "removed_at": None}
                 if row is None:
-                    conn.execute(a.insert().values(name=definition.name, created_at=when, **values))
+                    inserts.append({"name": definition.name, "created_at": when} | values)
                     done.append(Put.ADDED)
                 elif row.origin == AuthorOrigin.CONFIG and row.removed_at is None:
                     raise _configured_elsewhere(definition.name)
@@ -130,6 +136,8 @@ class Authors:
                 else:
                     conn.execute(a.update().where(a.c.id == row.id).values(values))
                     done.append(Put.UPDATED)
+            if inserts:
+                conn.execute(a.insert(), inserts)  # one executemany for a whole file
         return done
 
     def remove(self, name: str) -> None:
