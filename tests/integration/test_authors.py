@@ -184,6 +184,12 @@ def cycles_finished(daemon: Daemon) -> int:
     return daemon.log.read_text().count('"cycle_finished"')
 
 
+def authors_seen(replica: Daemon) -> int:
+    """Authors' cycles a replica ran or left to another (each cycle, one per author)."""
+    text = replica.log.read_text()
+    return text.count('"cycle_finished"') + text.count('"cycle_skipped"')
+
+
 def _daemon(syncd: Syncd, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Daemon:
     monkeypatch.setenv("SYNCD_HTTP_ADMIN_TOKEN", ADMIN_TOKEN)
     return Daemon(syncd, receiver)
@@ -322,3 +328,38 @@ def test_a_rejected_candidate_row_stays_with_its_history(syncd: Syncd, arxiv: Fa
     statuses = {row[3]: row[4] for row in table_rows(syncd.database_url, papers_table)}
     assert statuses["2602.10003"] == "removed"
     assert syncd("history", "2602.10003").code == 0
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_every_replica_follows_an_author_added_at_run_time(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Two replicas on PostgreSQL: both consider the added author at their next cycles
+    (one syncs it, the other sees the claim), and both let go of it once removed."""
+    publish_ada(arxiv)
+    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(2)]
+    daemons.extend(replicas)
+    assert receiver.wait_for(7, timeout=30)
+    assert syncd("authors", "add", ADA).code == 0
+
+    def considered(replica: Daemon) -> bool:
+        return any(
+            ADA in line and ('"cycle_finished"' in line or '"cycle_skipped"' in line)
+            for line in replica.log.read_text().splitlines()
+        )
+
+    for replica in replicas:
+        eventually(lambda r=replica: considered(r), 30, "the added author in each replica")
+    assert syncd("authors", "remove", ADA).code == 0
+
+    def two_more_cycles() -> None:
+        for replica in replicas:
+            before = authors_seen(replica)
+            eventually(lambda r=replica, n=before: authors_seen(r) >= n + 2, 20, "cycles")
+
+    two_more_cycles()  # a cycle begun before the removal may still ask for her
+    arxiv.reset_log()
+    two_more_cycles()
+    assert arxiv.requests and not asked_for(arxiv, ADA)
+    for replica in replicas:
+        replica.stop()
