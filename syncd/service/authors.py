@@ -64,11 +64,16 @@ def followed_settings(storage: Storage, settings: Settings) -> list[AuthorSettin
 
     A configured author keeps its file's settings (``include_ids`` and
     ``exclude_ids`` live only there); one configured by another replica's
-    file, and every run-time author, is built from its row.
+    file, and every run-time author, is built from its row.  The file's
+    authors come first, in its order (batches are made in this order), then
+    the others by name.
     """
     configured = {a.name: a for a in settings.authors}
+    order = {name: i for i, name in enumerate(configured)}
     authors = []
-    for followed in storage.authors.followed():
+    found = storage.authors.followed()
+    found.sort(key=lambda f: order.get(f.definition.name, len(order)))  # stable: by name
+    for followed in found:
         definition = followed.definition
         author = configured.get(definition.name)
         if author is None or definition.origin != AuthorOrigin.CONFIG:
