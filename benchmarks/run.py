@@ -46,6 +46,7 @@ ROWS = (
     "digest",
     "history",
     "startup",
+    "author_import",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -73,6 +74,8 @@ class Plan:
     web_requests: int
     digest_reps: int
     startup_reps: int
+    import_authors: int
+    import_reps: int
 
 
 FULL = Plan(
@@ -97,6 +100,8 @@ FULL = Plan(
     web_requests=200,
     digest_reps=7,
     startup_reps=31,
+    import_authors=1_000,
+    import_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -118,6 +123,8 @@ QUICK = Plan(
     web_requests=20,
     digest_reps=3,
     startup_reps=5,
+    import_authors=200,
+    import_reps=3,
 )
 
 
@@ -433,6 +440,13 @@ def _startup(ctx: _Context) -> dict[str, Any]:
     return startup.run(ctx.plan.startup_reps, ctx.folder / "startup")
 
 
+def _author_import(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import author_import  # noqa: PLC0415
+
+    plan = ctx.plan
+    return author_import.run(plan.import_authors, plan.import_reps, ctx.kinds, ctx.folder)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -446,6 +460,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "digest": _digest,
     "history": _history,
     "startup": _startup,
+    "author_import": _author_import,
 }
 
 
@@ -569,6 +584,9 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
     from benchmarks import fanout  # noqa: PLC0415
 
     out += fanout.slack_table_rows(rows.get("fanout_slack", {}))
+    from benchmarks import author_import  # noqa: PLC0415
+
+    out += author_import.table_rows(rows.get("author_import", {}))
     return out
 
 

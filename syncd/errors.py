@@ -21,6 +21,7 @@ from __future__ import annotations
 __all__ = [
     "ApiError",
     "ConfigError",
+    "ConflictError",
     "FeedError",
     "Interrupted",
     "NotFoundError",
@@ -55,6 +56,10 @@ class SeedError(SyncdError):
 
 class NotFoundError(SyncdError):
     """A paper or event named on the command line does not exist."""
+
+
+class ConflictError(SyncdError):
+    """A change the current state refuses (a configured author is changed in the file)."""
 
 
 class Interrupted(SyncdError):

@@ -23,12 +23,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ParamSpec, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
 from syncd import __version__
 from syncd.cli.output import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, fail
-from syncd.domain.vocabulary import RECORD_FIELDS
-from syncd.errors import ConfigError, NotFoundError, SeedError, SyncdError
+from syncd.domain.vocabulary import RECORD_FIELDS, Decision
+from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError, SyncdError
 
 if TYPE_CHECKING:
     from syncd.service.app import App
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             upgrade(app.storage.engine)
         return command(args, app)
-    except (ConfigError, SeedError, NotFoundError) as exc:
+    except (ConfigError, SeedError, NotFoundError, ConflictError) as exc:
         return fail(EXIT_USAGE, str(exc))
     except SyncdError as exc:
         return fail(EXIT_FAILURE, str(exc))
@@ -214,4 +215,43 @@ def _parser() -> argparse.ArgumentParser:
     events.add_argument("--since", metavar="ID", help="only events after this event id")
     events.add_argument("--json", action="store_true", help="print one JSON array")
     events.set_defaults(command=CommandRef("records", "events"))
+
+    _authors_parser(commands)
     return parser
+
+
+def _authors_parser(commands: Any) -> None:
+    """The ``authors`` command and its actions, on the CLI's subparsers."""
+    authors = commands.add_parser("authors", help="follow authors at run time; review candidates")
+    actions = authors.add_subparsers(title="authors commands", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="followed authors: identifiers, counts, status")
+    listing.add_argument("--json", action="store_true", help="print one JSON array")
+    listing.set_defaults(command=CommandRef("authors", "list_authors"))
+    add = actions.add_parser("add", help="follow an author (picked up at the next cycle)")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--orcid", help="the author's ORCID iD")
+    add.add_argument("--arxiv-author-id", help="the author's arXiv author id (warner_s_1)")
+    add.add_argument("--query", help='the arXiv search_query (default: au:"NAME")')
+    add.add_argument(
+        "--seed", action="append", default=[], type=Path, metavar="FILE", help="a seed file"
+    )
+    add.set_defaults(command=CommandRef("authors", "add"))
+    remove = actions.add_parser("remove", help="stop following a run-time author")
+    remove.add_argument("name", metavar="NAME")
+    remove.set_defaults(command=CommandRef("authors", "remove"))
+    load = actions.add_parser("import", help="follow the authors of a CSV file, all or none")
+    load.add_argument(
+        "file", type=Path, metavar="FILE.csv", help="header: name,orcid,arxiv_author_id,query"
+    )
+    load.set_defaults(command=CommandRef("authors", "import_file"))
+    review = actions.add_parser("review", help="an author's candidates and why each is held")
+    review.add_argument("name", metavar="NAME")
+    review.set_defaults(command=CommandRef("authors", "review"))
+    for decision, verb, what in (
+        (Decision.CONFIRMED, "confirm", "make candidates tracked (publishes paper.added)"),
+        (Decision.REJECTED, "reject", "never take these papers as the author's"),
+    ):
+        action = actions.add_parser(verb, help=what)
+        action.add_argument("name", metavar="NAME")
+        action.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids of candidates")
+        action.set_defaults(command=CommandRef("authors", "decide"), decision=decision)

@@ -10,6 +10,7 @@ from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.domain.counting import counted
 from syncd.errors import ConfigError, UpstreamError
 from syncd.service.app import App
+from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.backfill import plan_backfill, run_backfill
 from syncd.service.sync import seed_author, sync_all
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
@@ -26,9 +27,11 @@ def seed(args: argparse.Namespace, app: App) -> int:
 
 def sync(args: argparse.Namespace, app: App) -> int:
     settings = app.settings
-    authors = [a for a in settings.authors if args.author in (None, a.name)]
+    reconcile_config(app.storage, settings)
+    followed = followed_settings(app.storage, settings)
+    authors = [a for a in followed if args.author in (None, a.name)]
     if not authors:
-        raise ConfigError(f"no configured author named {args.author!r}")
+        raise ConfigError(f"no followed author named {args.author!r}")
     app.register_endpoints()
     with app.arxiv_client() as client:
         results = sync_all(app.storage, client, authors, settings.sync)
@@ -50,9 +53,8 @@ def sync(args: argparse.Namespace, app: App) -> int:
 
 
 def backfill(args: argparse.Namespace, app: App) -> int:
-    names = {a.name for a in app.settings.authors}
-    if args.author is not None and args.author not in names:
-        raise ConfigError(f"no configured author named {args.author!r}")
+    if args.author is not None and not app.storage.authors.known(args.author):
+        raise ConfigError(f"no author named {args.author!r}")
     gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
     plan = plan_backfill(gaps, refusals=app.storage.versions.refusals())
     interval = app.settings.arxiv.request_interval

@@ -26,6 +26,7 @@ __all__ = [
     "Plan",
     "Snapshot",
     "check_trust",
+    "confirmed_write",
     "needs_identity_basis",
     "plan_cycle",
     "seed_writes",
@@ -187,6 +188,13 @@ def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
             )
         )
     return writes
+
+
+def confirmed_write(paper: Paper) -> PaperWrite:
+    """A candidate a person confirmed as the author's: tracked, announced with paper.added."""
+    write = _observed(paper, paper.record, promoted=True)
+    assert write is not None  # an announced paper is always written
+    return write
 
 
 def _revision(record: Record, source: str, change: Change | None) -> NewRevision:

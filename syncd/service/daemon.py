@@ -1,5 +1,9 @@
 """``syncd run``: scheduled cycles, the outbox worker and the HTTP surface in one process.
 
+Each cycle syncs the authors the database follows at that moment, so authors
+added or removed at run time (``syncd authors``, the API) are picked up at the
+next cycle by every replica; ``[[authors]]`` tables are reconciled at start.
+
 Shutdown (SIGTERM, SIGINT) is ordered: stop scheduling, let the cycle in
 flight stop at its next wait (it then stores nothing), let deliveries in
 flight finish, give back unfinished leases, stop HTTP, close the database;
@@ -26,6 +30,7 @@ from syncd import metrics
 from syncd.config import ScheduleSettings
 from syncd.errors import Interrupted, StoreError, SyncdError
 from syncd.service.app import App
+from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.sync import sync_all
 from syncd.web.ops import Readiness, readiness
 from syncd.web.server import HttpServer
@@ -109,13 +114,19 @@ class _Daemon:
             if self._stop.is_set():
                 return
             try:
+                # Read at every cycle: authors added or removed since, by any replica.
+                authors = followed_settings(self._app.storage, self._settings)
                 results = sync_all(
                     self._app.storage,
                     self._client,
-                    self._settings.authors,
+                    authors,
                     self._settings.sync,
                     claim_window=self._claim_window,
                 )
+            except StoreError as exc:
+                _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
+                metrics.observe_cycle(False, 0.0, time.time())
+                return
             except Exception:
                 # A bug, not a cycle failure sync_all knows: still one line and the
                 # failed counter, never a bare traceback from the scheduler thread.
@@ -156,6 +167,7 @@ class _Daemon:
     def serve(self) -> int:
         """Start everything, wait for a signal, stop everything; return the exit code."""
         settings = self._settings
+        reconcile_config(self._app.storage, settings)
         # Bound first: a port in use stops syncd before there is anything to undo.
         server = HttpServer(
             settings.http.host,

@@ -1,12 +1,13 @@
 """The record's storage: the only package that speaks SQL.
 
 ``Storage`` opens one ``Database`` and hands out a repository per aggregate:
-``papers`` (papers and their revisions), ``versions`` (what histories lack,
-and backfilled versions), ``runs`` (sync cycles), ``events`` (the event log)
-and ``outbox`` (webhook endpoints and deliveries); on PostgreSQL, ``pacer``
-is the arXiv politeness budget every replica shares.  Callers hand in frozen
-write commands and get frozen domain objects back, never rows: both are
-``syncd.domain.model``'s types (``rows`` maps one to the other).
+``authors`` (followed authors and review decisions), ``papers`` (papers and
+their revisions), ``versions`` (what histories lack, and backfilled versions),
+``runs`` (sync cycles), ``events`` (the event log) and ``outbox`` (webhook
+endpoints and deliveries); on PostgreSQL, ``pacer`` is the arXiv politeness
+budget every replica shares.  Callers hand in frozen write commands and get
+frozen domain objects back, never rows: both are ``syncd.domain.model``'s
+types (``rows`` maps one to the other).
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
 transaction: papers, revisions, events and their deliveries appear together
 or not at all.
@@ -20,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from syncd.domain.model import Event, PaperWrite, SyncStats
 from syncd.faults import fault_point
+from syncd.storage.authors import Authors
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
@@ -33,6 +35,7 @@ from syncd.storage.versions import Versions
 __all__ = [
     "DIGEST_MAX_BYTES",
     "Attempt",
+    "Authors",
     "Claim",
     "Database",
     "EventQuery",
@@ -53,6 +56,7 @@ class Storage:
 
     def __init__(self, url: str) -> None:
         self.db = Database(url)
+        self.authors = Authors(self.db)
         self.papers = Papers(self.db)
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)

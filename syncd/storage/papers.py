@@ -28,7 +28,16 @@ from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
 
-__all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
+__all__ = [
+    "Papers",
+    "WrittenPaper",
+    "author_id",
+    "current_revision_ids",
+    "last_seqs",
+    "paper_select",
+    "revision_row",
+    "write_papers",
+]
 
 
 class Papers:
@@ -39,7 +48,7 @@ class Papers:
 
     def all(self, author: str | None = None) -> list[Paper]:
         """Every paper, or one author's, ordered by author and key."""
-        query = _paper_select().order_by(authors_table.c.name, papers_table.c.key)
+        query = paper_select().order_by(authors_table.c.name, papers_table.c.key)
         if author is not None:
             query = query.where(authors_table.c.name == author)
         with self._db.transaction() as conn:
@@ -60,7 +69,7 @@ class Papers:
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
                 query = (
-                    _paper_select()
+                    paper_select()
                     .where(authors_table.c.name == author)
                     .where(papers_table.c.arxiv_id.in_(chunk))
                 )
@@ -70,7 +79,7 @@ class Papers:
     def with_status(self, author: str, status: PaperStatus) -> list[Paper]:
         """The author's papers of one status (e.g. the few ``unlinked`` seed papers)."""
         query = (
-            _paper_select()
+            paper_select()
             .where(authors_table.c.name == author, papers_table.c.status == status)
             .order_by(papers_table.c.id)
         )
@@ -128,7 +137,7 @@ class Papers:
         condition = papers_table.c.key == ref
         if arxiv_id is not None:
             condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)
-        query = _paper_select().where(condition).order_by(papers_table.c.id)
+        query = paper_select().where(condition).order_by(papers_table.c.id)
         with self._db.transaction() as conn:
             row = conn.execute(query).first()
         return rows.paper(row) if row is not None else None
@@ -272,7 +281,7 @@ def write_papers(
     # Only announced writes need their paper's current revision: their event points
     # at it, a removal's or a return's too (the paper's last known state), so every
     # event carries the record of the paper it names.
-    last_revision = _current_revisions(
+    last_revision = current_revision_ids(
         conn, [paper_id for write, paper_id in pairs if write.event_type]
     )
     return [
@@ -404,7 +413,7 @@ def _paper_ids(conn: Connection, author_id: int, keys: Sequence[str]) -> dict[st
     return ids
 
 
-def _current_revisions(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
+def current_revision_ids(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
     """The id of the revision holding each paper's current record, by paper id.
 
     The latest revision whose hash is the paper's: a version backfilled
@@ -449,5 +458,6 @@ def _state_select(author: str) -> sa.Select[Any]:
     )
 
 
-def _paper_select() -> sa.Select[Any]:
+def paper_select() -> sa.Select[Any]:
+    """Papers joined with their author's name, as ``rows.paper`` reads them."""
     return sa.select(papers_table, authors_table.c.name.label("author")).join(authors_table)

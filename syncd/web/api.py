@@ -31,9 +31,12 @@ __all__ = [
     "MAX_LIMIT",
     "PrintableText",
     "RefPath",
+    "admin_bearer",
     "api_router",
+    "check_admin",
     "find_paper",
     "followed_author",
+    "json_response",
 ]
 
 API_PREFIX = "/api/v1"
@@ -73,7 +76,7 @@ _EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
     },
     **_NOT_FOUND,
 }
-_bearer = HTTPBearer(auto_error=False, description="`[http] admin_token`")
+admin_bearer = HTTPBearer(auto_error=False, description="`[http] admin_token`")
 
 
 def find_paper(app: App, ref: str) -> Paper:
@@ -91,7 +94,9 @@ def followed_author(app: App, name: str) -> str:
     may get there: a link crafted with any other would otherwise show it as
     if syncd vouched for it.  The 404 does not repeat it either.
     """
-    if any(author.name == name for author in app.settings.authors) or app.storage.papers.all(name):
+    if any(author.name == name for author in app.settings.authors) or app.storage.authors.known(
+        name
+    ):
         return name
     raise HTTPException(404, "no author by that name is followed")
 
@@ -108,7 +113,7 @@ def api_router(app: App) -> APIRouter:
     def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
         """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
         found = app.storage.papers.all(author)
-        return _json([paper_json(p) for p in found if status in (None, p.status)])
+        return json_response([paper_json(p) for p in found if status in (None, p.status)])
 
     @router.get(
         "/papers/{ref:path}/history",
@@ -120,7 +125,7 @@ def api_router(app: App) -> APIRouter:
         changes against the one before it, as `syncd history --json`."""
         paper = find_paper(app, ref)
         steps = history_steps(app.storage.papers.history(paper.id))
-        return _json([revision_json(step.revision) for step in steps])
+        return json_response([revision_json(step.revision) for step in steps])
 
     @router.get(
         "/papers/{ref:path}",
@@ -129,7 +134,7 @@ def api_router(app: App) -> APIRouter:
     )
     def paper(ref: RefPath) -> Response:
         """One paper, by key or arXiv id."""
-        return _json(paper_json(find_paper(app, ref)))
+        return json_response(paper_json(find_paper(app, ref)))
 
     @router.get(
         "/events",
@@ -147,7 +152,7 @@ def api_router(app: App) -> APIRouter:
         paper_id = find_paper(app, paper).id if paper is not None else None
         query = EventQuery(paper_id=paper_id, type=event_type, after=after, limit=limit + 1)
         page = app.storage.events.page(query)
-        response = _json([event_json(e) for e in page[:limit]])
+        response = json_response([event_json(e) for e in page[:limit]])
         if len(page) > limit:
             params = dict(request.query_params) | {"after": str(page[limit - 1].seq)}
             next_url = f"{request.url.path}?{urlencode(params)}"
@@ -165,17 +170,17 @@ def api_router(app: App) -> APIRouter:
         },
     )
     def webhooks(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(admin_bearer)],
     ) -> Response:
         """Per webhook endpoint: pending, delivered and dead-lettered deliveries (operators)."""
-        _check_admin(app, credentials)
+        check_admin(app, credentials)
         summaries = app.endpoint_summaries()
-        return _json([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
+        return json_response([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
 
     return router
 
 
-def _check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> None:
+def check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> None:
     """Let an operator's request through; a 404 when no token is set, a 401 for a wrong one."""
     token = app.settings.http.admin_token
     if token is None:
@@ -186,6 +191,7 @@ def _check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> 
         raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
 
 
-def _json(payload: Any) -> Response:
+def json_response(payload: Any, status_code: int = 200) -> Response:
+    """``payload`` as compact JSON."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    return Response(body, media_type="application/json")
+    return Response(body, status_code=status_code, media_type="application/json")

@@ -4,7 +4,8 @@
 (tests of the operations surface, the container's health check) only
 ``/metrics``, ``/healthz`` and ``/readyz`` answer.
 
-Everything here reads public arXiv metadata and never writes.  Whatever a
+Everything here reads public arXiv metadata; only the operators' routes
+behind ``[http] admin_token`` write (followed authors).  Whatever a
 client sends, the answer is never a stack trace or a 500 it caused: a bad
 parameter is a 400 naming it, an unknown paper a 404, a database that does
 not answer a 503; errors are JSON (``{"error": ...}`` under ``/api``,
@@ -33,6 +34,8 @@ from syncd import __version__
 from syncd.errors import StoreError
 from syncd.service.app import App
 from syncd.web.api import API_PREFIX, api_router
+from syncd.web.author_pages import author_pages_router
+from syncd.web.authors_api import authors_router
 from syncd.web.feeds import feeds_router
 from syncd.web.fragments import Fragments
 from syncd.web.index import NextSync
@@ -60,6 +63,10 @@ _NO_BODY = "a request here takes no body"
 # and closed anyway, so it holds the connection no longer than that).
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_GAP = 0.2
+# The operators' writes (``POST /api/v1/authors...``) take a small JSON body,
+# read whole here within a deadline, so a slow client holds nothing longer.
+_BODY_BYTES = 64 * 1024
+_BODY_SECONDS = 5.0
 
 
 def build_app(
@@ -82,8 +89,10 @@ def build_app(
     if app is not None:
         fragments = Fragments()
         api.include_router(api_router(app))
+        api.include_router(authors_router(app))
         api.include_router(feeds_router(app, fragments))
         api.include_router(pages_router(app, fragments, next_sync))
+        api.include_router(author_pages_router(app, next_sync))
         # Before /static, which would otherwise take its paths.
         api.mount(SWAGGER_UI, swagger_files(), name="swagger-ui")
         api.mount("/static", static_files(), name="static")
@@ -169,10 +178,16 @@ class _Edge:
 
         # uvicorn drops a HEAD answer's body itself; the routes see a GET.
         inner = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
-        if with_body:
+        refusal: tuple[int, str] | None = None
+        if with_body and _takes_body(inner):
+            receive, refusal = await _read_body(receive)
+            with_body = refusal is not None  # read whole: the connection may stay open
+        elif with_body:
             await _discard_body(receive)
         try:
-            if with_body and inner["method"] == "GET":
+            if refusal is not None:
+                await error_response(path, *refusal)(inner, receive, send_with_headers)
+            elif with_body and inner["method"] == "GET":
                 # A write keeps its 405 (or 404); a read with a body is refused.
                 await error_response(path, 413, _NO_BODY)(inner, receive, send_with_headers)
             else:
@@ -210,6 +225,42 @@ def _own_target(location: bytes, public_url: str | None) -> bytes:
     target = urlsplit(location.decode("latin-1"))
     path = "/" + target.path.lstrip("/") + (f"?{target.query}" if target.query else "")
     return ((public_url or "") + path).encode("latin-1")
+
+
+def _takes_body(scope: Scope) -> bool:
+    """Whether the request is one of the few that take a body: the operators' writes."""
+    return bool(scope["method"] == "POST" and scope["path"].startswith(f"{API_PREFIX}/authors"))
+
+
+async def _read_body(receive: Receive) -> tuple[Receive, tuple[int, str] | None]:
+    """The whole body, replayed to the app; or why it is refused (too large, too slow)."""
+    chunks: list[bytes] = []
+    size = 0
+
+    async def read() -> None:
+        nonlocal size
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > _BODY_BYTES:
+                return
+            if message["type"] != "http.request" or not message.get("more_body"):
+                return
+
+    try:
+        await asyncio.wait_for(read(), _BODY_SECONDS)
+    except TimeoutError:
+        return receive, (408, f"the body did not arrive within {_BODY_SECONDS:g} s")
+    if size > _BODY_BYTES:
+        return receive, (413, f"a body here is at most {_BODY_BYTES // 1024} KiB")
+    pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+    async def replay() -> Message:
+        # The body once; then what the connection says (a disconnect).
+        return pending.pop() if pending else await receive()
+
+    return replay, None
 
 
 async def _discard_body(receive: Receive) -> None:

@@ -13,7 +13,7 @@ crafted link cannot make syncd appear to say something.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +41,8 @@ __all__ = [
     "PAGE_PREFIXES",
     "SWAGGER_UI",
     "error_page",
+    "followed_names",
+    "page_renderer",
     "pages_router",
     "static_files",
     "swagger_files",
@@ -51,7 +53,7 @@ CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
-PAGE_PREFIXES = ("/papers", "/events", "/subscribe")
+PAGE_PREFIXES = ("/papers", "/events", "/subscribe", "/authors")
 # Swagger UI 5 from the installed package (swagger-ui-bundle-v2), served here:
 # the docs work without internet.  Its styles set inline style attributes.
 SWAGGER_UI = "/static/swagger-ui"
@@ -102,11 +104,7 @@ def error_page(status: int, message: str, headers: Mapping[str, str] | None = No
 def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = None) -> APIRouter:
     """The pages over ``app``'s storage; ``next_sync`` tells when the scheduler syncs next."""
     router = APIRouter(include_in_schema=False)
-    followed = [a.name for a in app.settings.authors]
-
-    def page(template: str, **context: Any) -> Response:
-        status = sync_status(app.storage.runs.by_author(), followed, next_sync)
-        return _page(template, sync=status, **context)
+    page = page_renderer(app, next_sync)
 
     @router.get("/")
     def papers(
@@ -118,7 +116,7 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
         author, status = author or None, _status(status or None)
         every = app.storage.papers.all(author)
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({*followed} | {p.author for p in every})
+        authors = sorted({*followed_names(app)} | {p.author for p in every})
         found = search([p for p in every if status in (None, p.status)], q)
         changes = app.storage.papers.latest_changes([p.id for p in found])
         return page(
@@ -145,7 +143,9 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
 
     @router.get("/papers/{ref:path}")
     def paper(ref: RefPath) -> Response:
-        return page("paper.html", **paper_context(app, fragments, find_paper(app, ref)))
+        found = find_paper(app, ref)
+        followed = app.storage.authors.followed_now(found.author)
+        return page("paper.html", followed=followed, **paper_context(app, fragments, found))
 
     @router.get("/events")
     def events(
@@ -162,7 +162,7 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
     @router.get("/subscribe")
     def subscribe(request: Request) -> Response:
         base = links_base(request, app.settings.http.public_url)
-        return page("subscribe.html", base=base, authors=followed)
+        return page("subscribe.html", base=base, authors=followed_names(app))
 
     @router.get(f"{API_PREFIX}/docs")
     def docs() -> Response:
@@ -204,3 +204,20 @@ def _page(
     response = HTMLResponse(html, status_code=status_code, headers=dict(headers or {}))
     response.headers["Content-Security-Policy"] = csp
     return response
+
+
+def followed_names(app: App) -> list[str]:
+    """The authors followed now: the file's, in its order, then those added at run time."""
+    configured = [a.name for a in app.settings.authors]
+    added = [f.definition.name for f in app.storage.authors.followed()]
+    return configured + sorted(set(added) - set(configured))
+
+
+def page_renderer(app: App, next_sync: NextSync | None = None) -> Callable[..., Response]:
+    """Render a template as a page carrying the sync status strip (every page but errors)."""
+
+    def page(template: str, **context: Any) -> Response:
+        status = sync_status(app.storage.runs.by_author(), followed_names(app), next_sync)
+        return _page(template, sync=status, **context)
+
+    return page

@@ -11,9 +11,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from syncd.domain.vocabulary import EventType, Origin, PaperStatus
+from syncd.domain.vocabulary import AuthorOrigin, Decision, EventType, Origin, PaperStatus
 
 __all__ = [
+    "AuthorDetailOut",
+    "AuthorIn",
+    "AuthorOut",
+    "CandidateOut",
+    "DecisionIn",
+    "DecisionOut",
     "EndpointOut",
     "ErrorOut",
     "EventOut",
@@ -120,3 +126,61 @@ class ErrorOut(_Out):
     """What went wrong, in one line that echoes nothing secret."""
 
     error: str
+
+
+class AuthorOut(_Out):
+    """A followed author (``syncd authors list --json``)."""
+
+    name: str
+    orcid: str | None
+    arxiv_author_id: str | None
+    query: str | None = Field(description='the arXiv search_query; null: au:"<name>"')
+    source: AuthorOrigin = Field(description="config: an [[authors]] table; runtime: added")
+    followed: bool = Field(description="false once removed; papers, history and events stay")
+    removed_at: str | None
+    tracked: int = Field(description="tracked papers, claimed ones included")
+    claimed: int = Field(description="tracked papers in the author's own arXiv feed")
+    candidates: int = Field(description="papers held for review")
+    last_success: str | None
+    last_failure: str | None
+    last_error: str | None = Field(description="why the last failed cycle failed")
+    next_sync: str | None = Field(description="when the next cycle is due (jitter aside)")
+
+
+class CandidateOut(_Out):
+    """A paper the author's query found that is not taken as theirs yet."""
+
+    arxiv_id: str
+    title: str | None
+    version: int | None
+    reason: str | None = Field(description="why it is held; null when none was recorded")
+
+
+class AuthorDetailOut(AuthorOut):
+    """A followed author and the candidates held for review."""
+
+    candidate_papers: list[CandidateOut]
+
+
+class AuthorIn(_Out):
+    """An author to follow from now on (seed files are for the command line)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    orcid: str | None = Field(None, max_length=19)
+    arxiv_author_id: str | None = Field(None, max_length=64)
+    query: str | None = Field(None, max_length=2000)
+
+
+class DecisionIn(_Out):
+    """arXiv ids of the author's candidates."""
+
+    ids: list[str] = Field(min_length=1, max_length=1000)
+
+
+class DecisionOut(_Out):
+    """What a review decision did."""
+
+    name: str
+    decision: Decision
+    ids: list[str]
+    events: list[str] = Field(description="ids of the paper.added events published")

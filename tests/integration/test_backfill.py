@@ -237,11 +237,11 @@ class TestCommand:
         assert existing("backfill").code == 0
         assert _versions(existing, OXYGEN)[1] == ("arxiv:v1", 1)
 
-    def test_only_a_configured_author(self, existing: Syncd) -> None:
-        """--author naming nobody configured is a usage error."""
+    def test_only_a_known_author(self, existing: Syncd) -> None:
+        """--author naming no author syncd follows or followed is a usage error."""
         outcome = existing("backfill", "--author", "Nobody")
         assert outcome.code == 2
-        assert "no configured author named 'Nobody'" in outcome.err
+        assert "no author named 'Nobody'" in outcome.err
 
 
 def test_what_arrived_before_a_failure_stays(syncd: Syncd, arxiv: FakeArxiv) -> None:

@@ -1,0 +1,119 @@
+"""``syncd authors``: follow authors at run time, and review their candidates.
+
+A running ``syncd run`` (every replica, on PostgreSQL) picks the changes up at
+its next cycle.  Unknown names and ids, and changes to configured authors,
+are usage errors (exit 2) that say why.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from syncd.cli.output import print_json, print_table
+from syncd.cli.table import Column
+from syncd.config.runtime import runtime_author
+from syncd.domain.authors import author_json, describe_reason, status_line
+from syncd.domain.vocabulary import Decision
+from syncd.errors import NotFoundError
+from syncd.service.app import App
+from syncd.service.authors import (
+    add_authors,
+    arxiv_ids,
+    import_authors,
+    next_sync,
+    reconcile_config,
+    remove_author,
+)
+from syncd.storage.authors import Put
+
+__all__ = ["add", "decide", "import_file", "list_authors", "remove", "review"]
+
+
+def list_authors(args: argparse.Namespace, app: App) -> int:
+    reconcile_config(app.storage, app.settings)
+    summaries = app.storage.authors.summaries()
+    moment = datetime.now(UTC)
+    nexts = {s.name: next_sync(app.settings.schedule, s, moment) for s in summaries}
+    if args.json:
+        return print_json([author_json(s, nexts[s.name]) for s in summaries])
+    rows = [
+        (
+            s.name,
+            str(s.definition.origin) if s.removed_at is None else "removed",
+            s.definition.orcid or "-",
+            s.definition.arxiv_author_id or "-",
+            str(s.tracked),
+            str(s.claimed),
+            str(s.candidates),
+            status_line(s, nexts[s.name]),
+        )
+        for s in summaries
+    ]
+    columns = (
+        Column("NAME", shrink_to=12),
+        Column("SOURCE", drop_rank=2),
+        Column("ORCID", drop_rank=1),
+        Column("ARXIV ID", drop_rank=1),
+        Column("TRACKED"),
+        Column("CLAIMED", drop_rank=3),
+        Column("CANDIDATES"),
+        Column("STATUS", shrink_to=20),
+    )
+    print_table(columns, rows)
+    return 0
+
+
+def add(args: argparse.Namespace, app: App) -> int:
+    author = runtime_author(
+        args.name,
+        orcid=args.orcid,
+        arxiv_author_id=args.arxiv_author_id,
+        query=args.query,
+        seeds=args.seed,
+    )
+    (done,) = add_authors(app.storage, app.settings, [author])
+    later = "" if done == Put.UNCHANGED else "; synced at the next cycle"
+    print(f"{author.name}: {done}{later}")
+    return 0
+
+
+def remove(args: argparse.Namespace, app: App) -> int:
+    remove_author(app.storage, app.settings, args.name)
+    print(f"{args.name}: no longer followed; its papers, history and events stay")
+    return 0
+
+
+def import_file(args: argparse.Namespace, app: App) -> int:
+    done = import_authors(app.storage, app.settings, args.file)
+    counts = {outcome: done.count(outcome) for outcome in Put}
+    print(", ".join(f"{count} {outcome}" for outcome, count in counts.items()))
+    return 0
+
+
+def review(args: argparse.Namespace, app: App) -> int:
+    if not app.storage.authors.summaries(args.name):
+        raise NotFoundError(f"no author named {args.name!r}")
+    candidates = app.storage.authors.candidates(args.name)
+    if not candidates:
+        print(f"{args.name}: no candidates to review")
+        return 0
+    rows = [
+        (c.arxiv_id, f"v{c.version or '-'}", describe_reason(c.reason), c.title or "")
+        for c in candidates
+    ]
+    columns = (
+        Column("ARXIV"),
+        Column("V"),
+        Column("REASON", shrink_to=20),
+        Column("TITLE", shrink_to=10),
+    )
+    print_table(columns, rows)
+    return 0
+
+
+def decide(args: argparse.Namespace, app: App) -> int:
+    decision: Decision = args.decision
+    events = app.storage.authors.decide(args.name, arxiv_ids(args.ids), decision)
+    print(f"{args.name}: {len(args.ids)} {decision}; {len(events)} paper.added published")
+    return 0

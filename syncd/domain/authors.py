@@ -1,0 +1,139 @@
+"""Followed authors as values: what defines one, what a person sees of one, and its JSON.
+
+Authors live in the database (issue 22): ``config`` ones mirror ``[[authors]]``
+tables, reconciled at start; ``runtime`` ones are added and removed with
+``syncd authors`` or the API.  Nothing here touches storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from syncd.domain.vocabulary import AuthorOrigin
+
+__all__ = [
+    "ARXIV_AUTHOR_PAGE",
+    "ORCID_PAGE",
+    "AuthorDefinition",
+    "AuthorSummary",
+    "Candidate",
+    "FollowedAuthor",
+    "author_json",
+    "candidate_json",
+    "describe_reason",
+    "status_line",
+]
+
+ARXIV_AUTHOR_PAGE = "https://arxiv.org/a/"
+ORCID_PAGE = "https://orcid.org/"
+_TIME_FORMAT = "%Y-%m-%d %H:%M"
+_NO_REASON = "no reason recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorDefinition:
+    """What a followed author is made of; seed paths are absolute."""
+
+    name: str
+    origin: AuthorOrigin
+    orcid: str | None = None
+    arxiv_author_id: str | None = None
+    query: str | None = None
+    seeds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedAuthor:
+    """An author a cycle syncs, with the review decisions taken on its candidates."""
+
+    definition: AuthorDefinition
+    confirmed: tuple[str, ...] = ()  # always the author's, as if in include_ids
+    rejected: tuple[str, ...] = ()  # never the author's again, as if in exclude_ids
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorSummary:
+    """An author as ``syncd authors list`` and the pages show it."""
+
+    definition: AuthorDefinition
+    removed_at: datetime | None
+    tracked: int
+    claimed: int
+    candidates: int
+    last_started: datetime | None  # the last cycle's start, whatever its end
+    last_success: datetime | None
+    last_failure: datetime | None
+    last_error: str | None  # why the last failed cycle failed
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A paper the author's query found that is not (yet) taken as theirs."""
+
+    arxiv_id: str
+    title: str | None
+    version: int | None
+    reason: str | None  # None: held before reasons were recorded
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def author_json(summary: AuthorSummary, next_sync: datetime | None) -> dict[str, Any]:
+    """An author as ``syncd authors list --json`` and ``GET /api/v1/authors`` give it."""
+    definition = summary.definition
+    return {
+        "name": definition.name,
+        "orcid": definition.orcid,
+        "arxiv_author_id": definition.arxiv_author_id,
+        "query": definition.query,
+        "source": str(definition.origin),
+        "followed": summary.removed_at is None,
+        "removed_at": _time(summary.removed_at),
+        "tracked": summary.tracked,
+        "claimed": summary.claimed,
+        "candidates": summary.candidates,
+        "last_success": _time(summary.last_success),
+        "last_failure": _time(summary.last_failure),
+        "last_error": summary.last_error,
+        "next_sync": _time(next_sync),
+    }
+
+
+def candidate_json(candidate: Candidate) -> dict[str, Any]:
+    """A candidate as ``GET /api/v1/authors/{name}`` lists it."""
+    return {
+        "arxiv_id": candidate.arxiv_id,
+        "title": candidate.title,
+        "version": candidate.version,
+        "reason": candidate.reason,
+    }
+
+
+def describe_reason(reason: str | None) -> str:
+    """A candidate's reason as people read it."""
+    return reason or _NO_REASON
+
+
+def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
+    """Last success, last failure and why, next sync (or since when no longer followed)."""
+
+    def when(value: datetime | None) -> str:
+        return value.strftime(_TIME_FORMAT) if value is not None else "never"
+
+    parts = [f"last success {when(summary.last_success)}"]
+    if summary.last_failure is not None:
+        reason = summary.last_error or _NO_REASON
+        parts.append(f"last failure {when(summary.last_failure)}: {reason}")
+    if summary.removed_at is not None:
+        parts.append(f"no longer followed since {when(summary.removed_at)}")
+    else:
+        parts.append(f"next sync {when(next_at)}")
+    return "; ".join(parts)

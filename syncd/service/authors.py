@@ -1,0 +1,199 @@
+"""Followed authors at run time: what a cycle syncs, and the commands that change it.
+
+The daemon builds its authors from the database at every cycle
+(``followed_settings``): ``[[authors]]`` tables reconciled at start
+(``reconcile_config``), run-time authors added or removed since, and review
+decisions folded into ``include_ids`` (confirmed) and ``exclude_ids`` (rejected).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from apscheduler.triggers.cron import CronTrigger
+
+from syncd.config import AuthorSettings, ScheduleSettings, Settings
+from syncd.config.runtime import runtime_author
+from syncd.domain.authors import AuthorDefinition, AuthorSummary
+from syncd.domain.record import split_arxiv_id
+from syncd.domain.vocabulary import AuthorOrigin
+from syncd.errors import ConfigError
+from syncd.sources.seeds import load_seeds_cached
+from syncd.storage import Storage
+from syncd.storage.authors import Put
+
+__all__ = [
+    "CSV_HEADER",
+    "add_authors",
+    "arxiv_ids",
+    "definition_of",
+    "followed_settings",
+    "import_authors",
+    "next_sync",
+    "read_authors_csv",
+    "reconcile_config",
+    "remove_author",
+]
+
+CSV_HEADER = ("name", "orcid", "arxiv_author_id", "query")
+
+
+def definition_of(author: AuthorSettings, origin: AuthorOrigin) -> AuthorDefinition:
+    """What the database keeps of an author's settings."""
+    return AuthorDefinition(
+        name=author.name,
+        origin=origin,
+        orcid=author.orcid,
+        arxiv_author_id=author.arxiv_author_id,
+        query=author.query,
+        seeds=tuple(str(path) for path in author.seeds),
+    )
+
+
+def reconcile_config(storage: Storage, settings: Settings) -> None:
+    """Make the database's configured authors those of the file (at start)."""
+    storage.authors.reconcile([definition_of(a, AuthorOrigin.CONFIG) for a in settings.authors])
+
+
+def followed_settings(storage: Storage, settings: Settings) -> list[AuthorSettings]:
+    """The authors a cycle syncs now, read from the database.
+
+    A configured author keeps its file's settings (``include_ids`` and
+    ``exclude_ids`` live only there); one configured by another replica's
+    file, and every run-time author, is built from its row.  The file's
+    authors come first, in its order (batches are made in this order), then
+    the others by name.
+    """
+    configured = {a.name: a for a in settings.authors}
+    order = {name: i for i, name in enumerate(configured)}
+    authors = []
+    found = storage.authors.followed()
+    found.sort(key=lambda f: order.get(f.definition.name, len(order)))  # stable: by name
+    for followed in found:
+        definition = followed.definition
+        author = configured.get(definition.name)
+        if author is None or definition.origin != AuthorOrigin.CONFIG:
+            author = AuthorSettings(
+                name=definition.name,
+                orcid=definition.orcid,
+                arxiv_author_id=definition.arxiv_author_id,
+                query=definition.query,
+                seeds=tuple(Path(s) for s in definition.seeds),
+            )
+        include = (*author.include_ids, *followed.confirmed)
+        exclude = (*author.exclude_ids, *followed.rejected)
+        authors.append(
+            author.model_copy(
+                update={
+                    "include_ids": tuple(dict.fromkeys(include)),
+                    "exclude_ids": tuple(dict.fromkeys(exclude)),
+                }
+            )
+        )
+    return authors
+
+
+def add_authors(
+    storage: Storage, settings: Settings, authors: Sequence[AuthorSettings]
+) -> list[Put]:
+    """Follow run-time authors, all or none; their seed files must parse first.
+
+    The file's authors are reconciled first, so a configured name is refused
+    even before the daemon's first start.
+    """
+    reconcile_config(storage, settings)
+    for author in authors:
+        if author.seeds:
+            load_seeds_cached(author.seeds)  # a SeedError names the file and line
+    return storage.authors.put([definition_of(a, AuthorOrigin.RUNTIME) for a in authors])
+
+
+def arxiv_ids(values: Sequence[str]) -> list[str]:
+    """arXiv ids as given on a command line or in a request, versions dropped."""
+    found = []
+    for value in values:
+        try:
+            found.append(split_arxiv_id(value.strip())[0])
+        except ValueError:
+            raise ConfigError(f"not an arXiv id: {value!r}") from None
+    if not found:
+        raise ConfigError("no arXiv id given")
+    return found
+
+
+def remove_author(storage: Storage, settings: Settings, name: str) -> None:
+    """Stop following a run-time author (a configured one is refused)."""
+    reconcile_config(storage, settings)
+    storage.authors.remove(name)
+
+
+def import_authors(storage: Storage, settings: Settings, path: Path) -> list[Put]:
+    """Follow the authors of a CSV file, all or none; what each row did."""
+    configured = {a.name for a in settings.authors}
+    return add_authors(storage, settings, read_authors_csv(path, configured))
+
+
+def read_authors_csv(path: Path, configured: Collection[str] = ()) -> list[AuthorSettings]:
+    """The authors of a CSV file (header ``name,orcid,arxiv_author_id,query``).
+
+    Every bad row (a configured author's name among them: those change in
+    the file) is named with its line number and reason in one ``ConfigError``,
+    so a file is taken whole or not at all.
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None or tuple(h.strip() for h in header) != CSV_HEADER:
+        raise ConfigError(f"{path}:1: the header must be {','.join(CSV_HEADER)}")
+    authors: list[AuthorSettings] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for row in reader:
+        line = reader.line_num
+        if not row:
+            continue  # a blank line
+        if len(row) != len(CSV_HEADER):
+            problems.append(f"{path}:{line}: {len(row)} fields, expected {len(CSV_HEADER)}")
+            continue
+        name, orcid, author_id, query = row
+        try:
+            author = runtime_author(name, orcid=orcid, arxiv_author_id=author_id, query=query)
+        except ConfigError as exc:
+            problems.append(f"{path}:{line}: {exc}")
+            continue
+        if author.name in configured:
+            problems.append(f"{path}:{line}: {author.name!r} is configured in the config file")
+            continue
+        if author.name in seen:
+            first = seen[author.name]
+            problems.append(f"{path}:{line}: {author.name!r} is already on line {first}")
+            continue
+        seen[author.name] = line
+        authors.append(author)
+    if problems:
+        raise ConfigError("nothing imported:\n  " + "\n  ".join(problems))
+    return authors
+
+
+def next_sync(schedule: ScheduleSettings, summary: AuthorSummary, now: datetime) -> datetime | None:
+    """When the author's next cycle is due (None once no longer followed).
+
+    For an interval, a period after its last cycle began (now when overdue);
+    for a cron line, its next fire time.  Jitter may add up to ``jitter`` seconds.
+    """
+    if summary.removed_at is not None:
+        return None
+    if schedule.cron is not None:
+        trigger = CronTrigger.from_crontab(schedule.cron, timezone=UTC)
+        fire: datetime | None = trigger.get_next_fire_time(None, now)
+        return fire
+    if summary.last_started is None:
+        return now
+    return max(now, summary.last_started + timedelta(seconds=schedule.interval))

@@ -1,0 +1,361 @@
+"""Followed authors: ``[[authors]]`` reconciled at start, others added and removed at run time,
+and the review decisions on their candidates.
+
+A cycle reads ``followed()`` each time, so a running daemon (every replica, on
+PostgreSQL) picks up an author added or removed since the last one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from syncd.domain.authors import (
+    AuthorDefinition,
+    AuthorSummary,
+    Candidate,
+    FollowedAuthor,
+)
+from syncd.domain.model import Event
+from syncd.domain.planner import confirmed_write
+from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, RunStatus
+from syncd.errors import ConflictError, NotFoundError
+from syncd.storage import rows
+from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.events import publish
+from syncd.storage.papers import WrittenPaper, current_revision_ids, paper_select, write_papers
+from syncd.storage.schema import (
+    author_decisions_table,
+    authors_table,
+    papers_table,
+    sync_runs_table,
+)
+
+__all__ = ["Authors", "Put"]
+
+_DEFINING = ("orcid", "arxiv_author_id", "query", "seeds")
+
+
+class Put(StrEnum):
+    """What storing a run-time author did."""
+
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+def _configured_elsewhere(name: str) -> ConflictError:
+    return ConflictError(
+        f"author {name!r} is configured in the config file ([[authors]]): change or remove it there"
+    )
+
+
+def _definition(row: Any) -> AuthorDefinition:
+    return AuthorDefinition(
+        name=row.name,
+        origin=AuthorOrigin(row.origin),
+        orcid=row.orcid,
+        arxiv_author_id=row.arxiv_author_id,
+        query=row.query,
+        seeds=tuple(row.seeds or ()),
+    )
+
+
+def _values(definition: AuthorDefinition) -> dict[str, Any]:
+    return {
+        "orcid": definition.orcid,
+        "arxiv_author_id": definition.arxiv_author_id,
+        "query": definition.query,
+        "seeds": list(definition.seeds),
+    }
+
+
+class Authors:
+    """The authors table as the set of followed authors."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def reconcile(self, configured: Sequence[AuthorDefinition]) -> None:
+        """Make the ``config`` authors match the file: upsert those in it, remove the rest.
+
+        A run-time author of the same name becomes a configured one.  Removing
+        only sets ``removed_at``: papers, history and events stay.
+        """
+        when = now()
+        a = authors_table
+        with self._db.transaction() as conn:
+            for definition in configured:
+                values = _values(definition) | {"origin": AuthorOrigin.CONFIG, "removed_at": None}
+                conn.execute(
+                    self._db.insert_ignoring_conflicts(a, "name").values(
+                        name=definition.name, created_at=when, **values
+                    )
+                )
+                conn.execute(a.update().where(a.c.name == definition.name).values(values))
+            names = [d.name for d in configured]
+            conn.execute(
+                a.update()
+                .where(a.c.origin == AuthorOrigin.CONFIG, a.c.removed_at.is_(None))
+                .where(a.c.name.not_in(names))
+                .values(removed_at=when)
+            )
+
+    def put(self, definitions: Sequence[AuthorDefinition]) -> list[Put]:
+        """Follow run-time authors, all or none (one transaction); what each one did.
+
+        An author already followed with the same definition is left alone, so
+        importing a file twice changes nothing.  A configured author is refused
+        (``ConflictError``): it is changed in the file.
+        """
+        when = now()
+        a = authors_table
+        done: list[Put] = []
+        inserts: list[dict[str, Any]] = []
+        with self._db.transaction() as conn:
+            existing = {
+                row.name: row
+                for chunk in chunks([d.name for d in definitions])
+                for row in conn.execute(sa.select(a).where(a.c.name.in_(chunk)))
+            }
+            for definition in definitions:
+                row = existing.get(definition.name)
+                values = _values(definition) | {"origin": AuthorOrigin.RUNTIME, "removed_at": None}
+                if row is None:
+                    inserts.append({"name": definition.name, "created_at": when} | values)
+                    done.append(Put.ADDED)
+                elif row.origin == AuthorOrigin.CONFIG and row.removed_at is None:
+                    raise _configured_elsewhere(definition.name)
+                elif row.removed_at is None and _definition(row) == definition:
+                    done.append(Put.UNCHANGED)
+                else:
+                    conn.execute(a.update().where(a.c.id == row.id).values(values))
+                    done.append(Put.UPDATED)
+            if inserts:
+                conn.execute(a.insert(), inserts)  # one executemany for a whole file
+        return done
+
+    def remove(self, name: str) -> None:
+        """Stop following a run-time author; its papers, history and events stay."""
+        a = authors_table
+        with self._db.transaction() as conn:
+            row = _followed_row(conn, name)
+            if row.origin == AuthorOrigin.CONFIG:
+                raise _configured_elsewhere(name)
+            conn.execute(a.update().where(a.c.id == row.id).values(removed_at=now()))
+
+    def followed(self) -> list[FollowedAuthor]:
+        """The authors a cycle syncs now, by name, with their review decisions."""
+        a, d = authors_table, author_decisions_table
+        with self._db.transaction() as conn:
+            found = conn.execute(sa.select(a).where(a.c.removed_at.is_(None)).order_by(a.c.name))
+            authors = {row.id: _definition(row) for row in found}
+            decided: dict[int, dict[str, list[str]]] = {i: {} for i in authors}
+            query = sa.select(d.c.author_id, d.c.arxiv_id, d.c.decision).order_by(d.c.arxiv_id)
+            for row in conn.execute(query.where(d.c.author_id.in_(list(authors)))):
+                decided[row.author_id].setdefault(row.decision, []).append(row.arxiv_id)
+        return [
+            FollowedAuthor(
+                definition,
+                confirmed=tuple(decided[i].get(Decision.CONFIRMED, ())),
+                rejected=tuple(decided[i].get(Decision.REJECTED, ())),
+            )
+            for i, definition in authors.items()
+        ]
+
+    def known(self, name: str) -> bool:
+        """Whether syncd follows or has followed an author of that name."""
+        query = sa.select(authors_table.c.id).where(authors_table.c.name == name)
+        with self._db.transaction() as conn:
+            return conn.execute(query).first() is not None
+
+    def followed_now(self, name: str) -> bool:
+        """Whether the author is followed (not removed)."""
+        query = sa.select(authors_table.c.id).where(
+            authors_table.c.name == name, authors_table.c.removed_at.is_(None)
+        )
+        with self._db.transaction() as conn:
+            return conn.execute(query).first() is not None
+
+    def summaries(self, name: str | None = None) -> list[AuthorSummary]:
+        """Every author syncd follows or has followed (or the one named), by name."""
+        a = authors_table
+        query = sa.select(a).order_by(a.c.name)
+        if name is not None:
+            query = query.where(a.c.name == name)
+        with self._db.transaction() as conn:
+            found = conn.execute(query).all()
+            ids = [row.id for row in found]
+            counts = _paper_counts(conn, ids)
+            runs = _run_ends(conn, ids)
+        return [_summary(row, counts.get(row.id, {}), runs.get(row.id, {})) for row in found]
+
+    def candidates(self, name: str) -> list[Candidate]:
+        """The author's candidates with the reason each is held, by arXiv id."""
+        p = papers_table
+        query = (
+            sa.select(p.c.arxiv_id, p.c.record, p.c.candidate_reason)
+            .join(authors_table)
+            .where(authors_table.c.name == name, p.c.status == PaperStatus.CANDIDATE)
+            .order_by(p.c.arxiv_id)
+        )
+        with self._db.transaction() as conn:
+            return [
+                Candidate(
+                    row.arxiv_id,
+                    row.record.get("title"),
+                    row.record.get("version"),
+                    row.candidate_reason,
+                )
+                for row in conn.execute(query)
+            ]
+
+    def claimed_ids(self, name: str) -> set[int]:
+        """The ids of the author's papers that are in their own arXiv feed."""
+        query = (
+            sa.select(papers_table.c.id)
+            .join(authors_table)
+            .where(authors_table.c.name == name, papers_table.c.claimed.is_(True))
+        )
+        with self._db.transaction() as conn:
+            return set(conn.scalars(query))
+
+    def decide(self, name: str, arxiv_ids: Sequence[str], decision: Decision) -> list[Event]:
+        """Confirm or reject candidates of a followed author, all or none; the events published.
+
+        Confirmed: tracked, and ``paper.added`` published (with its deliveries)
+        in the same transaction, as a cycle would.  Rejected: removed without
+        an event, never the author's again (later cycles exclude it).  An id
+        already decided the same way is left alone; any other id that is not
+        a candidate of the author is a ``NotFoundError`` and nothing is written.
+        """
+        when = now()
+        d = author_decisions_table
+        with self._db.transaction() as conn:
+            author = _followed_row(conn, name, lock=True)
+            earlier = dict(
+                conn.execute(
+                    sa.select(d.c.arxiv_id, d.c.decision).where(
+                        d.c.author_id == author.id, d.c.arxiv_id.in_(arxiv_ids)
+                    )
+                ).all()
+            )
+            wanted = [i for i in dict.fromkeys(arxiv_ids) if earlier.get(i) != decision]
+            papers = {
+                paper.arxiv_id: paper
+                for paper in map(
+                    rows.paper,
+                    conn.execute(
+                        paper_select().where(
+                            papers_table.c.author_id == author.id,
+                            papers_table.c.arxiv_id.in_(wanted),
+                            papers_table.c.status == PaperStatus.CANDIDATE,
+                        )
+                    ),
+                )
+            }
+            strangers = [i for i in wanted if i not in papers]
+            if strangers:
+                raise NotFoundError(f"not candidates of {name}: {', '.join(strangers)}")
+            if wanted:
+                conn.execute(d.delete().where(d.c.author_id == author.id, d.c.arxiv_id.in_(wanted)))
+                conn.execute(
+                    d.insert(),
+                    [
+                        {"author_id": author.id, "arxiv_id": i, "decision": decision}
+                        | {"decided_at": when}
+                        for i in wanted
+                    ],
+                )
+            found = list(papers.values())
+            if decision == Decision.REJECTED:
+                ids = [p.id for p in found]
+                conn.execute(
+                    papers_table.update()
+                    .where(papers_table.c.id.in_(ids))
+                    .values(status=PaperStatus.REMOVED, updated_at=when)
+                )
+                return []
+            writes = [confirmed_write(p) for p in found]
+            write_papers(conn, author.id, writes, run_id=None, when=when)
+            # The event points at the revision holding the paper's record: what receivers get.
+            latest = current_revision_ids(conn, [p.id for p in found])
+            pairs = zip(writes, found, strict=True)
+            written = [WrittenPaper(w, p.id, latest.get(p.id)) for w, p in pairs]
+            return publish(conn, name, author.id, written, run_id=None, when=when)
+
+
+def _followed_row(conn: Connection, name: str, *, lock: bool = False) -> Any:
+    query = sa.select(authors_table).where(
+        authors_table.c.name == name, authors_table.c.removed_at.is_(None)
+    )
+    if lock:
+        query = query.with_for_update()
+    row = conn.execute(query).first()
+    if row is None:
+        raise NotFoundError(f"no followed author named {name!r}")
+    return row
+
+
+def _paper_counts(conn: Connection, author_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Per author: papers by status, and ``claimed`` for tracked papers in their own feed."""
+    p = papers_table
+    claimed = sa.func.sum(sa.case((p.c.claimed, 1), else_=0))
+    query = (
+        sa.select(p.c.author_id, p.c.status, sa.func.count(), claimed)
+        .where(p.c.author_id.in_(author_ids))
+        .group_by(p.c.author_id, p.c.status)
+    )
+    counts: dict[int, dict[str, int]] = {}
+    for author_id, status, count, claims in conn.execute(query):
+        mine = counts.setdefault(author_id, {})
+        mine[status] = int(count)
+        if status == PaperStatus.TRACKED:
+            mine["claimed"] = int(claims or 0)
+    return counts
+
+
+def _run_ends(conn: Connection, author_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Per author: the last cycle's start, the last success's end, the last failure and why."""
+    r = sync_runs_table
+    ends: dict[int, dict[str, Any]] = {i: {} for i in author_ids}
+    started = sa.select(r.c.author_id, sa.func.max(r.c.started_at)).group_by(r.c.author_id)
+    for author_id, when in conn.execute(started.where(r.c.author_id.in_(author_ids))):
+        ends[author_id]["started"] = utc(when)
+    succeeded = (
+        sa.select(r.c.author_id, sa.func.max(r.c.finished_at))
+        .where(r.c.status == RunStatus.OK, r.c.author_id.in_(author_ids))
+        .group_by(r.c.author_id)
+    )
+    for author_id, when in conn.execute(succeeded):
+        ends[author_id]["success"] = utc(when)
+    last_failed = (
+        sa.select(sa.func.max(r.c.id))
+        .where(r.c.status == RunStatus.FAILED, r.c.author_id.in_(author_ids))
+        .group_by(r.c.author_id)
+    )
+    failures = sa.select(r.c.author_id, r.c.finished_at, r.c.started_at, r.c.error)
+    for row in conn.execute(failures.where(r.c.id.in_(last_failed))):
+        ends[row.author_id]["failure"] = utc(row.finished_at or row.started_at)
+        ends[row.author_id]["error"] = row.error
+    return ends
+
+
+def _summary(row: Any, counts: dict[str, int], runs: dict[str, Any]) -> AuthorSummary:
+    removed_at: datetime | None = utc(row.removed_at) if row.removed_at is not None else None
+    return AuthorSummary(
+        definition=_definition(row),
+        removed_at=removed_at,
+        tracked=counts.get(PaperStatus.TRACKED, 0),
+        claimed=counts.get("claimed", 0),
+        candidates=counts.get(PaperStatus.CANDIDATE, 0),
+        last_started=runs.get("started"),
+        last_success=runs.get("success"),
+        last_failure=runs.get("failure"),
+        last_error=runs.get("error"),
+    )

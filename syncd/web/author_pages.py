@@ -1,0 +1,84 @@
+"""The authors' pages: ``/authors`` (everyone followed) and ``/authors/{name}``.
+
+Each author's identifiers link to arXiv and ORCID, a status line says how its
+cycles went and when the next is due, and its papers are listed: tracked
+(claimed ones marked), and candidates with the reason each is held.  The
+author's Atom feed is ``/feeds/events.atom?author=NAME``, announced for
+autodiscovery.  Like every page: no script, every string escaped and isolated.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from syncd.domain.authors import (
+    ARXIV_AUTHOR_PAGE,
+    ORCID_PAGE,
+    AuthorSummary,
+    describe_reason,
+    status_line,
+)
+from syncd.domain.vocabulary import PaperStatus
+from syncd.service.app import App
+from syncd.service.authors import next_sync
+from syncd.web.authors_api import NamePath, find_author
+from syncd.web.index import NextSync
+from syncd.web.pages import page_renderer
+
+__all__ = ["author_pages_router", "author_path"]
+
+
+def author_path(name: str) -> str:
+    """The page of the author called ``name``."""
+    return "/authors/" + quote(name, safe="")
+
+
+def _feed_path(name: str) -> str:
+    return "/feeds/events.atom?" + urlencode({"author": name})
+
+
+def _status(app: App, summary: AuthorSummary) -> str:
+    return status_line(summary, next_sync(app.settings.schedule, summary, datetime.now(UTC)))
+
+
+def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter:
+    """``/authors`` and ``/authors/{name}`` over ``app``'s storage, with the status strip."""
+    router = APIRouter(include_in_schema=False)
+    render_page = page_renderer(app, next_sync)
+    links = {
+        "author_path": author_path,
+        "feed_path": _feed_path,
+        "arxiv_page": ARXIV_AUTHOR_PAGE,
+        "orcid_page": ORCID_PAGE,
+    }
+
+    @router.get("/authors")
+    def authors() -> Response:
+        summaries = app.storage.authors.summaries()
+        statuses = {s.name: _status(app, s) for s in summaries}
+        return render_page("authors.html", authors=summaries, statuses=statuses, **links)
+
+    @router.get("/authors/{name:path}")
+    def author(name: NamePath) -> Response:
+        summary = find_author(app, name)
+        papers = app.storage.papers.all(name)
+        tracked = [p for p in papers if p.status == PaperStatus.TRACKED]
+        candidates = app.storage.authors.candidates(name)
+        others = len(papers) - len(tracked) - len(candidates)
+        return render_page(
+            "author.html",
+            author=summary,
+            status=_status(app, summary),
+            tracked=tracked,
+            claimed=app.storage.authors.claimed_ids(name),
+            candidates=candidates,
+            reason=describe_reason,
+            others=others,
+            **links,
+        )
+
+    return router

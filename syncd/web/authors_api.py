@@ -1,0 +1,154 @@
+"""``/api/v1/authors``: followed authors, public to read; following and review for operators.
+
+The writes answer only ``Authorization: Bearer <[http] admin_token>`` (404
+without a token configured, 401 for a missing or wrong one, compared in
+constant time) and change what a running daemon syncs at its next cycle.
+A configured author (an ``[[authors]]`` table) is changed in the file: 409.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path
+from fastapi.security import HTTPAuthorizationCredentials
+from starlette.responses import Response
+
+from syncd.config.runtime import runtime_author
+from syncd.domain.authors import AuthorSummary, author_json, candidate_json
+from syncd.domain.vocabulary import Decision
+from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError
+from syncd.service.app import App
+from syncd.service.authors import add_authors, arxiv_ids, next_sync, remove_author
+from syncd.storage.authors import Put
+from syncd.web.api import API_PREFIX, admin_bearer, check_admin, json_response
+from syncd.web.schemas import (
+    AuthorDetailOut,
+    AuthorIn,
+    AuthorOut,
+    DecisionIn,
+    DecisionOut,
+    ErrorOut,
+)
+
+__all__ = ["NamePath", "authors_router", "find_author"]
+
+NamePath = Annotated[
+    str, Path(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$", description="the author's name")
+]
+_UNKNOWN: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "no author by that name"}
+}
+_ADMIN: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "no or a wrong bearer token"},
+    404: {"model": ErrorOut, "description": "no `[http] admin_token`, or no such author or id"},
+    409: {"model": ErrorOut, "description": "the author is configured in the config file"},
+}
+
+
+def find_author(app: App, name: str) -> AuthorSummary:
+    """The author syncd follows or has followed under ``name``; else a 404."""
+    found = app.storage.authors.summaries(name)
+    if not found:
+        raise HTTPException(404, "no author by that name")
+    return found[0]
+
+
+def _shown(app: App, summary: AuthorSummary) -> dict[str, Any]:
+    return author_json(summary, next_sync(app.settings.schedule, summary, datetime.now(UTC)))
+
+
+@contextmanager
+def _answering() -> Iterator[None]:
+    """syncd's refusals as HTTP answers: 400 bad input, 404 unknown, 409 configured."""
+    try:
+        yield
+    except (ConfigError, SeedError) as exc:
+        raise HTTPException(400, str(exc)) from None
+    except NotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except ConflictError as exc:
+        raise HTTPException(409, str(exc)) from None
+
+
+def authors_router(app: App) -> APIRouter:
+    """The authors' routes over ``app``'s storage."""
+    router = APIRouter(prefix=f"{API_PREFIX}/authors", tags=["authors"])
+
+    def admin(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(admin_bearer)],
+    ) -> None:
+        check_admin(app, credentials)
+
+    guarded: dict[str, Any] = {"dependencies": [Depends(admin)], "tags": ["operators"]}
+
+    @router.get("", response_class=Response, responses={200: {"model": list[AuthorOut]}})
+    def authors() -> Response:
+        """Every author syncd follows or has followed, as `syncd authors list --json`."""
+        return json_response([_shown(app, s) for s in app.storage.authors.summaries()])
+
+    @router.get(
+        "/{name:path}",
+        response_class=Response,
+        responses={200: {"model": AuthorDetailOut}, **_UNKNOWN},
+    )
+    def author(name: NamePath) -> Response:
+        """One author, with the candidates held for review and why."""
+        summary = find_author(app, name)
+        held = [candidate_json(c) for c in app.storage.authors.candidates(name)]
+        return json_response(_shown(app, summary) | {"candidate_papers": held})
+
+    @router.post(
+        "",
+        response_class=Response,
+        responses={200: {"model": AuthorOut}, 201: {"model": AuthorOut}, **_ADMIN},
+        **guarded,
+    )
+    def follow(body: AuthorIn) -> Response:
+        """Follow an author from the next cycle on (201; 200 when already followed)."""
+        with _answering():
+            settings = runtime_author(
+                body.name, orcid=body.orcid, arxiv_author_id=body.arxiv_author_id, query=body.query
+            )
+            (done,) = add_authors(app.storage, app.settings, [settings])
+        summary = find_author(app, settings.name)
+        return json_response(_shown(app, summary), 201 if done == Put.ADDED else 200)
+
+    @router.delete(
+        "/{name:path}",
+        response_class=Response,
+        responses={200: {"model": AuthorOut}, **_ADMIN},
+        **guarded,
+    )
+    def unfollow(name: NamePath) -> Response:
+        """Stop following a run-time author; its papers, history and events stay."""
+        with _answering():
+            remove_author(app.storage, app.settings, name)
+        return json_response(_shown(app, find_author(app, name)))
+
+    for decision, verb in ((Decision.CONFIRMED, "confirm"), (Decision.REJECTED, "reject")):
+        router.add_api_route(
+            f"/{{name}}/{verb}",
+            _decider(app, decision),
+            methods=["POST"],
+            response_class=Response,
+            responses={200: {"model": DecisionOut}, **_ADMIN},
+            summary=f"{verb.capitalize()} candidates of the author",
+            **guarded,
+        )
+    return router
+
+
+def _decider(app: App, decision: Decision) -> Any:
+    def decide(name: NamePath, body: DecisionIn) -> Response:
+        """Confirmed: tracked, paper.added published. Rejected: never the author's again."""
+        with _answering():
+            ids = arxiv_ids(body.ids)
+            events = app.storage.authors.decide(name, ids, decision)
+        answer = {"name": name, "decision": decision, "ids": ids, "events": [e.id for e in events]}
+        return json_response(answer)
+
+    return decide

@@ -1,0 +1,151 @@
+"""The authors' pages over HTTP (issue 22, item 6): identifiers, status, papers, feed, escaping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+import sqlalchemy as sa
+from lxml import html as lxml_html
+
+from syncd.storage.schema import papers_table
+from tests.fakearxiv import FakeArxiv, status
+from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.integration.test_authors import ADA, ADA_PAPERS, GOOD_ORCID, publish_ada
+from tests.scenario import AUTHOR
+
+ARXIV_ID = "lovelace_a_1"
+HOSTILE_NAME = '<b>Eve</b> & "Mallory"'
+HOSTILE_REASON = "shares <i>nothing</i> & more"
+
+
+def set_reason(syncd: Syncd, arxiv_id: str, reason: str | None) -> None:
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                papers_table.update()
+                .where(papers_table.c.arxiv_id == arxiv_id)
+                .values(candidate_reason=reason)
+            )
+    finally:
+        engine.dispose()
+
+
+def follow_ada(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """Ada followed and synced (her papers held as candidates), then given her identifiers."""
+    publish_ada(arxiv)
+    assert syncd("authors", "add", ADA).code == 0
+    sync_ok(syncd)
+    identified = syncd("authors", "add", ADA, "--orcid", GOOD_ORCID, "--arxiv-author-id", ARXIV_ID)
+    assert identified.code == 0, identified.err
+    assert syncd("authors", "add", HOSTILE_NAME).code == 0
+    set_reason(syncd, "2602.10001", HOSTILE_REASON)
+    set_reason(syncd, "2602.10002", None)
+
+
+@pytest.fixture
+def authors_site(syncd: Syncd, arxiv: FakeArxiv) -> Iterator[Site]:
+    follow_ada(syncd, arxiv)
+    with serving(syncd) as running:
+        yield running
+
+
+def _tree(site: Site, path: str) -> lxml_html.HtmlElement:
+    answer = site.get(path)
+    assert answer.status_code == 200, answer.text[:300]
+    return lxml_html.fromstring(answer.text)
+
+
+def page_of(name: str) -> str:
+    return "/authors/" + quote(name, safe="")
+
+
+class TestAuthorPages:
+    def test_the_authors_page_links_every_author(self, authors_site: Site) -> None:
+        page = _tree(authors_site, "/authors")
+        links = {
+            a.text_content(): a.get("href")
+            for a in page.xpath("//ul[contains(@class, 'authors')]/li/a[@class='title']")
+        }
+        assert links == {name: page_of(name) for name in (AUTHOR, ADA, HOSTILE_NAME)}
+        assert page.xpath("//header//nav/a[@href='/authors']")
+        assert f"https://orcid.org/{GOOD_ORCID}" in page.xpath("//a/@href")
+
+    def test_the_index_links_each_author(self, authors_site: Site) -> None:
+        hrefs = _tree(authors_site, "/").xpath("//p[contains(@class, 'authors')]/a/@href")
+        assert sorted(hrefs) == sorted(page_of(n) for n in (AUTHOR, ADA, HOSTILE_NAME))
+        for href in hrefs:
+            assert authors_site.get(href).status_code == 200
+
+    def test_an_author_page(self, authors_site: Site) -> None:
+        """Identifiers linked, a status line, the feed announced, candidates with reasons."""
+        page = _tree(authors_site, page_of(ADA))
+        assert page.xpath("//h1/bdi")[0].text_content() == ADA
+        hrefs = page.xpath("//a/@href")
+        assert f"https://orcid.org/{GOOD_ORCID}" in hrefs
+        assert f"https://arxiv.org/a/{ARXIV_ID}" in hrefs
+        (feed,) = page.xpath("//link[@rel='alternate' and @type='application/atom+xml']/@href")[1:]
+        assert feed == "/feeds/events.atom?author=Ada+Lovelace"
+        assert authors_site.get(feed).status_code == 200
+        line = page.xpath("//p[@class='status-line']")[0].text_content()
+        assert "last success 20" in line and "next sync 20" in line
+        candidates = page.xpath("//h2[.='Candidates']/following-sibling::ul[1]/li")
+        reasons = {
+            li.xpath(".//span[@class='arxiv']")[0].text: li.xpath(
+                ".//*[contains(@class, 'reason')]/bdi"
+            )[0].text_content()
+            for li in candidates
+        }
+        assert set(reasons) == set(ADA_PAPERS)
+        assert reasons["2602.10001"] == HOSTILE_REASON  # shown as text, not markup
+        assert reasons["2602.10002"] == "no reason recorded"
+        assert page.xpath("//h2[.='Tracked papers']/following-sibling::p[1]")[0].text == "None yet."
+
+    def test_user_strings_are_escaped_and_isolated(self, authors_site: Site) -> None:
+        answer = authors_site.get(page_of(HOSTILE_NAME))
+        assert answer.status_code == 200
+        assert "<b>Eve</b>" not in answer.text and "<i>nothing</i>" not in answer.text
+        assert "&lt;b&gt;Eve&lt;/b&gt; &amp; &#34;Mallory&#34;" in answer.text
+        page = lxml_html.fromstring(answer.text)
+        assert page.xpath("//h1/bdi")[0].text_content() == HOSTILE_NAME
+        ada = authors_site.get(page_of(ADA)).text
+        assert "shares &lt;i&gt;nothing&lt;/i&gt; &amp; more" in ada
+        csp = answer.headers["content-security-policy"]
+        assert "script-src" not in csp and "default-src 'none'" in csp
+        assert "<script" not in answer.text
+
+    def test_an_unknown_author_is_a_404_page(self, authors_site: Site) -> None:
+        answer = authors_site.get("/authors/Nobody%20Here")
+        assert answer.status_code == 404
+        assert answer.headers["content-type"].startswith("text/html")
+        assert "Nobody Here" not in answer.text
+
+
+def test_a_failed_cycle_shows_with_its_reason(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """An author whose cycle failed says so, and why, on its page and in `authors list`."""
+    follow_ada(syncd, arxiv)
+    arxiv.inject(status(503, times=9, when=lambda p: ADA in p.get("search_query", "")))
+    assert syncd("sync").code == 1
+    listed = {a["name"]: a for a in syncd.json("authors", "list")}
+    assert listed[ADA]["last_failure"] is not None
+    assert "503" in listed[ADA]["last_error"]
+    with serving(syncd) as site:
+        line = _tree(site, page_of(ADA)).xpath("//p[@class='status-line']")[0].text_content()
+    assert "last failure 20" in line and "503" in line
+
+
+def test_a_removed_author_is_no_longer_followed_on_its_pages(
+    syncd: Syncd, arxiv: FakeArxiv
+) -> None:
+    follow_ada(syncd, arxiv)
+    assert syncd("authors", "remove", ADA).code == 0
+    with serving(syncd) as site:
+        author = _tree(site, page_of(ADA))
+        assert "no longer followed" in author.xpath("//p[@class='status-line']")[0].text_content()
+        paper = _tree(site, "/papers/2602.10003")
+        notice = paper.xpath("//p[@class='notice']")[0].text_content()
+        assert "is no longer followed" in notice
+        nestpipe_notice = _tree(site, "/").xpath("//p[@class='notice']")
+        assert nestpipe_notice == []

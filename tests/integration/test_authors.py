@@ -1,0 +1,365 @@
+"""Authors at run time and review (issue 22, items 4 and 5): the CLI, the API, a running daemon."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from syncd.logs import configure_logging
+from syncd.storage.schema import author_decisions_table, authors_table, papers_table
+from tests.fakearxiv import FakeArxiv, make_record
+from tests.helpers import eventually
+from tests.integration.conftest import Syncd, serving, sync_ok
+from tests.integration.daemons import Daemon
+from tests.receiver import Receiver
+from tests.scenario import AUTHOR
+
+ADA = "Ada Lovelace"
+ADMIN_TOKEN = "operator-token-kept-out-of-every-log"
+# Ada's papers share no co-author and no category: nothing tells her from a namesake,
+# so each is held as a candidate.
+ADA_PAPERS = {
+    "2602.10001": ("Charles Babbage", "math.NT"),
+    "2602.10002": ("Mary Somerville", "astro-ph.SR"),
+    "2602.10003": ("Augustus De Morgan", "math.LO"),
+}
+GOOD_ORCID = "0000-0002-1825-0097"
+
+
+def publish_ada(arxiv: FakeArxiv) -> None:
+    for arxiv_id, (coauthor, category) in ADA_PAPERS.items():
+        arxiv.publish(
+            make_record(
+                arxiv_id,
+                title=f"A note by {ADA} and {coauthor}",
+                authors=(ADA, coauthor),
+                primary_category=category,
+                categories=(category,),
+            )
+        )
+
+
+def asked_for(arxiv: FakeArxiv, name: str) -> bool:
+    return any(name in r.params.get("search_query", "") for r in arxiv.requests)
+
+
+def authors(syncd: Syncd) -> dict[str, dict[str, Any]]:
+    return {a["name"]: a for a in syncd.json("authors", "list")}
+
+
+def table_rows(url: str, table: sa.Table) -> list[tuple[Any, ...]]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(sa.select(table).order_by(*table.c))]
+    finally:
+        engine.dispose()
+
+
+def write_csv(path: Path, rows: list[str]) -> Path:
+    path.write_text("name,orcid,arxiv_author_id,query\n" + "\n".join(rows) + "\n", "utf-8")
+    return path
+
+
+class TestImport:
+    def test_a_bad_row_on_line_7_imports_nothing(self, syncd: Syncd, tmp_path: Path) -> None:
+        """All or none: the bad ORCID checksum on line 7 is named, and no author is added."""
+        rows = [f"Author {n},,," for n in range(2, 7)] + [f"Author 7,{GOOD_ORCID[:-1]}8,,"]
+        outcome = syncd("authors", "import", str(write_csv(tmp_path / "a.csv", rows)))
+        assert outcome.code == 2
+        assert ":7: orcid: not an ORCID iD" in outcome.err
+        assert outcome.err.count(".csv:") == 1  # only the bad row is named
+        assert set(authors(syncd)) == {AUTHOR}
+
+    def test_every_bad_row_is_named(self, syncd: Syncd, tmp_path: Path) -> None:
+        rows = ["Good,,,", ",,,", f"{AUTHOR},,,", "Good,,,", "Odd,,bad id!,", "Short,"]
+        outcome = syncd("authors", "import", str(write_csv(tmp_path / "b.csv", rows)))
+        assert outcome.code == 2
+        for line in (3, 4, 5, 6, 7):
+            assert f".csv:{line}: " in outcome.err, outcome.err
+        assert "configured in the config file" in outcome.err
+        assert set(authors(syncd)) == {AUTHOR}
+
+    def test_importing_a_good_file_twice_changes_nothing(
+        self, syncd: Syncd, tmp_path: Path
+    ) -> None:
+        rows = [
+            f"{ADA},{GOOD_ORCID},,",
+            'Grace Hopper,,hopper_g_1,"au:""Hopper_G"""',
+            "Emmy Noether,,,",
+        ]
+        csv = write_csv(tmp_path / "good.csv", rows)
+        first = syncd("authors", "import", str(csv))
+        assert first.code == 0, first.err
+        assert "3 added" in first.out
+        before = table_rows(syncd.database_url, authors_table)
+        second = syncd("authors", "import", str(csv))
+        assert second.code == 0, second.err
+        assert second.out.strip() == "0 added, 0 updated, 3 unchanged"
+        assert table_rows(syncd.database_url, authors_table) == before
+        listed = authors(syncd)
+        assert listed["Grace Hopper"]["query"] == 'au:"Hopper_G"'
+        assert listed["Grace Hopper"]["arxiv_author_id"] == "hopper_g_1"
+        assert listed[ADA]["orcid"] == GOOD_ORCID
+        assert {a["source"] for a in listed.values()} == {"config", "runtime"}
+
+
+class TestRefusals:
+    def test_configured_authors_are_changed_in_the_file(self, syncd: Syncd) -> None:
+        for args in (("remove", AUTHOR), ("add", AUTHOR, "--query", 'au:"X"')):
+            outcome = syncd("authors", *args)
+            assert outcome.code == 2
+            assert "configured in the config file" in outcome.err
+
+    def test_unknown_names_and_ids_are_usage_errors(self, syncd: Syncd) -> None:
+        assert syncd("authors", "add", ADA).code == 0
+        cases = {
+            ("review", "Nobody"): "no author named 'Nobody'",
+            ("remove", "Nobody"): "no followed author named 'Nobody'",
+            ("confirm", "Nobody", "2602.10001"): "no followed author named 'Nobody'",
+            ("confirm", ADA, "2602.99999"): "not candidates of Ada Lovelace: 2602.99999",
+            ("reject", ADA, "not-an-id"): "not an arXiv id: 'not-an-id'",
+        }
+        for args, message in cases.items():
+            outcome = syncd("authors", *args)
+            assert (outcome.code, message in outcome.err) == (2, True), (args, outcome.err)
+
+    def test_a_bad_seed_file_is_refused(self, syncd: Syncd, tmp_path: Path) -> None:
+        missing = tmp_path / "missing.txt"
+        outcome = syncd("authors", "add", ADA, "--seed", str(missing))
+        assert outcome.code == 2
+        assert "missing.txt" in outcome.err
+        assert set(authors(syncd)) == {AUTHOR}
+
+
+class TestReview:
+    def test_confirm_tracks_and_announces_reject_keeps_out(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Candidates are listed with their reason; confirm publishes paper.added; a rejected
+        paper never comes back across later syncs."""
+        publish_ada(arxiv)
+        assert syncd("authors", "add", ADA).code == 0
+        sync_ok(syncd)
+        review = syncd("authors", "review", ADA)
+        assert review.code == 0
+        for arxiv_id in ADA_PAPERS:
+            assert arxiv_id in review.out
+        confirmed = syncd("authors", "confirm", ADA, "2602.10001")
+        assert confirmed.code == 0, confirmed.err
+        assert "1 paper.added published" in confirmed.out
+        added = [e for e in syncd.json("events") if e["paper"]["arxiv_id"] == "2602.10001"]
+        assert [e["type"] for e in added] == ["paper.added"]
+        assert added[0]["record"]["title"] == f"A note by {ADA} and Charles Babbage"
+        assert syncd("authors", "reject", ADA, "2602.10002v1").code == 0
+        # Deciding again is harmless.
+        assert syncd("authors", "reject", ADA, "2602.10002").code == 0
+        for _ in range(2):
+            arxiv.revise("2602.10002", title="A revised note")
+            sync_ok(syncd)
+        papers = {p["arxiv_id"]: p for p in syncd.json("papers", "--author", ADA)}
+        assert papers["2602.10001"]["status"] == "tracked"
+        assert papers["2602.10002"]["status"] == "removed"
+        assert papers["2602.10002"]["title"] != "A revised note"
+        assert papers["2602.10003"]["status"] == "candidate"
+        assert not [e for e in syncd.json("events") if e["paper"]["arxiv_id"] == "2602.10002"]
+        review = syncd("authors", "review", ADA)
+        assert "2602.10002" not in review.out and "2602.10001" not in review.out
+        decisions = {
+            row[2]: row[3] for row in table_rows(syncd.database_url, author_decisions_table)
+        }
+        assert decisions == {"2602.10001": "confirmed", "2602.10002": "rejected"}
+        listed = authors(syncd)[ADA]
+        assert (listed["tracked"], listed["candidates"]) == (1, 1)
+        assert listed["last_success"] is not None
+
+
+def cycles_finished(daemon: Daemon) -> int:
+    # Read while the daemon writes: its last line may be half written, so no JSON parsing.
+    return daemon.log.read_text().count('"cycle_finished"')
+
+
+def authors_seen(replica: Daemon) -> int:
+    """Authors' cycles a replica ran or left to another (each cycle, one per author)."""
+    text = replica.log.read_text()
+    return text.count('"cycle_finished"') + text.count('"cycle_skipped"')
+
+
+def _daemon(syncd: Syncd, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    monkeypatch.setenv("SYNCD_HTTP_ADMIN_TOKEN", ADMIN_TOKEN)
+    return Daemon(syncd, receiver)
+
+
+def test_a_running_daemon_follows_authors_added_and_removed(
+    syncd: Syncd,
+    arxiv: FakeArxiv,
+    receiver: Receiver,
+    daemons: list[Daemon],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`authors add` while `syncd run` runs: its next cycle asks arXiv for the author;
+    `authors remove`: no more requests for them.  No restart."""
+    publish_ada(arxiv)
+    daemon = _daemon(syncd, receiver, monkeypatch)
+    daemons.append(daemon)
+    assert receiver.wait_for(7, timeout=20)  # the configured author's first cycle
+    assert not asked_for(arxiv, ADA)
+    assert syncd("authors", "add", ADA).code == 0
+    eventually(lambda: asked_for(arxiv, ADA), 20, "a request for the new author")
+    eventually(lambda: authors(syncd)[ADA]["last_success"] is not None, 20, "its cycle")
+    assert authors(syncd)[ADA]["candidates"] == len(ADA_PAPERS)
+    assert syncd("authors", "remove", ADA).code == 0
+    finished = cycles_finished(daemon)
+    # A cycle may have begun before the removal: wait for two more, then listen.
+    eventually(
+        lambda: cycles_finished(daemon) >= finished + 2,
+        20,
+        "two more cycles",
+    )
+    arxiv.reset_log()
+    eventually(
+        lambda: cycles_finished(daemon) >= finished + 4,
+        20,
+        "two cycles after the removal",
+    )
+    assert arxiv.requests and not asked_for(arxiv, ADA)
+    assert syncd.papers()["2602.10001"]["status"] == "candidate"  # its papers stay
+    daemon.stop()
+
+
+def test_the_api_adds_confirms_and_rejects_with_the_admin_token(
+    syncd: Syncd,
+    arxiv: FakeArxiv,
+    receiver: Receiver,
+    daemons: list[Daemon],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POST /api/v1/authors and /confirm on a running daemon: the confirmed candidate's
+    paper.added reaches a real receiver; a wrong token is 401; the token is never logged."""
+    publish_ada(arxiv)
+    daemon = _daemon(syncd, receiver, monkeypatch)
+    daemons.append(daemon)
+    base = f"http://127.0.0.1:{daemon.port}/api/v1/authors"
+    good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    wrong = {"Authorization": "Bearer " + "x" * len(ADMIN_TOKEN)}
+    assert httpx.post(base, json={"name": ADA}, headers=wrong).status_code == 401
+    assert httpx.post(base, json={"name": ADA}).status_code == 401
+    created = httpx.post(base, json={"name": ADA, "orcid": GOOD_ORCID}, headers=good)
+    assert created.status_code == 201, created.text
+    assert created.json()["source"] == "runtime"
+    again = httpx.post(base, json={"name": ADA, "orcid": GOOD_ORCID}, headers=good)
+    assert again.status_code == 200
+
+    def held() -> int:
+        return int(httpx.get(f"{base}/{ADA}").json()["candidates"])
+
+    eventually(lambda: held() == len(ADA_PAPERS), 20, "Ada's candidates")
+    detail = httpx.get(f"{base}/{ADA}").json()
+    assert {c["arxiv_id"] for c in detail["candidate_papers"]} == set(ADA_PAPERS)
+    confirm = httpx.post(f"{base}/{ADA}/confirm", json={"ids": ["2602.10001"]}, headers=good)
+    assert confirm.status_code == 200, confirm.text
+    assert len(confirm.json()["events"]) == 1
+
+    def announced() -> bool:
+        return any(
+            d.json["type"] == "paper.added" and d.json["data"]["paper"]["arxiv_id"] == "2602.10001"
+            for d in receiver.delivered
+        )
+
+    eventually(announced, 20, "paper.added delivered")
+    reject = httpx.post(f"{base}/{ADA}/reject", json={"ids": ["2602.10002"]}, headers=good)
+    assert reject.status_code == 200, reject.text
+    assert reject.json()["events"] == []
+    refused = httpx.post(f"{base}/{ADA}/reject", json={"ids": ["2602.99999"]}, headers=good)
+    assert refused.status_code == 404
+    assert httpx.delete(f"{base}/{AUTHOR}", headers=good).status_code == 409
+    assert httpx.delete(f"{base}/{ADA}", headers=good).json()["followed"] is False
+    daemon.stop()
+    assert ADMIN_TOKEN not in daemon.log.read_text()
+
+
+def test_admin_routes_are_404_without_a_token_and_log_no_token(syncd: Syncd) -> None:
+    """No token configured: the writes do not exist (404), the reads are public.  With one,
+    a missing or wrong token is 401, a good one works, and the log never holds it."""
+    assert syncd("db", "upgrade").code == 0
+    with serving(syncd) as site:
+        assert site.get("/api/v1/authors").status_code == 200
+        for method, path, body in (
+            ("POST", "/api/v1/authors", {"name": ADA}),
+            ("DELETE", f"/api/v1/authors/{AUTHOR}", None),
+            ("POST", f"/api/v1/authors/{AUTHOR}/confirm", {"ids": ["2602.10001"]}),
+        ):
+            answer = site.http.request(method, path, json=body, headers={"Authorization": "x"})
+            assert answer.status_code == 404, (method, path)
+    syncd.sections = f'[http]\nadmin_token = "{ADMIN_TOKEN}"\n'
+    log = io.StringIO()
+    with serving(syncd) as site:
+        configure_logging("debug", "json", log)
+        good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        wrong = {"Authorization": f"Bearer {ADMIN_TOKEN[:-1]}"}
+        assert (
+            site.http.post("/api/v1/authors", json={"name": ADA}, headers=wrong).status_code == 401
+        )
+        bad = site.http.post("/api/v1/authors", json={"name": ADA, "orcid": "1"}, headers=good)
+        assert bad.status_code == 400 and "orcid" in bad.json()["error"]
+        assert (
+            site.http.post("/api/v1/authors", json={"name": ADA}, headers=good).status_code == 201
+        )
+        gone = site.http.delete(f"/api/v1/authors/{ADA}", headers=good)
+        assert gone.status_code == 200 and gone.json()["followed"] is False
+        assert site.http.delete(f"/api/v1/authors/{AUTHOR}", headers=good).status_code == 409
+        assert site.get("/api/v1/authors/Nobody").status_code == 404
+    text = log.getvalue()
+    assert "http_request" in text  # the log was captured
+    assert ADMIN_TOKEN not in text and ADMIN_TOKEN[:-1] not in text
+
+
+def test_a_rejected_candidate_row_stays_with_its_history(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """Rejecting removes nothing: the paper and its revisions stay, marked removed."""
+    publish_ada(arxiv)
+    assert syncd("authors", "add", ADA).code == 0
+    sync_ok(syncd)
+    assert syncd("authors", "reject", ADA, "2602.10003").code == 0
+    statuses = {row[3]: row[4] for row in table_rows(syncd.database_url, papers_table)}
+    assert statuses["2602.10003"] == "removed"
+    assert syncd("history", "2602.10003").code == 0
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_every_replica_follows_an_author_added_at_run_time(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Two replicas on PostgreSQL: both consider the added author at their next cycles
+    (one syncs it, the other sees the claim), and both let go of it once removed."""
+    publish_ada(arxiv)
+    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(2)]
+    daemons.extend(replicas)
+    assert receiver.wait_for(7, timeout=30)
+    assert syncd("authors", "add", ADA).code == 0
+
+    def considered(replica: Daemon) -> bool:
+        return any(
+            ADA in line and ('"cycle_finished"' in line or '"cycle_skipped"' in line)
+            for line in replica.log.read_text().splitlines()
+        )
+
+    for replica in replicas:
+        eventually(lambda r=replica: considered(r), 30, "the added author in each replica")
+    assert syncd("authors", "remove", ADA).code == 0
+
+    def two_more_cycles() -> None:
+        for replica in replicas:
+            before = authors_seen(replica)
+            eventually(lambda r=replica, n=before: authors_seen(r) >= n + 2, 20, "cycles")
+
+    two_more_cycles()  # a cycle begun before the removal may still ask for her
+    arxiv.reset_log()
+    two_more_cycles()
+    assert arxiv.requests and not asked_for(arxiv, ADA)
+    for replica in replicas:
+        replica.stop()
