@@ -219,6 +219,11 @@ class ArxivClient:
         self.retries = 0
         self.backoff_seconds = 0.0
 
+    @property
+    def settings(self) -> ArxivSettings:
+        """The ``[arxiv]`` settings this client follows."""
+        return self._settings
+
     def __enter__(self) -> Self:
         return self
 
@@ -325,7 +330,7 @@ class ArxivClient:
     def _get(
         self, params: dict[str, str | int], context: dict[str, Any], *, url: str | None = None
     ) -> FeedPage:
-        """One logical request (to the API, or to ``url``): paced, retried while worth it, parsed."""
+        """One logical request (to the API or ``url``): paced, retried while worth it, parsed."""
         settings = self._settings
         failure = "no attempt made"
         cause: BaseException | None = None
