@@ -33,6 +33,8 @@ from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
+    "ARXIV_AUTHOR_URL",
+    "ORCID_URL",
     "Described",
     "FieldDiff",
     "Line",
@@ -41,6 +43,7 @@ __all__ = [
     "describe",
     "event_headline",
     "field_diffs",
+    "following_line",
     "name_lines",
     "paper_path",
     "sample_event",
@@ -49,6 +52,10 @@ __all__ = [
 ]
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
+ARXIV_AUTHOR_URL = "https://arxiv.org/a/{}"
+ORCID_URL = "https://orcid.org/{}"
+# How many held candidates an author.added message names before "…".
+_HELD_SHOWN = 10
 _T = TypeVar("_T")
 
 # What a person calls each field of the record.
@@ -73,6 +80,7 @@ _SUMMARY_WORDS: dict[str, str] = {
     EventType.LINKED: "Seed paper linked to arXiv",
     EventType.REVISED: "Revised",
     EventType.REMOVED: "Gone from arXiv",
+    EventType.AUTHOR_ADDED: "Now following",
 }
 _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
@@ -212,6 +220,8 @@ def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
 
 def describe(event: Event, *, public_url: str | None) -> Described:
     """What a message about ``event`` says, links under ``public_url`` when it is set."""
+    if event.type == EventType.AUTHOR_ADDED:
+        return _describe_author(event, public_url)
     record = event.record
     title = (record.title or "").strip() if record is not None else ""
     title = title or event.paper_key
@@ -241,6 +251,15 @@ def describe(event: Event, *, public_url: str | None) -> Described:
     )
 
 
+def following_line(changes: Mapping[str, Any]) -> str:
+    """``Now following Ke Zhang: 43 papers (5 held for review)``: an ``author.added``'s line."""
+    author = changes.get("author") or {}
+    papers = _count(author.get("papers"), "paper")
+    held = int(author.get("candidates") or 0)
+    review = f" ({held} held for review)" if held else ""
+    return f"Now following {author.get('name', '')}: {papers}{review}"
+
+
 def paper_path(key: str) -> str:
     """The path of a paper's page here (keys of old-style arXiv ids hold a slash)."""
     return f"/papers/{quote(key, safe='/')}"
@@ -262,11 +281,16 @@ def event_headline(
     arxiv_id: str | None,
     version: int | None,
     kinds: Sequence[str],
+    *,
+    changes: Mapping[str, Any] | None = None,
 ) -> str:
     """One line a person can read: ``NestPipe: … (2604.06956) v2: title, authors, abstract``.
 
-    Plain text; whoever puts it into markup escapes it.
+    Plain text; whoever puts it into markup escapes it.  An ``author.added``
+    reads as ``following_line`` of its ``changes``.
     """
+    if event_type == EventType.AUTHOR_ADDED:
+        return following_line(changes or {})
     where = f" ({arxiv_id})" if arxiv_id else ""
     what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), *kinds]))
     shown_version = f" v{version}" if version is not None else ""
@@ -292,6 +316,51 @@ def sample_event(now: datetime) -> Event:
         changes=changes,
         record=record,
     )
+
+
+def _describe_author(event: Event, public_url: str | None) -> Described:
+    """An ``author.added``: the line, what the baseline found, links to the author's pages."""
+    author = event.changes.get("author") or {}
+    line = following_line(event.changes)
+    orcid, arxiv_author_id = author.get("orcid"), author.get("arxiv_author_id")
+    found = (
+        [f"{_count(author.get('claimed'), 'paper')} claimed on arXiv"]
+        if orcid or arxiv_author_id
+        else []
+    )
+    held = list(author.get("candidate_ids") or [])
+    if held:
+        shown = ", ".join(held[:_HELD_SHOWN]) + (", …" if len(held) > _HELD_SHOWN else "")
+        found.append(f"held for review: {shown}")
+    if author.get("needs_review"):
+        found.append("no group of papers is clearly theirs: needs review")
+    links = []
+    if arxiv_author_id or orcid:
+        feed = str(arxiv_author_id or orcid)
+        links.append(Link(f"arXiv: {feed}", ARXIV_AUTHOR_URL.format(quote(feed, safe=""))))
+    if orcid:
+        links.append(Link(f"ORCID: {orcid}", ORCID_URL.format(orcid)))
+    if public_url is not None:
+        links.append(Link("author", f"{public_url}/authors/{quote(event.author, safe='')}"))
+    return Described(
+        event_type=event.type,
+        author=event.author,
+        title=line,
+        arxiv_id=None,
+        version=None,
+        kinds=(),
+        withdrawn=False,
+        headline=line,
+        summary="; ".join(found) or line,
+        diffs=(),
+        links=tuple(links),
+        created_at=event.created_at,
+    )
+
+
+def _count(value: Any, noun: str) -> str:
+    number = int(value or 0)
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _as_it_stands(record: Record) -> list[FieldDiff]:

@@ -92,7 +92,9 @@ def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) 
     _text(entry, "id", entry_id(event))
     title = record.title if record is not None else event.paper_key
     version = record.version if record is not None else None
-    headline = event_headline(event.type, title, event.arxiv_id, version, event.kinds)
+    headline = event_headline(
+        event.type, title, event.arxiv_id, version, event.kinds, changes=event.changes
+    )
     _text(entry, "title", headline)
     _text(entry, "updated", _rfc3339(event.created_at))
     _link(entry, "alternate", base + paper_path(event.paper_key), "text/html")

@@ -138,7 +138,9 @@ def _event(event: Event, fragments: Fragments) -> _Shown:
     title = record.title if record is not None else event.paper_key
     version = record.version if record is not None else None
     return _Shown(
-        headline=event_headline(event.type, title, event.arxiv_id, version, event.kinds),
+        headline=event_headline(
+            event.type, title, event.arxiv_id, version, event.kinds, changes=event.changes
+        ),
         when=event.created_at,
         label=event.type,
         html=fragments.event(event),
