@@ -254,3 +254,18 @@ def test_an_author_feed_that_fails_fails_the_cycle_and_removes_nothing(
     assert _feed_count(failed) == count + 1
     assert _papers(site) == before
     assert site.json("events") == events
+
+
+def test_a_seeded_author_is_baselined_by_the_seeds(syncd: Syncd) -> None:
+    """Seed links are a seeded author's first story: the seed import dates the baseline, and
+    the first sync publishes paper.linked as it always did, no author.added."""
+    assert syncd("seed").code == 0
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.connect() as conn:
+            baseline = conn.scalar(sa.text("SELECT baseline_at FROM authors"))
+    finally:
+        engine.dispose()
+    assert baseline is not None
+    assert syncd("sync").code == 0
+    assert {e["type"] for e in syncd.json("events")} == {"paper.linked"}
