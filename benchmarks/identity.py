@@ -20,6 +20,7 @@ feed is read twice within the interval.  Ratios, not times.
 
 from __future__ import annotations
 
+import itertools
 import math
 from datetime import timedelta
 from typing import Any
@@ -94,14 +95,12 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
             feeds = [r.path for r in arxiv.requests if r.path.startswith(AUTHOR_FEED_PREFIX)]
             for path in feeds:
                 reads.setdefault(path, []).append(cycle * cycle_hours)
-            per_cycle.append(
-                {"queries": len(arxiv.requests) - len(feeds), "feeds": len(feeds)}
-            )
+            per_cycle.append({"queries": len(arxiv.requests) - len(feeds), "feeds": len(feeds)})
         store.close()
     steady = per_cycle[1:]
     fair = identified * cycle_hours * 3600.0 / FEED_INTERVAL
     closest = min(
-        (b - a for hours in reads.values() for a, b in zip(hours, hours[1:], strict=False)),
+        (b - a for hours in reads.values() for a, b in itertools.pairwise(hours)),
         default=None,
     )
     requests = [c["queries"] + c["feeds"] for c in steady]
@@ -133,8 +132,10 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
     }
 
 
-def table_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
-    """The row's line of the results table."""
+def table_rows(r: dict[str, Any] | None) -> list[tuple[str, str, str, str, str, str]]:
+    """The row's line of the results table (none when the row did not run)."""
+    if r is None:
+        return []
     return [
         (
             f"Requests with identifiers: {r['authors']:,} authors, {r['identified']:,} with"
