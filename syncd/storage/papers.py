@@ -71,11 +71,19 @@ class Papers:
             return [rows.paper(row) for row in conn.execute(query)]
 
     def tracked_count(self, author: str) -> int:
-        """How many of the author's papers are tracked."""
+        """How many of the author's tracked papers the name query should find.
+
+        Claimed ones aside: the author's own feed vouches for them, and a
+        name query may miss them (a name written otherwise on arXiv).
+        """
         query = (
             sa.select(sa.func.count())
             .select_from(papers_table.join(authors_table))
-            .where(authors_table.c.name == author, papers_table.c.status == PaperStatus.TRACKED)
+            .where(
+                authors_table.c.name == author,
+                papers_table.c.status == PaperStatus.TRACKED,
+                papers_table.c.claimed.is_(False),
+            )
         )
         with self._db.transaction() as conn:
             return int(conn.scalar(query) or 0)

@@ -269,3 +269,20 @@ def test_a_seeded_author_is_baselined_by_the_seeds(syncd: Syncd) -> None:
     assert baseline is not None
     assert syncd("sync").code == 0
     assert {e["type"] for e in syncd.json("events")} == {"paper.linked"}
+
+
+def test_claims_the_name_query_misses_are_kept(site: Syncd, fake: FakeArxiv) -> None:
+    """Papers signed with another form of the name are the author's by their claim: tracked,
+    and neither a glitch nor absent when the name query (which misses them) runs alone."""
+    other_form = make_record(
+        "2601.00031", authors=("Z. Jiang", CIRCLE[0]), primary_category="cs.LG"
+    )
+    fake.publish(other_form)
+    fake.claim(ORCID, "2601.00031")
+    site.extra = f'orcid = "{ORCID}"'
+    for _ in range(4):  # more than removal_after cycles, the feed read only in the first
+        outcome = site("sync")
+        assert outcome.code == 0, outcome.err
+    assert _papers(site)["2601.00031"] == {"status": "tracked", "claimed": True, "reason": None}
+    assert _feed_requests(fake) == 1
+    assert [e["type"] for e in site.json("events")] == ["author.added"]
