@@ -16,8 +16,8 @@ what the cycles stored.
 
 from __future__ import annotations
 
+import hashlib
 import time
-import zlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -333,7 +333,8 @@ def feed_due(author: str, last_read: datetime | None, now: datetime, interval: f
     """
     if last_read is None:
         return True
-    share = zlib.crc32(author.encode("utf-8")) / 2**32
+    digest = hashlib.blake2b(author.encode("utf-8"), digest_size=8).digest()
+    share = int.from_bytes(digest) / 2**64
     return (now - last_read).total_seconds() >= interval * (1.0 + share)
 
 
