@@ -40,8 +40,11 @@ __all__ = [
     "Line",
     "Link",
     "Segment",
+    "author_path",
+    "author_summary",
     "describe",
     "event_headline",
+    "event_path",
     "field_diffs",
     "following_line",
     "name_lines",
@@ -260,6 +263,33 @@ def following_line(changes: Mapping[str, Any]) -> str:
     return f"Now following {author.get('name', '')}: {papers}{review}"
 
 
+def author_path(name: str) -> str:
+    """The path of an author's page here."""
+    return f"/authors/{quote(name, safe='')}"
+
+
+def event_path(event: Event) -> str:
+    """Where an event is read about here: its paper's page, or its author's for ``author.added``."""
+    if event.type == EventType.AUTHOR_ADDED:
+        return author_path(event.author)
+    return paper_path(event.paper_key)
+
+
+def author_summary(changes: Mapping[str, Any]) -> str:
+    """What an ``author.added`` found besides its line: claims, candidates held, review."""
+    author = changes.get("author") or {}
+    found = []
+    if author.get("orcid") or author.get("arxiv_author_id"):
+        found.append(f"{_count(author.get('claimed'), 'paper')} claimed on arXiv")
+    held = list(author.get("candidate_ids") or [])
+    if held:
+        shown = ", ".join(held[:_HELD_SHOWN]) + (", …" if len(held) > _HELD_SHOWN else "")
+        found.append(f"held for review: {shown}")
+    if author.get("needs_review"):
+        found.append("no group of papers is clearly theirs: needs review")
+    return "; ".join(found) or following_line(changes)
+
+
 def paper_path(key: str) -> str:
     """The path of a paper's page here (keys of old-style arXiv ids hold a slash)."""
     return f"/papers/{quote(key, safe='/')}"
@@ -323,17 +353,6 @@ def _describe_author(event: Event, public_url: str | None) -> Described:
     author = event.changes.get("author") or {}
     line = following_line(event.changes)
     orcid, arxiv_author_id = author.get("orcid"), author.get("arxiv_author_id")
-    found = (
-        [f"{_count(author.get('claimed'), 'paper')} claimed on arXiv"]
-        if orcid or arxiv_author_id
-        else []
-    )
-    held = list(author.get("candidate_ids") or [])
-    if held:
-        shown = ", ".join(held[:_HELD_SHOWN]) + (", …" if len(held) > _HELD_SHOWN else "")
-        found.append(f"held for review: {shown}")
-    if author.get("needs_review"):
-        found.append("no group of papers is clearly theirs: needs review")
     links = []
     if arxiv_author_id or orcid:
         feed = str(arxiv_author_id or orcid)
@@ -341,7 +360,7 @@ def _describe_author(event: Event, public_url: str | None) -> Described:
     if orcid:
         links.append(Link(f"ORCID: {orcid}", ORCID_URL.format(orcid)))
     if public_url is not None:
-        links.append(Link("author", f"{public_url}/authors/{quote(event.author, safe='')}"))
+        links.append(Link("author", f"{public_url}{author_path(event.author)}"))
     return Described(
         event_type=event.type,
         author=event.author,
@@ -351,7 +370,7 @@ def _describe_author(event: Event, public_url: str | None) -> Described:
         kinds=(),
         withdrawn=False,
         headline=line,
-        summary="; ".join(found) or line,
+        summary=author_summary(event.changes),
         diffs=(),
         links=tuple(links),
         created_at=event.created_at,

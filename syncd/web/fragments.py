@@ -19,6 +19,8 @@ from collections.abc import Callable, Hashable
 from markupsafe import Markup
 
 from syncd.domain.model import Event, Revision
+from syncd.domain.vocabulary import EventType
+from syncd.render.describe import author_summary
 from syncd.render.html import changes_html, record_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
@@ -42,6 +44,8 @@ class Fragments:
         """What changed in ``event``; a new paper's record when nothing was compared."""
 
         def render() -> Markup:
+            if event.type == EventType.AUTHOR_ADDED:
+                return Markup("<p>{}</p>").format(author_summary(event.changes))
             if event.changes:
                 return changes_html(event.changes)
             return record_html(event.record) if event.record is not None else Markup("")

@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from syncd.domain.model import Event, Revision
 from syncd.domain.vocabulary import PaperStatus, source_label
-from syncd.render.describe import event_headline, paper_path
+from syncd.render.describe import event_headline, event_path, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
@@ -144,7 +144,7 @@ def _event(event: Event, fragments: Fragments) -> _Shown:
         when=event.created_at,
         label=event.type,
         html=fragments.event(event),
-        link=paper_path(event.paper_key),
+        link=event_path(event),
     )
 
 

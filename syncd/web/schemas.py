@@ -91,7 +91,9 @@ class EventOut(_Out):
     type: EventType
     created_at: str = Field(description="ISO 8601, UTC")
     author: str
-    paper: PaperRef
+    paper: PaperRef | None = Field(
+        description='null for "author.added", which is about the author: see changes.author'
+    )
     kinds: list[str]
     changes: dict[str, dict[str, Any]]
     record: RecordOut | None

@@ -18,7 +18,7 @@ from syncd.domain.record import Record
 from tests import fakearxiv as fa
 from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record
 from tests.helpers import WEBHOOK_SECRET, webhook_config
-from tests.integration.conftest import Syncd
+from tests.integration.conftest import Syncd, serving
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
@@ -194,6 +194,17 @@ def test_a_name_only_author_gets_the_largest_coauthor_group_as_basis(
     assert event["changes"]["author"]["papers"] == 5
     assert [r.json["type"] for r in receiver.delivered] == ["author.added"]
     assert _feed_requests(fake) == 0
+    # The read surface shows it as the CLI does, and the feed by its line.
+    with serving(site) as web:
+        assert web.get("/api/v1/events").json() == [event]
+        feed = web.get("/feeds/events.atom").text
+        line = "Now following Zhida Jiang: 5 papers (2 held for review)"
+        assert line in feed
+        assert (
+            "/authors/Zhida%20Jiang" in feed
+        )  # the author's page, not the paper it is filed under
+        assert "held for review: 2601.00021, 2601.00022" in feed
+        assert line in web.get("/events").text
 
 
 def test_no_clear_group_leaves_the_author_needing_review(site: Syncd, fake: FakeArxiv) -> None:
