@@ -41,6 +41,7 @@ ROWS = (
     "fanout",
     "fanout_slack",
     "requests",
+    "identity",
     "backfill",
     "web",
     "digest",
@@ -69,6 +70,8 @@ class Plan:
     slack_papers: int  # the events of the cycle each endpoint's digest carries
     author_counts: tuple[int, ...]
     request_interval: float
+    identity_authors: tuple[int, int]  # authors, of whom with an arXiv author id
+    identity_cycles: tuple[int, float]  # cycles after the first, hours apart
     backfill_papers: int
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
@@ -95,6 +98,8 @@ FULL = Plan(
     slack_papers=10,
     author_counts=(1, 10, 100),
     request_interval=3.0,
+    identity_authors=(1_000, 500),
+    identity_cycles=(8, 6.0),
     backfill_papers=1_000,
     web_sizes=(10_000, 100_000),
     web_requests=200,
@@ -118,6 +123,8 @@ QUICK = Plan(
     slack_papers=5,
     author_counts=(1, 10, 30),
     request_interval=0.1,
+    identity_authors=(100, 50),
+    identity_cycles=(8, 6.0),
     backfill_papers=200,
     web_sizes=(1_000, 5_000),
     web_requests=20,
@@ -410,6 +417,12 @@ def _requests(ctx: _Context) -> dict[str, Any]:
     return authors.run(ctx.plan.author_counts, ctx.plan.request_interval)
 
 
+def _identity(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import identity  # noqa: PLC0415
+
+    return identity.run(*ctx.plan.identity_authors, *ctx.plan.identity_cycles)
+
+
 def _backfill(ctx: _Context) -> dict[str, Any]:
     from benchmarks import backfill  # noqa: PLC0415
 
@@ -455,6 +468,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "fanout": _fanout,
     "fanout_slack": _fanout_slack,
     "requests": _requests,
+    "identity": _identity,
     "backfill": _backfill,
     "web": _web,
     "digest": _digest,
@@ -563,6 +577,9 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                     ),
                 )
             )
+    from benchmarks import identity  # noqa: PLC0415
+
+    out += identity.table_rows(rows.get("identity"))
     if "backfill" in rows:
         r = rows["backfill"]
         out.append(

@@ -38,6 +38,7 @@ from syncd import __version__
 from syncd.domain.vocabulary import EVENT_TYPES, KINDS, PaperStatus
 
 __all__ = [
+    "AUTHOR_FEED_RESULTS",
     "CYCLE_RESULTS",
     "DELIVERY_OUTCOMES",
     "EVENT_KINDS",
@@ -50,6 +51,7 @@ __all__ = [
     "StoreCollector",
     "StoreSnapshot",
     "asgi_app",
+    "observe_author_feed",
     "observe_cycle",
     "observe_delivery",
     "observe_events",
@@ -78,6 +80,9 @@ REGISTRY = CollectorRegistry()
 
 OTHER = "other"
 CYCLE_RESULTS = ("ok", "failed")
+# An author's own arXiv feed: read, no usable answer (404, 5xx, ...), or emptied
+# (it listed claims before and none now); the last two fail the author's cycle.
+AUTHOR_FEED_RESULTS = ("ok", "failed", "emptied")
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
 EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
@@ -132,6 +137,13 @@ _SYNC_CYCLE_DURATION = Histogram(
 _LAST_SUCCESSFUL_SYNC = Gauge(
     "syncd_last_successful_sync_timestamp_seconds",
     "Unix time at which the most recent successful sync cycle finished.",
+    registry=REGISTRY,
+)
+
+_AUTHOR_FEEDS = Counter(
+    "syncd_author_feeds",
+    "Authors' own arXiv feeds (ORCID iD or arXiv author id) read, by result.",
+    ["result"],
     registry=REGISTRY,
 )
 
@@ -216,6 +228,7 @@ def _initialise() -> None:
     _BUILD_INFO.info({"version": __version__, "python": platform.python_version()})
     for counter, values in (
         (_SYNC_CYCLES, CYCLE_RESULTS),
+        (_AUTHOR_FEEDS, AUTHOR_FEED_RESULTS),
         (_UPSTREAM_REQUESTS, STATUS_CLASSES),
         (_EVENTS, EVENT_TYPES),
         (_EVENT_KINDS, EVENT_KINDS),
@@ -255,6 +268,11 @@ def observe_cycle(ok: bool, duration: float, finished_at: float) -> None:
     _SYNC_CYCLE_DURATION.observe(_non_negative(duration))
     if ok:
         _LAST_SUCCESSFUL_SYNC.set(finished_at)
+
+
+def observe_author_feed(result: str) -> None:
+    """Count one author feed read by its result (``AUTHOR_FEED_RESULTS``)."""
+    _AUTHOR_FEEDS.labels(_known(result, AUTHOR_FEED_RESULTS)).inc()
 
 
 def observe_upstream(status: int | None) -> None:

@@ -91,6 +91,9 @@ OPENSEARCH_NS = "http://a9.com/-/spec/opensearch/1.1/"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 API_PATH = "/api/query"
+# An author's own feed of claimed papers: /a/<arXiv author id or ORCID iD>.atom2
+AUTHOR_FEED_PREFIX = "/a/"
+AUTHOR_FEED_SUFFIX = ".atom2"
 DEFAULT_AUTHOR = "Ada Lovelace"
 MAX_RESULTS_LIMIT = 30000
 
@@ -1049,6 +1052,12 @@ class FakeArxiv(LoopbackServer):
         self._log: list[LoggedRequest] = []
         self._queue: list[_Queued] = []
         self._always: list[Fault] = []
+        self._claims: dict[str, list[str]] = {}  # feed id -> arXiv ids, in claim order
+
+    @property
+    def author_feed_url(self) -> str:
+        """What ``[arxiv] author_feed_url`` points at: ``http://127.0.0.1:PORT/a/``."""
+        return self.base_url + AUTHOR_FEED_PREFIX
 
     @property
     def base_url(self) -> str:
@@ -1142,6 +1151,23 @@ class FakeArxiv(LoopbackServer):
         with self._lock:
             self._history(arxiv_id)
             self._removed.pop(arxiv_id, None)
+
+    def claim(self, feed_id: str, *arxiv_ids: str) -> None:
+        """Let the author ``feed_id`` (ORCID iD or arXiv author id) claim papers.
+
+        With no ids, the author exists with an empty feed; an author never
+        claimed for answers 404, as arXiv does for an unknown id.
+        """
+        with self._lock:
+            for arxiv_id in arxiv_ids:
+                self._history(arxiv_id)
+            claimed = self._claims.setdefault(feed_id, [])
+            claimed += [i for i in arxiv_ids if i not in claimed]
+
+    def unclaim(self, feed_id: str) -> None:
+        """Empty the author's feed (the id stays known)."""
+        with self._lock:
+            self._claims[feed_id] = []
 
     @property
     def papers(self) -> dict[str, tuple[Record, ...]]:
@@ -1329,16 +1355,47 @@ class FakeArxiv(LoopbackServer):
                 return [*page[:index], earlier, *page[index + 1 :]], False
         return page, True
 
-    def _plan(self, path: str, params: Mapping[str, str]) -> _Plan:
-        if path != API_PATH:
+    def _author_feed(self, feed_id: str) -> _Plan:
+        """An author's claimed papers, current versions, as one unpaged API-format feed."""
+        claimed = self._claims.get(feed_id)
+        if claimed is None:
             return _Plan(status=404, body=b"Not Found", content_type="text/plain; charset=utf-8")
+        records = [self._papers[i][-1] for i in claimed if i not in self._removed]
+        feed = render_feed(
+            records,
+            max_results=len(records),
+            search_query=f"author feed {feed_id}",
+            backend=self.backend,
+            wrap=self.wrap,
+            now=self._clock(),
+            affiliations=self._affiliations,
+        )
+        return _Plan(body=feed)
+
+    def _plan(self, path: str, params: Mapping[str, str]) -> _Plan:
+        feed_id = _author_feed_id(path)
+        if path != API_PATH and feed_id is None:
+            return _Plan(status=404, body=b"Not Found", content_type="text/plain; charset=utf-8")
+        if feed_id is not None:
+            # Faults tell an author feed by this pseudo parameter, e.g.
+            # ``when=lambda p: p.get("author_feed") == "warner_s_1"``.
+            params = {**params, "author_feed": feed_id}
+
+        def answer(fault: Fault | None) -> _Plan:
+            if feed_id is None:
+                return self._answer(params, fault)
+            plan = self._author_feed(feed_id)
+            if fault is not None and fault.kind == "empty_result" and plan.status == 200:
+                plan = replace(plan, body=render_feed([], max_results=0, now=self._clock()))
+            return plan
+
         fault = self._take_fault(params)
         if fault is not None:
             standalone = _standalone_plan(fault, self.backend)
             if standalone is not None:
                 return standalone
-            return _apply_fault(self._answer(params, fault), fault)
-        return self._answer(params, None)
+            return _apply_fault(answer(fault), fault)
+        return answer(None)
 
     def _serve(self, handler: _Handler, query_string: str) -> None:
         arrival = time.monotonic()
@@ -1391,6 +1448,14 @@ class FakeArxiv(LoopbackServer):
                 handler.close_connection = True
                 return
             handler.wfile.write(plan.body[offset : offset + plan.chunk_size])
+
+
+def _author_feed_id(path: str) -> str | None:
+    """The id in ``/a/<id>.atom2``, else None."""
+    if path.startswith(AUTHOR_FEED_PREFIX) and path.endswith(AUTHOR_FEED_SUFFIX):
+        feed_id = path[len(AUTHOR_FEED_PREFIX) : -len(AUTHOR_FEED_SUFFIX)]
+        return feed_id or None
+    return None
 
 
 def _parse_time(stamp: str) -> datetime:

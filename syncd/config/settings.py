@@ -45,6 +45,7 @@ from syncd.delivery.destinations import (
     check_host,
 )
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
+from syncd.domain.identifiers import check_arxiv_author_id, check_orcid
 from syncd.domain.record import split_arxiv_id
 from syncd.errors import ConfigError
 
@@ -79,8 +80,12 @@ class ArxivSettings(Section):
     max_response_bytes: int = Field(64 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     user_agent: str = DEFAULT_USER_AGENT
     contact: str | None = None
+    # An author's own feed of claimed papers is <author_feed_url><id>.atom2, read
+    # at most once per author_feed_interval seconds: claims change rarely.
+    author_feed_url: str = "https://arxiv.org/a/"
+    author_feed_interval: float = Field(86400.0, ge=0, le=WEEK)
 
-    @field_validator("api_url")
+    @field_validator("api_url", "author_feed_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
@@ -185,6 +190,21 @@ class AuthorSettings(Section):
     def _arxiv_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(split_arxiv_id(v)[0] for v in values)
 
+    @field_validator("orcid")
+    @classmethod
+    def _orcid(cls, value: str | None) -> str | None:
+        return None if value is None else check_orcid(value)
+
+    @field_validator("arxiv_author_id")
+    @classmethod
+    def _arxiv_author_id(cls, value: str | None) -> str | None:
+        return None if value is None else check_arxiv_author_id(value)
+
+    @property
+    def feed_id(self) -> str | None:
+        """The id of the author's own arXiv feed: the arXiv author id, else the ORCID iD."""
+        return self.arxiv_author_id or self.orcid
+
     @property
     def search_query(self) -> str:
         """The arXiv ``search_query`` for this author: ``au:"Name"`` unless configured."""
@@ -285,6 +305,9 @@ class SyncSettings(Section):
 
     # complete syncs without a paper before it is reported as paper.removed
     removal_after: int = Field(3, ge=1, le=1000)
+    # a name-only author's first sync takes the largest co-author group as theirs
+    # only when it holds at least this many times the papers of the next one
+    basis_margin: float = Field(2.0, ge=1.0, le=1000.0)
 
 
 class LogSettings(Section):

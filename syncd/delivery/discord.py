@@ -39,6 +39,7 @@ _COLOURS: dict[str, int] = {
     EventType.LINKED: 0x1F6FEB,  # blue
     EventType.REVISED: 0xD29922,  # amber
     EventType.REMOVED: 0xCF222E,  # red
+    EventType.AUTHOR_ADDED: 0x8250DF,  # purple
 }
 # What no event's type colours: "…and K more", and a type without a colour of its own.
 _NEUTRAL_COLOUR = 0x8B949E  # grey

@@ -66,6 +66,8 @@ class AuthorSummary:
     last_success: datetime | None
     last_failure: datetime | None
     last_error: str | None  # why the last failed cycle failed
+    # Its baseline found no group of papers clearly the author's (syncd.domain.basis).
+    needs_review: bool = False
 
     @property
     def name(self) -> str:
@@ -100,6 +102,7 @@ def author_json(summary: AuthorSummary, next_sync: datetime | None) -> dict[str,
         "tracked": summary.tracked,
         "claimed": summary.claimed,
         "candidates": summary.candidates,
+        "needs_review": summary.needs_review,
         "last_success": _time(summary.last_success),
         "last_failure": _time(summary.last_failure),
         "last_error": summary.last_error,
@@ -129,6 +132,8 @@ def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
         return value.strftime(_TIME_FORMAT) if value is not None else "never"
 
     parts = [f"last success {when(summary.last_success)}"]
+    if summary.needs_review:
+        parts.insert(0, f"needs review: {summary.candidates} candidates, none clearly theirs")
     if summary.last_failure is not None:
         reason = summary.last_error or _NO_REASON
         parts.append(f"last failure {when(summary.last_failure)}: {reason}")

@@ -17,6 +17,7 @@ from syncd.domain.record import Record, versioned_id
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
 __all__ = [
+    "AuthorSyncState",
     "AuthorSyncs",
     "BackfillWrite",
     "EndpointSummary",
@@ -64,6 +65,15 @@ class Paper:
     record: Record
     record_hash: str
     absent_syncs: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorSyncState:
+    """What an author's cycle decides by: baseline taken, own feed last read, papers claimed."""
+
+    baseline_at: datetime | None
+    feed_fetched_at: datetime | None
+    claimed: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +244,8 @@ class PaperWrite:
     event_kinds: tuple[str, ...] = ()
     event_changes: Mapping[str, Any] = field(default_factory=dict)
     backfill_pending: bool = False
+    # Why a candidate is held, for its reviewer; None keeps a held candidate's reason.
+    candidate_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,10 @@ record" lives here, where it can be tested with plain records.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from syncd.domain.basis import Basis, choose_basis
 from syncd.domain.diff import Change, diff_records
 from syncd.domain.linking import identify
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
@@ -21,6 +22,7 @@ from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RevisionSour
 from syncd.errors import FeedError
 
 __all__ = [
+    "Baseline",
     "Note",
     "Observed",
     "Plan",
@@ -86,6 +88,41 @@ class Snapshot:
     absent: Sequence[PaperState] = ()
     identity_names: Collection[str] = ()
     identity_categories: Collection[str] = ()
+    # Ids the author's own arXiv feed listed this cycle: theirs, never candidates.
+    claimed: Collection[str] = ()
+    # The author's first complete sync: it announces the author, not each paper.
+    baseline: bool = False
+    # A name-only author's baseline takes the largest co-author group of the new
+    # entries as theirs when it holds this many times the next (``choose_basis``).
+    basis_margin: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """What a baseline announces in its one ``author.added``: the papers as they now stand.
+
+    ``tracked`` counts the claimed ones too; ``candidates`` are arXiv ids.
+    """
+
+    tracked: int
+    claimed: int
+    candidates: tuple[str, ...]
+    needs_review: bool
+
+    def changes(self, name: str, orcid: str | None, arxiv_author_id: str | None) -> dict[str, Any]:
+        """The ``changes`` of the ``author.added`` event: who, and their papers as counted."""
+        return {
+            "author": {
+                "name": name,
+                "orcid": orcid,
+                "arxiv_author_id": arxiv_author_id,
+                "papers": self.tracked,
+                "claimed": self.claimed,
+                "candidates": len(self.candidates),
+                "candidate_ids": list(self.candidates),
+                "needs_review": self.needs_review,
+            }
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +139,7 @@ class Plan:
 
     writes: tuple[PaperWrite, ...]
     notes: tuple[Note, ...]
+    baseline: Baseline | None = None
 
 
 def check_trust(observed: Observed, tracked: int, known: Sequence[Paper]) -> None:
@@ -140,32 +178,67 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
     unlinked = {p.id: p for p in snapshot.unlinked}
     writes = [_linked(unlinked[paper_id], observed.new[aid]) for paper_id, aid in links.items()]
     linked_ids = set(links.values())
+    claimed = set(snapshot.claimed)
+    entries = {**observed.changed, **observed.new}
     names, categories = set(snapshot.identity_names), set(snapshot.identity_categories)
-    for arxiv_id in linked_ids:
-        names.update(observed.new[arxiv_id].authors)
-        categories.update(observed.new[arxiv_id].categories)
+    # The seed links and the author's own claims are what the rest is scored against.
+    for arxiv_id in sorted((linked_ids | claimed) & set(entries)):
+        names.update(entries[arxiv_id].authors)
+        categories.update(entries[arxiv_id].categories)
+    basis = _basis(snapshot, observed, linked_ids)
 
-    def plausible(record: Record) -> bool:
-        if record.arxiv_id in snapshot.include_ids:
-            return True
-        identity = identify(record, names, categories, snapshot.author)
-        if not identity.plausible:
+    def held(record: Record) -> str | None:
+        """Why ``record`` is not (yet) the author's paper; None when it is."""
+        arxiv_id = record.arxiv_id or ""
+        if arxiv_id in snapshot.include_ids or arxiv_id in claimed:
+            return None
+        if basis is not None:
+            reason = basis.reasons.get(arxiv_id)
+        elif identify(record, names, categories, snapshot.author).plausible:
+            reason = None
+        else:
             reason = "shares no co-author or category with the known papers"
-            notes.append(Note("candidate_held", {"arxiv_id": record.arxiv_id, "reason": reason}))
-        return identity.plausible
+        if reason is not None:
+            notes.append(Note("candidate_held", {"arxiv_id": arxiv_id, "reason": reason}))
+        return reason
 
     for paper in snapshot.changed:
         entry = observed.changed[paper.arxiv_id or ""]
         # a held candidate is promoted once it shares something with the known papers
-        promoted = paper.status == PaperStatus.CANDIDATE and plausible(entry)
-        write = _observed(paper, entry, promoted)
+        reason = held(entry) if paper.status == PaperStatus.CANDIDATE else None
+        promoted = paper.status == PaperStatus.CANDIDATE and reason is None
+        write = _observed(paper, entry, promoted, reason)
         if write is not None:
             writes.append(write)
     for arxiv_id, record in observed.new.items():
         if arxiv_id not in linked_ids:
-            writes.append(_discovered(record, plausible(record)))
+            writes.append(_discovered(record, held(record)))
     writes += [_absent(state, snapshot.removal_after) for state in snapshot.absent]
-    return Plan(tuple(writes), tuple(notes))
+    if not snapshot.baseline:
+        return Plan(tuple(writes), tuple(notes))
+    quiet = tuple(_unannounced(w) for w in writes)
+    summary = Baseline(
+        tracked=sum(1 for w in quiet if w.status == PaperStatus.TRACKED),
+        claimed=sum(1 for w in quiet if w.arxiv_id in claimed),
+        candidates=tuple(sorted(w.key for w in quiet if w.status == PaperStatus.CANDIDATE)),
+        needs_review=basis is not None and basis.needs_review,
+    )
+    return Plan(quiet, tuple(notes), summary)
+
+
+def _basis(snapshot: Snapshot, observed: Observed, linked_ids: Collection[str]) -> Basis | None:
+    """A name-only author's basis among the baseline's new entries; None when not asked for."""
+    if not snapshot.baseline or snapshot.basis_margin is None:
+        return None
+    grouped = [r for i, r in observed.new.items() if i not in linked_ids]
+    return choose_basis(grouped, snapshot.author, snapshot.basis_margin)
+
+
+def _unannounced(write: PaperWrite) -> PaperWrite:
+    """A baseline's write: recorded, linked and backfilled as usual, announcing nothing."""
+    if write.event_type not in (EventType.ADDED, EventType.LINKED):
+        return write
+    return replace(write, event_type=None, event_kinds=(), event_changes={})
 
 
 def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
@@ -192,7 +265,7 @@ def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
 
 def confirmed_write(paper: Paper) -> PaperWrite:
     """A candidate a person confirmed as the author's: tracked, announced with paper.added."""
-    write = _observed(paper, paper.record, promoted=True)
+    write = _observed(paper, paper.record, promoted=True, reason=None)
     assert write is not None  # an announced paper is always written
     return write
 
@@ -231,7 +304,7 @@ def _linked(paper: Paper, entry: Record) -> PaperWrite:
     )
 
 
-def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
+def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -> PaperWrite | None:
     """A known paper seen again: a revision if it changed, an event if it is (again) tracked."""
     announce = paper.status == PaperStatus.REMOVED or promoted
     change = None if content_hash(entry) == paper.record_hash else diff_records(paper.record, entry)
@@ -257,6 +330,7 @@ def _observed(paper: Paper, entry: Record, promoted: bool) -> PaperWrite | None:
         backfill_pending=_needs_backfill(
             status, entry.version, None if announce else paper.record.version
         ),
+        candidate_reason=reason,
     )
 
 
@@ -274,7 +348,8 @@ def _absent(paper: PaperState, removal_after: int) -> PaperWrite:
     )
 
 
-def _discovered(record: Record, plausible: bool) -> PaperWrite:
+def _discovered(record: Record, reason: str | None) -> PaperWrite:
+    plausible = reason is None
     status = PaperStatus.TRACKED if plausible else PaperStatus.CANDIDATE
     return PaperWrite(
         key=record.arxiv_id or "",
@@ -284,4 +359,5 @@ def _discovered(record: Record, plausible: bool) -> PaperWrite:
         revisions=(NewRevision(record, _SYNCED),),
         event_type=EventType.ADDED if plausible else None,
         backfill_pending=_needs_backfill(status, record.version, None),
+        candidate_reason=reason,
     )

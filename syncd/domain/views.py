@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from syncd.domain.model import EndpointSummary, Event, Paper, Revision
+from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "FieldValue",
@@ -55,14 +56,19 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 
 
 def event_json(event: Event) -> dict[str, Any]:
-    """One event, as listed by ``syncd events --json`` and carried by webhooks."""
+    """One event, as listed by ``syncd events --json`` and carried by webhooks.
+
+    An ``author.added`` is about no paper: its ``paper`` is null and its
+    ``changes`` hold ``author`` (name, identifiers, counts, held ids).
+    """
+    about_paper = event.type != EventType.AUTHOR_ADDED
     return {
         "id": event.id,
         "seq": event.seq,
         "type": event.type,
         "created_at": event.created_at.isoformat(),
         "author": event.author,
-        "paper": {"key": event.paper_key, "arxiv_id": event.arxiv_id},
+        "paper": {"key": event.paper_key, "arxiv_id": event.arxiv_id} if about_paper else None,
         "kinds": list(event.kinds),
         "changes": event.changes,
         "record": event.record.to_dict() if event.record is not None else None,

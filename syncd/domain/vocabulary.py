@@ -40,12 +40,15 @@ _NUMBER_RE = re.compile("[0-9]+")
 
 
 class EventType(StrEnum):
-    """What an event says happened to a paper."""
+    """What an event says happened to a paper, or to the set of followed authors."""
 
     LINKED = "paper.linked"
     ADDED = "paper.added"
     REVISED = "paper.revised"
     REMOVED = "paper.removed"
+    # An author's first complete sync (their baseline): it announces this, not
+    # their papers one by one.  ``changes["author"]`` holds the counts.
+    AUTHOR_ADDED = "author.added"
 
 
 EVENT_TYPES: tuple[str, ...] = tuple(EventType)

@@ -33,18 +33,24 @@ from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
+    "ARXIV_AUTHOR_URL",
     "ELIDED",
+    "ORCID_URL",
     "Described",
     "FieldDiff",
     "Line",
     "Link",
     "Segment",
+    "author_path",
+    "author_summary",
     "change_words",
     "collapsed",
     "counted",
     "describe",
     "event_headline",
+    "event_path",
     "field_diffs",
+    "following_line",
     "kind_label",
     "kind_words",
     "name_lines",
@@ -56,6 +62,10 @@ __all__ = [
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
 ELIDED = "…"
+ARXIV_AUTHOR_URL = "https://arxiv.org/a/{}"
+ORCID_URL = "https://orcid.org/{}"
+# How many held candidates an author.added message names before "…".
+_HELD_SHOWN = 10
 _T = TypeVar("_T")
 
 # What a person calls each field of the record, and each change kind (a chip, a heading).
@@ -80,6 +90,7 @@ _SUMMARY_WORDS: dict[str, str] = {
     EventType.LINKED: "Seed paper linked to arXiv",
     EventType.REVISED: "Revised",
     EventType.REMOVED: "No longer in the author's arXiv results",
+    EventType.AUTHOR_ADDED: "Now following",
 }
 _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
@@ -273,6 +284,8 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
 
 def describe(event: Event, *, public_url: str | None) -> Described:
     """What a message about ``event`` says, links under ``public_url`` when it is set."""
+    if event.type == EventType.AUTHOR_ADDED:
+        return _describe_author(event, public_url)
     record = event.record
     title = (record.title or "").strip() if record is not None else ""
     title = title or event.paper_key
@@ -302,6 +315,42 @@ def describe(event: Event, *, public_url: str | None) -> Described:
     )
 
 
+def following_line(changes: Mapping[str, Any]) -> str:
+    """``Now following Ke Zhang: 43 papers (5 held for review)``: an ``author.added``'s line."""
+    author = changes.get("author") or {}
+    papers = counted(int(author.get("papers") or 0), "paper")
+    held = int(author.get("candidates") or 0)
+    review = f" ({held} held for review)" if held else ""
+    return f"Now following {author.get('name', '')}: {papers}{review}"
+
+
+def author_path(name: str) -> str:
+    """The path of an author's page here."""
+    return f"/authors/{quote(name, safe='')}"
+
+
+def event_path(event: Event) -> str:
+    """Where an event is read about here: its paper's page, or its author's for ``author.added``."""
+    if event.type == EventType.AUTHOR_ADDED:
+        return author_path(event.author)
+    return paper_path(event.paper_key)
+
+
+def author_summary(changes: Mapping[str, Any]) -> str:
+    """What an ``author.added`` found besides its line: claims, candidates held, review."""
+    author = changes.get("author") or {}
+    found = []
+    if author.get("orcid") or author.get("arxiv_author_id"):
+        found.append(f"{counted(int(author.get('claimed') or 0), 'paper')} claimed on arXiv")
+    held = list(author.get("candidate_ids") or [])
+    if held:
+        shown = ", ".join(held[:_HELD_SHOWN]) + (", …" if len(held) > _HELD_SHOWN else "")
+        found.append(f"held for review: {shown}")
+    if author.get("needs_review"):
+        found.append("no group of papers is clearly theirs: needs review")
+    return "; ".join(found) or following_line(changes)
+
+
 def paper_path(key: str) -> str:
     """The path of a paper's page here (keys of old-style arXiv ids hold a slash)."""
     return f"/papers/{quote(key, safe='/')}"
@@ -323,11 +372,16 @@ def event_headline(
     arxiv_id: str | None,
     version: int | None,
     kinds: Sequence[str],
+    *,
+    changes: Mapping[str, Any] | None = None,
 ) -> str:
     """One line a person can read: ``NestPipe: … (2604.06956) v2: title, authors, abstract``.
 
-    Plain text; whoever puts it into markup escapes it.
+    Plain text; whoever puts it into markup escapes it.  An ``author.added``
+    reads as ``following_line`` of its ``changes``.
     """
+    if event_type == EventType.AUTHOR_ADDED:
+        return following_line(changes or {})
     where = f" ({arxiv_id})" if arxiv_id else ""
     what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), kind_words(kinds)]))
     shown_version = f" v{version}" if version is not None else ""
@@ -396,6 +450,35 @@ def _notice_line(withdrawn: Mapping[str, Any], new: str | None) -> Line:
 def _lowered(label: str) -> str:
     """A label in running text: ``journal reference``, but ``DOI`` stays."""
     return label if label.isupper() else label.lower()
+
+
+def _describe_author(event: Event, public_url: str | None) -> Described:
+    """An ``author.added``: the line, what the baseline found, links to the author's pages."""
+    author = event.changes.get("author") or {}
+    line = following_line(event.changes)
+    orcid, arxiv_author_id = author.get("orcid"), author.get("arxiv_author_id")
+    links = []
+    if arxiv_author_id or orcid:
+        feed = str(arxiv_author_id or orcid)
+        links.append(Link(f"arXiv: {feed}", ARXIV_AUTHOR_URL.format(quote(feed, safe=""))))
+    if orcid:
+        links.append(Link(f"ORCID: {orcid}", ORCID_URL.format(orcid)))
+    if public_url is not None:
+        links.append(Link("author", f"{public_url}{author_path(event.author)}"))
+    return Described(
+        event_type=event.type,
+        author=event.author,
+        title=line,
+        arxiv_id=None,
+        version=None,
+        kinds=(),
+        withdrawn=False,
+        headline=line,
+        summary=author_summary(event.changes),
+        diffs=(),
+        links=tuple(links),
+        created_at=event.created_at,
+    )
 
 
 def _as_it_stands(record: Record) -> list[FieldDiff]:

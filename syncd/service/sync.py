@@ -16,16 +16,18 @@ what the cycles stored.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import structlog
 
 from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
-from syncd.domain.model import Event, Paper, SyncStats
+from syncd.domain.model import AuthorSyncState, Event, Paper, SyncStats
 from syncd.domain.planner import (
     Observed,
     Plan,
@@ -49,6 +51,7 @@ __all__ = [
     "CycleResult",
     "author_batches",
     "batch_query",
+    "feed_due",
     "seed_author",
     "sync_all",
 ]
@@ -157,6 +160,8 @@ class _Cycle:
     run_id: int | None
     started: float
     observed: Observed = field(default_factory=Observed)
+    # The ids the author's own arXiv feed lists, when it was read this cycle.
+    claims: list[str] | None = None
     requests: int = 0
     # Earlier versions fetched to link seeds, by versioned id.
     fetched: dict[str, Record] = field(default_factory=dict)
@@ -261,17 +266,85 @@ def _finish(
             missing = [i for i in author.include_ids if i not in cycle.observed.seen]
             if missing:
                 _take(storage, cycle, client.fetch_ids(missing))
-            plan = _plan(storage, client, cycle, settings)
+            state = storage.baselines.state(author.name)
+            _read_claims(storage, client, cycle, state)
+            plan = _plan(storage, client, cycle, settings, state)
             cycle.requests += client.requests - requests_before
             assert cycle.run_id is not None  # only cycles with a run get here
-            events = storage.apply_cycle(cycle.run_id, author.name, plan.writes, cycle.stats)
+            baseline = None
+            if plan.baseline is not None:
+                baseline = plan.baseline.changes(author.name, author.orcid, author.arxiv_author_id)
+            events = storage.apply_cycle(
+                cycle.run_id,
+                author.name,
+                plan.writes,
+                cycle.stats,
+                claims=cycle.claims,
+                baseline=baseline,
+            )
         except _CYCLE_FAILURES as exc:
             return _failed(storage, cycle, exc)
         _report(cycle, plan, events)
         return CycleResult(cycle.run_id, author.name, ok=True, events=events, stats=cycle.stats)
 
 
-def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSettings) -> Plan:
+def _read_claims(
+    storage: Storage, client: ArxivClient, cycle: _Cycle, state: AuthorSyncState
+) -> None:
+    """Read the author's own arXiv feed into the cycle, when they have one and it is due.
+
+    At most once per ``[arxiv] author_feed_interval``: claims change rarely.
+    A feed that cannot be read (an unknown id answers 404), or that lists
+    nothing after listing claims, fails the author's cycle: never a removal.
+    """
+    author = cycle.author
+    feed_id = author.feed_id
+    if feed_id is None:
+        return
+    interval = client.settings.author_feed_interval
+    if not feed_due(author.name, state.feed_fetched_at, datetime.now(UTC), interval):
+        return
+    try:
+        records = client.author_feed(feed_id)
+    except UpstreamError as exc:
+        metrics.observe_author_feed("failed")
+        raise UpstreamError(f"the arXiv feed of {feed_id} could not be read: {exc}") from exc
+    if not records and state.claimed:
+        metrics.observe_author_feed("emptied")
+        raise FeedError(
+            f"the arXiv feed of {feed_id} lists no papers, but {state.claimed} were claimed;"
+            " treating the answer as a glitch, not as removals"
+        )
+    metrics.observe_author_feed("ok")
+    claims = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in author.exclude_ids]
+    # An entry the name query also returned is taken as the query had it.
+    _take(storage, cycle, [r for r in claims if r.arxiv_id not in cycle.observed.seen])
+    cycle.claims = [r.arxiv_id or "" for r in claims]
+    _log.info("author_feed_read", feed=feed_id, claimed=len(claims))
+
+
+def feed_due(author: str, last_read: datetime | None, now: datetime, interval: float) -> bool:
+    """Whether the author's own feed is read this cycle: never read, or long enough ago.
+
+    Long enough is ``interval`` plus a stable share of it, from 0 to 1 by the
+    author's name: never twice within ``interval``, and the feeds of many
+    authors added at once (all read at their first sync) come due spread over
+    a whole interval, not all in one cycle a day later.
+    """
+    if last_read is None:
+        return True
+    digest = hashlib.blake2b(author.encode("utf-8"), digest_size=8).digest()
+    share = int.from_bytes(digest) / 2**64
+    return (now - last_read).total_seconds() >= interval * (1.0 + share)
+
+
+def _plan(
+    storage: Storage,
+    client: ArxivClient,
+    cycle: _Cycle,
+    settings: SyncSettings,
+    state: AuthorSyncState,
+) -> Plan:
     """Load what the cycle's decisions need, link seed papers, and plan the writes."""
     name, observed = cycle.author.name, cycle.observed
     changed = storage.papers.with_ids(name, observed.changed)
@@ -291,6 +364,10 @@ def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSe
         absent=storage.papers.tracked_missing_from(name, observed.seen),
         identity_names=names,
         identity_categories=categories,
+        claimed=cycle.claims or (),
+        baseline=state.baseline_at is None,
+        # Nothing tells the author from namesakes: their co-author groups will.
+        basis_margin=None if cycle.author.seeds or cycle.claims else settings.basis_margin,
     )
     return plan_cycle(snapshot, observed, links)
 
@@ -357,6 +434,12 @@ def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:
             arxiv_id=event.arxiv_id,
             kinds=list(event.kinds),
         )
+    if plan.baseline is not None:
+        summary = plan.baseline
+        fields = {"papers": summary.tracked, "claimed": summary.claimed}
+        _log.info("author_baseline", **fields, candidates=len(summary.candidates))
+        if summary.needs_review:
+            _log.warning("author_needs_review", candidates=len(summary.candidates))
     stats = cycle.stats
     _log.info("cycle_finished", entries=stats.entries, requests=stats.requests, events=len(events))
 

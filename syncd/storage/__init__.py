@@ -15,13 +15,15 @@ or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from syncd.domain.model import Event, PaperWrite, SyncStats
 from syncd.faults import fault_point
 from syncd.storage.authors import Authors
+from syncd.storage.baselines import Baselines, announcement, record_baseline, record_claims
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
@@ -36,6 +38,7 @@ __all__ = [
     "DIGEST_MAX_BYTES",
     "Attempt",
     "Authors",
+    "Baselines",
     "Claim",
     "Database",
     "EventQuery",
@@ -60,6 +63,7 @@ class Storage:
         self.papers = Papers(self.db)
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)
+        self.baselines = Baselines(self.db)
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
         # SQLite has one replica, which paces its requests in process.
@@ -85,17 +89,40 @@ class Storage:
             owner = author_id(self.db, conn, author, lock=True)
             known = known_keys(conn, owner)
             fresh = [p for p in papers if p.key not in known]
-            write_papers(conn, owner, fresh, run_id=None, when=now())
+            when = now()
+            write_papers(conn, owner, fresh, run_id=None, when=when)
+            if papers:
+                # Seed links are a seeded author's first story: no quiet baseline.
+                record_baseline(conn, owner, when)
             return len(fresh)
 
     def apply_cycle(
-        self, run_id: int, author: str, writes: Sequence[PaperWrite], stats: SyncStats
+        self,
+        run_id: int,
+        author: str,
+        writes: Sequence[PaperWrite],
+        stats: SyncStats,
+        *,
+        claims: Collection[str] | None = None,
+        baseline: Mapping[str, Any] | None = None,
     ) -> list[Event]:
-        """Write a good cycle's papers, revisions and events and close its run, atomically."""
+        """Write a good cycle's papers, revisions and events and close its run, atomically.
+
+        ``claims``: the author's own feed was read and lists these ids (None:
+        not read this cycle).  ``baseline``: this is the author's first complete
+        sync; it is dated, and publishes one ``author.added`` whose ``changes``
+        are these.
+        """
         when = now()
         with self.db.transaction() as conn:
             owner = author_id(self.db, conn, author)
             written = write_papers(conn, owner, writes, run_id=run_id, when=when)
+            if claims is not None:
+                record_claims(conn, owner, claims, when)
+            if baseline is not None:
+                record_baseline(conn, owner, when)
+                added = announcement(written, baseline)
+                written = [*written, added] if added is not None else written
             events = publish(conn, author, owner, written, run_id=run_id, when=when)
             fault_point("store.cycle_written")
             finish_run(conn, run_id, stats, len(events))

@@ -21,6 +21,7 @@ from syncd.domain.authors import (
     Candidate,
     FollowedAuthor,
 )
+from syncd.domain.basis import NEEDS_REVIEW
 from syncd.domain.model import Event
 from syncd.domain.planner import confirmed_write
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, RunStatus
@@ -306,17 +307,20 @@ def _paper_counts(conn: Connection, author_ids: Sequence[int]) -> dict[int, dict
     """Per author: papers by status, and ``claimed`` for tracked papers in their own feed."""
     p = papers_table
     claimed = sa.func.sum(sa.case((p.c.claimed, 1), else_=0))
+    unsure = sa.func.sum(sa.case((p.c.candidate_reason.startswith(NEEDS_REVIEW), 1), else_=0))
     query = (
-        sa.select(p.c.author_id, p.c.status, sa.func.count(), claimed)
+        sa.select(p.c.author_id, p.c.status, sa.func.count(), claimed, unsure)
         .where(p.c.author_id.in_(author_ids))
         .group_by(p.c.author_id, p.c.status)
     )
     counts: dict[int, dict[str, int]] = {}
-    for author_id, status, count, claims in conn.execute(query):
+    for author_id, status, count, claims, unsures in conn.execute(query):
         mine = counts.setdefault(author_id, {})
         mine[status] = int(count)
         if status == PaperStatus.TRACKED:
             mine["claimed"] = int(claims or 0)
+        if status == PaperStatus.CANDIDATE:
+            mine[NEEDS_REVIEW] = int(unsures or 0)
     return counts
 
 
@@ -354,6 +358,7 @@ def _summary(row: Any, counts: dict[str, int], runs: dict[str, Any]) -> AuthorSu
         tracked=counts.get(PaperStatus.TRACKED, 0),
         claimed=counts.get("claimed", 0),
         candidates=counts.get(PaperStatus.CANDIDATE, 0),
+        needs_review=counts.get(NEEDS_REVIEW, 0) > 0,
         last_started=runs.get("started"),
         last_success=runs.get("success"),
         last_failure=runs.get("failure"),

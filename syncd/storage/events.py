@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from syncd.delivery.routing import accepts
 from syncd.domain.model import Event
 from syncd.domain.record import Record
-from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
+from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus, EventType
 from syncd.errors import NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, utc
@@ -96,6 +96,8 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
         conditions.append(authors_table.c.name == query.author)
     if query.paper_id is not None:
         conditions.append(events_table.c.paper_id == query.paper_id)
+        # An author.added is filed under one of the author's papers, not about it.
+        conditions.append(events_table.c.type != EventType.AUTHOR_ADDED)
     if query.type is not None:
         conditions.append(events_table.c.type == query.type)
     return sa.and_(sa.true(), *conditions)

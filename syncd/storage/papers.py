@@ -87,11 +87,19 @@ class Papers:
             return [rows.paper(row) for row in conn.execute(query)]
 
     def tracked_count(self, author: str) -> int:
-        """How many of the author's papers are tracked."""
+        """How many of the author's tracked papers the name query should find.
+
+        Claimed ones aside: the author's own feed vouches for them, and a
+        name query may miss them (a name written otherwise on arXiv).
+        """
         query = (
             sa.select(sa.func.count())
             .select_from(papers_table.join(authors_table))
-            .where(authors_table.c.name == author, papers_table.c.status == PaperStatus.TRACKED)
+            .where(
+                authors_table.c.name == author,
+                papers_table.c.status == PaperStatus.TRACKED,
+                papers_table.c.claimed.is_(False),
+            )
         )
         with self._db.transaction() as conn:
             return int(conn.scalar(query) or 0)
@@ -101,7 +109,11 @@ class Papers:
 
         Streams the tracked ids so a large record is never loaded whole.
         """
-        query = _state_select(author).where(papers_table.c.status == PaperStatus.TRACKED)
+        # A claimed paper is the author's by their own feed, read only daily:
+        # the name query missing it says nothing.
+        query = _state_select(author).where(
+            papers_table.c.status == PaperStatus.TRACKED, papers_table.c.claimed.is_(False)
+        )
         with self._db.transaction() as conn:
             found = conn.execution_options(yield_per=5000).execute(query)
             return [rows.paper_state(row) for row in found if row.arxiv_id not in seen]
@@ -338,6 +350,7 @@ def _insert_papers(
             "origin": write.origin,
             "absent_syncs": write.absent_syncs,
             "backfill_pending": write.backfill_pending,
+            "candidate_reason": write.candidate_reason,
             "record": write.revisions[-1].record.to_dict(),
             "record_hash": hashes[id(write.revisions[-1].record)],
             "created_at": when,
@@ -380,6 +393,7 @@ def _update_papers(
             "status": write.status,
             "absent_syncs": write.absent_syncs,
             "b_backfill": write.backfill_pending,
+            "b_reason": write.candidate_reason,
             "updated_at": when,
         }
         if write.revisions:
@@ -396,6 +410,11 @@ def _update_papers(
         # Only a backfill clears the flag: a later write must not drop it.
         values["backfill_pending"] = sa.or_(
             p.c.backfill_pending, sa.bindparam("b_backfill", type_=sa.Boolean)
+        )
+        # Only candidates have a reason; a write without one keeps the held one's.
+        values["candidate_reason"] = sa.case(
+            (sa.bindparam("status") != PaperStatus.CANDIDATE, sa.null()),
+            else_=sa.func.coalesce(sa.bindparam("b_reason", type_=sa.String), p.c.candidate_reason),
         )
         if with_record:
             values |= {"record_hash": sa.bindparam("record_hash"), "record": latest_record}

@@ -10,7 +10,7 @@ autodiscovery.  Like every page: no script, every string escaped and isolated.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from fastapi import APIRouter
 from starlette.responses import Response
@@ -23,18 +23,14 @@ from syncd.domain.authors import (
     status_line,
 )
 from syncd.domain.vocabulary import PaperStatus
+from syncd.render.describe import author_path
 from syncd.service.app import App
 from syncd.service.authors import next_sync
 from syncd.web.authors_api import NamePath, find_author
 from syncd.web.index import NextSync
 from syncd.web.pages import page_renderer
 
-__all__ = ["author_pages_router", "author_path"]
-
-
-def author_path(name: str) -> str:
-    """The page of the author called ``name``."""
-    return "/authors/" + quote(name, safe="")
+__all__ = ["author_pages_router"]
 
 
 def _feed_path(name: str) -> str:

@@ -30,7 +30,8 @@ from starlette.responses import Response
 from syncd import __version__
 from syncd.domain.model import Event
 from syncd.domain.record import Record
-from syncd.render.describe import event_headline, paper_path
+from syncd.domain.vocabulary import EventType
+from syncd.render.describe import event_headline, event_path, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
@@ -93,13 +94,16 @@ def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) 
     _text(entry, "id", entry_id(event))
     title = record.title if record is not None else event.paper_key
     version = record.version if record is not None else None
-    headline = event_headline(event.type, title, event.arxiv_id, version, event.kinds)
+    headline = event_headline(
+        event.type, title, event.arxiv_id, version, event.kinds, changes=event.changes
+    )
     withdrawn = record is not None and record.withdrawn
     # A reader lists titles only: a withdrawn paper says so there first.
     _text(entry, "title", f"[Withdrawn] {headline}" if withdrawn else headline)
     _text(entry, "updated", _rfc3339(event.created_at))
-    _link(entry, "alternate", base + paper_path(event.paper_key), "text/html")
-    if event.arxiv_id is not None:
+    _link(entry, "alternate", base + event_path(event), "text/html")
+    # An author.added is filed under a paper it is not about.
+    if event.arxiv_id is not None and event.type != EventType.AUTHOR_ADDED:
         suffix = f"v{version}" if version is not None else ""
         _link(entry, "related", f"https://arxiv.org/abs/{event.arxiv_id}{suffix}", "text/html")
     etree.SubElement(entry, f"{_ATOM}category").set("term", event.type)

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from syncd.domain.history import HistoryStep
 from syncd.domain.model import Event
 from syncd.domain.vocabulary import EventType
+from syncd.render.describe import author_summary
 from syncd.render.html import changes_html, record_html, removal_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
@@ -45,6 +46,8 @@ class Fragments:
         what a removed one was last known as."""
 
         def render() -> Markup:
+            if event.type == EventType.AUTHOR_ADDED:
+                return Markup("<p>{}</p>").format(author_summary(event.changes))
             if event.changes:
                 return changes_html(event.changes)
             if event.type == EventType.REMOVED:

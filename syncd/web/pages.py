@@ -27,7 +27,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from syncd.domain.model import Event
 from syncd.domain.vocabulary import PaperStatus
-from syncd.render.describe import change_words, counted, event_headline, paper_path
+from syncd.render.describe import change_words, counted, event_headline, event_path, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
@@ -184,11 +184,13 @@ def _event(event: Event, fragments: Fragments) -> _Shown:
     title = record.title if record is not None else event.paper_key
     version = record.version if record is not None else None
     return _Shown(
-        headline=event_headline(event.type, title, event.arxiv_id, version, event.kinds),
+        headline=event_headline(
+            event.type, title, event.arxiv_id, version, event.kinds, changes=event.changes
+        ),
         when=event.created_at,
         label=event.type,
         html=fragments.event(event),
-        link=paper_path(event.paper_key),
+        link=event_path(event),
     )
 
 

@@ -100,7 +100,9 @@ class EventOut(_Out):
     type: EventType
     created_at: str = Field(description="ISO 8601, UTC")
     author: str
-    paper: PaperRef
+    paper: PaperRef | None = Field(
+        description='null for "author.added", which is about the author: see changes.author'
+    )
     kinds: list[str]
     changes: dict[str, dict[str, Any]]
     record: RecordOut | None = Field(
@@ -141,6 +143,7 @@ class AuthorOut(_Out):
     tracked: int = Field(description="tracked papers, claimed ones included")
     claimed: int = Field(description="tracked papers in the author's own arXiv feed")
     candidates: int = Field(description="papers held for review")
+    needs_review: bool = Field(description="no group of its papers was clearly the author's")
     last_success: str | None
     last_failure: str | None
     last_error: str | None = Field(description="why the last failed cycle failed")

@@ -49,6 +49,7 @@ class Syncd:
     extra: str = ""
     sections: str = ""
     seeds: tuple[Path, ...] = tuple(SEEDS)
+    arxiv_options: str = ""  # more keys of the [arxiv] table
 
     @property
     def config(self) -> Path:
@@ -62,6 +63,7 @@ timeout = 0.5
 max_retries = 2
 backoff_base = 0.01
 backoff_max = 2.0
+{self.arxiv_options}
 
 [database]
 url = "{self.database_url}"

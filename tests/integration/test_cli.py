@@ -61,6 +61,15 @@ class TestEntryPoints:
         assert result.returncode == 2
         assert "arxiv.timeout" in result.stderr
 
+    def test_bad_orcid_checksum_exits_2_naming_the_key(self, tmp_path: Path) -> None:
+        """An ORCID iD whose ISO 7064 check digit is wrong exits 2 at load, naming the key."""
+        config = tmp_path / "bad.toml"
+        config.write_text('[[authors]]\nname = "Ke Zhang"\norcid = "0000-0002-7970-7856"\n')
+        result = _run("--config", str(config), "papers")
+        assert result.returncode == 2
+        assert "authors[0].orcid" in result.stderr
+        assert "check digit" in result.stderr
+
     @pytest.mark.parametrize(
         ("variable", "value", "key"),
         [

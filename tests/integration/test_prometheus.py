@@ -36,6 +36,7 @@ EXPECTED_TYPES = {
     "syncd_sync_cycles_total": "counter",
     "syncd_sync_cycle_duration_seconds": "histogram",
     "syncd_last_successful_sync_timestamp_seconds": "gauge",
+    "syncd_author_feeds_total": "counter",
     "syncd_upstream_requests_total": "counter",
     "syncd_upstream_retries_total": "counter",
     "syncd_upstream_backoff_seconds_total": "counter",

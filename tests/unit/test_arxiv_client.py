@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -850,3 +851,41 @@ class TestClientSetup:
         client = ArxivClient(settings())
         client.close()
         assert client._http.is_closed
+
+
+class TestAuthorFeed:
+    """An author's own feed: the same client, pacing and trust, at ``author_feed_url``."""
+
+    def test_reads_the_claimed_papers_at_the_feed_url(self, fake_time: FakeTime) -> None:
+        server = Server(fake_time, ok(make_feed(paper_ids(3), total=3, start=0, per_page=3)))
+        client = make_client(server, author_feed_url="http://arxiv.test/a/")
+        records = client.author_feed("0000-0002-7970-7855")
+        assert [r.arxiv_id for r in records] == paper_ids(3)
+        assert str(server.requests[0].url) == "http://arxiv.test/a/0000-0002-7970-7855.atom2"
+        assert client.requests == 1
+
+    def test_a_feed_without_opensearch_counters_is_whole(self, fake_time: FakeTime) -> None:
+        """arXiv's author feeds may leave the counters out: the feed is not paged."""
+        body = re.sub(
+            rb"<opensearch:\w+>\d+</opensearch:\w+>", b"", make_feed(paper_ids(2), total=2, start=0)
+        )
+        server = Server(fake_time, ok(body))
+        assert len(make_client(server).author_feed("warner_s_1")) == 2
+
+    def test_a_feed_announcing_more_than_it_holds_is_refused(self, fake_time: FakeTime) -> None:
+        server = Server(fake_time, ok(make_feed(paper_ids(2), total=5, start=0)))
+        with pytest.raises(FeedError, match="totalResults 5"):
+            make_client(server).author_feed("warner_s_1")
+
+    def test_an_unknown_id_is_a_permanent_failure(self, fake_time: FakeTime) -> None:
+        server = Server(fake_time, httpx.Response(404, content=b"Not Found"))
+        with pytest.raises(PermanentUpstreamError, match="404"):
+            make_client(server).author_feed("warner_s_1")
+        assert len(server.requests) == 1
+
+    def test_paced_like_every_request(self, fake_time: FakeTime) -> None:
+        server = Server(fake_time, ok(ONE))
+        client = make_client(server)
+        client.author_feed("warner_s_1")
+        client.author_feed("warner_s_1")
+        assert server.times[1] - server.times[0] >= 3.0

@@ -144,6 +144,12 @@ class TestErrors:
                 "webhooks[0].group",
             ),
             (MINIMAL + 'include_ids = ["not an id"]\n', "authors[0].include_ids"),
+            # the check digit of 0000-0002-7970-7855 is 5
+            (MINIMAL + 'orcid = "0000-0002-7970-7856"\n', "authors[0].orcid"),
+            (MINIMAL + 'orcid = "0000-0002-7970"\n', "authors[0].orcid"),
+            (MINIMAL + 'arxiv_author_id = "Warner S"\n', "authors[0].arxiv_author_id"),
+            (MINIMAL + '[arxiv]\nauthor_feed_url = "file:///a/"\n', "arxiv.author_feed_url"),
+            (MINIMAL + "[sync]\nbasis_margin = 0.5\n", "sync.basis_margin"),
         ],
     )
     def test_invalid_values_name_the_key(self, tmp_path: Path, text: str, needle: str) -> None:

@@ -259,3 +259,66 @@ class TestBackfillFlag:
         observed = Observed(seen={"2401.00001"}, changed={"2401.00001": _at(2)})
         (write,) = plan_cycle(snapshot, observed, {}).writes
         assert (write.event_type, write.backfill_pending) == (EventType.ADDED, True)
+
+
+class TestBaseline:
+    """An author's first complete sync records everything and announces nothing but them."""
+
+    OTHER = Record(
+        arxiv_id="2401.00002",
+        version=1,
+        title="A namesake's paper",
+        authors=(AUTHOR, "Emmy Noether"),
+        primary_category="math.AG",
+        categories=("math.AG",),
+    )
+
+    def _observed(self, *records: Record) -> Observed:
+        observed = Observed()
+        observed.take(records, {})
+        return observed
+
+    def test_claims_are_tracked_quietly_and_the_rest_scored_against_them(self) -> None:
+        """A claimed entry is tracked, one sharing nothing with it held; no paper event."""
+        plan = plan_cycle(
+            _snapshot(claimed=["2401.00001"], baseline=True),
+            self._observed(ENTRY, self.OTHER),
+            {},
+        )
+        status = {w.arxiv_id: w.status for w in plan.writes}
+        assert status == {"2401.00001": PaperStatus.TRACKED, "2401.00002": PaperStatus.CANDIDATE}
+        assert all(w.event_type is None for w in plan.writes)
+        assert plan.baseline is not None
+        assert (plan.baseline.tracked, plan.baseline.claimed) == (1, 1)
+        assert plan.baseline.candidates == ("2401.00002",)
+        held = next(w for w in plan.writes if w.arxiv_id == "2401.00002")
+        assert held.candidate_reason == "shares no co-author or category with the known papers"
+
+    def test_after_the_baseline_a_claim_is_announced(self) -> None:
+        """The same claim outside a baseline publishes paper.added, as discoveries do."""
+        plan = plan_cycle(_snapshot(claimed=["2401.00002"]), self._observed(self.OTHER), {})
+        (write,) = plan.writes
+        assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
+        assert plan.baseline is None
+
+    def test_a_claim_promotes_a_held_candidate(self) -> None:
+        held = _paper(self.OTHER, PaperStatus.CANDIDATE)
+        observed = Observed()
+        observed.take([self.OTHER], {"2401.00002": _state(held)})
+        plan = plan_cycle(_snapshot(changed=[held], claimed=["2401.00002"]), observed, {})
+        (write,) = plan.writes
+        assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
+
+    def test_a_name_only_baseline_takes_the_clear_group(self) -> None:
+        """With basis_margin, the co-author groups decide; the stranger is held with a reason."""
+        mates = [
+            replace(ENTRY, arxiv_id=f"2401.0001{n}", authors=(AUTHOR, "Yang Xu")) for n in range(3)
+        ]
+        plan = plan_cycle(
+            _snapshot(baseline=True, basis_margin=2.0), self._observed(*mates, self.OTHER), {}
+        )
+        held = [w for w in plan.writes if w.status == PaperStatus.CANDIDATE]
+        assert [w.arxiv_id for w in held] == ["2401.00002"]
+        assert held[0].candidate_reason == "shares no co-author with the 3 papers of the basis"
+        assert plan.baseline is not None and not plan.baseline.needs_review
+        assert plan.baseline.changes(AUTHOR, None, None)["author"]["papers"] == 3

@@ -219,6 +219,11 @@ class ArxivClient:
         self.retries = 0
         self.backoff_seconds = 0.0
 
+    @property
+    def settings(self) -> ArxivSettings:
+        """The ``[arxiv]`` settings this client follows."""
+        return self._settings
+
     def __enter__(self) -> Self:
         return self
 
@@ -291,6 +296,24 @@ class ArxivClient:
         for batch in id_list_batches(ids):
             yield self._fetch_listed(batch)
 
+    def author_feed(self, feed_id: str) -> list[Record]:
+        """The papers of an author's own arXiv feed (``<author_feed_url><feed_id>.atom2``).
+
+        ``feed_id`` is an arXiv author id or an ORCID iD.  One request, paced
+        and retried like every other; the feed is not paged, so an answer
+        whose ``totalResults`` says more than it holds, or that lists a
+        paper twice, is refused (``FeedError``).
+        """
+        url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.atom2"
+        page = self._get({}, {"author_feed": feed_id}, url=url)
+        if page.total_results != len(page.records):
+            raise FeedError(
+                f"the feed of {feed_id} holds {len(page.records)} entries"
+                f" but says totalResults {page.total_results}"
+            )
+        _check_page(page, start=0, size=len(page.records), total=None, seen=set())
+        return list(page.records)
+
     def _fetch_listed(self, ids: list[str]) -> list[Record]:
         """One ``id_list`` request for ``ids``, its answer checked against them."""
         params: dict[str, str | int] = {
@@ -304,8 +327,10 @@ class ArxivClient:
 
     # -- one request, with retries -------------------------------------------------
 
-    def _get(self, params: dict[str, str | int], context: dict[str, Any]) -> FeedPage:
-        """One logical request: paced, retried while worth it, parsed."""
+    def _get(
+        self, params: dict[str, str | int], context: dict[str, Any], *, url: str | None = None
+    ) -> FeedPage:
+        """One logical request (to the API or ``url``): paced, retried while worth it, parsed."""
         settings = self._settings
         failure = "no attempt made"
         cause: BaseException | None = None
@@ -332,7 +357,7 @@ class ArxivClient:
             self.requests += 1
             started = self._clock()
             try:
-                answer = self._send(params)
+                answer = self._send(url or settings.api_url, params)
             except httpx.HTTPError as exc:
                 reason = failure_reason(exc)
                 self._log_attempt(context, attempt, None, started, error=reason)
@@ -354,7 +379,7 @@ class ArxivClient:
                     failure += f" (Retry-After {retry_after:g} s)"
                 cause = None
                 continue
-            return self._accept(answer)
+            return self._accept(answer, paged=url is None)
         message = (
             f"arXiv did not answer usefully in {settings.max_retries + 1} attempts;"
             f" last failure: {failure}"
@@ -363,7 +388,7 @@ class ArxivClient:
             raise RateLimited(message, retry_after) from cause
         raise RetryableUpstreamError(message) from cause
 
-    def _send(self, params: dict[str, str | int]) -> _Answer:
+    def _send(self, url: str, params: dict[str, str | int]) -> _Answer:
         """Send one GET and read the body, streamed and capped, when it may be of use."""
         # httpx's timeout bounds each read; a server dripping its headers or
         # body a byte at a time could stretch one attempt forever, and later
@@ -373,7 +398,7 @@ class ArxivClient:
         deadline = time.monotonic() + self._settings.timeout
         with (
             attempt_deadline(deadline),
-            self._http.stream("GET", self._settings.api_url, params=params) as response,
+            self._http.stream("GET", url, params=params) as response,
         ):
             status = response.status_code
             wanted = status == 200 or (400 <= status < 500 and status != 429)
@@ -382,7 +407,7 @@ class ArxivClient:
                 body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
 
-    def _accept(self, answer: _Answer) -> FeedPage:
+    def _accept(self, answer: _Answer, *, paged: bool) -> FeedPage:
         """Turn a final (non-retryable) answer into a page or the right permanent error."""
         status = answer.status
         if status == 200:
@@ -391,7 +416,7 @@ class ArxivClient:
                     f"the response exceeds arxiv.max_response_bytes"
                     f" ({self._settings.max_response_bytes} bytes); not reading it"
                 )
-            return parse_feed(answer.body)
+            return parse_feed(answer.body, paged=paged)
         if 300 <= status < 400:
             location = answer.headers.get("location", "(no Location)")
             raise PermanentUpstreamError(

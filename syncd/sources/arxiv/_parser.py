@@ -146,11 +146,13 @@ def _make_parser() -> etree.XMLParser:
     return parser
 
 
-def parse_feed(body: bytes) -> FeedPage:
+def parse_feed(body: bytes, *, paged: bool = True) -> FeedPage:
     """Parse one API response body; raise ``FeedError`` or ``ApiError`` when it is not usable.
 
     ``ApiError`` carries arXiv's own message when the body is arXiv's error
-    feed; ``FeedError`` names what makes any other body untrustworthy.
+    feed; ``FeedError`` names what makes any other body untrustworthy.  An
+    author's own feed (``paged=False``) is one unpaged list "in the same format
+    as the arXiv API"; without OpenSearch counters it counts as whole.
     """
     root = _parse_xml(body)
     total: int | None = None
@@ -171,6 +173,10 @@ def parse_feed(body: bytes) -> FeedPage:
             start = _counter(child, "startIndex", start)
         elif tag == _ITEMS_PER_PAGE:
             per_page = _counter(child, "itemsPerPage", per_page)
+    if not paged:
+        count = len(records)
+        total = count if total is None else total
+        start, per_page = start or 0, count if per_page is None else per_page
     if total is None:
         raise FeedError("the feed has no <opensearch:totalResults>; cannot tell if it is complete")
     if start is None or per_page is None:

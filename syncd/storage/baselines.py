@@ -1,0 +1,106 @@
+"""What a cycle needs to know and write about its author beyond the papers (issue 22).
+
+Whether the author had their baseline (the first complete sync, which
+announces the author instead of each paper), when their own arXiv feed was
+last read, and how many papers they claimed.  The writes run inside
+``Storage.apply_cycle``'s transaction: the claim, the feed's date, the
+baseline's date and its ``author.added`` event commit with the cycle's
+papers or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from syncd.domain.model import AuthorSyncState, PaperWrite
+from syncd.domain.vocabulary import EventType, PaperStatus
+from syncd.storage.database import Database, chunks, utc
+from syncd.storage.papers import WrittenPaper
+from syncd.storage.schema import authors_table, papers_table
+
+__all__ = ["Baselines", "announcement", "record_baseline", "record_claims"]
+
+
+class Baselines:
+    """Reads of an author's baseline, feed date and claims."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def state(self, author: str) -> AuthorSyncState:
+        """The author's state; an author without a row yet has had nothing."""
+        a, p = authors_table, papers_table
+        claimed = (
+            sa.select(sa.func.count())
+            .where(p.c.author_id == a.c.id, p.c.claimed.is_(True))
+            .scalar_subquery()
+        )
+        query = sa.select(a.c.baseline_at, a.c.feed_fetched_at, claimed).where(a.c.name == author)
+        with self._db.transaction() as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            return AuthorSyncState(baseline_at=None, feed_fetched_at=None, claimed=0)
+        return AuthorSyncState(
+            baseline_at=utc(row.baseline_at) if row.baseline_at else None,
+            feed_fetched_at=utc(row.feed_fetched_at) if row.feed_fetched_at else None,
+            claimed=int(row[2] or 0),
+        )
+
+
+def record_claims(
+    conn: Connection, author_id: int, claims: Collection[str], when: datetime
+) -> None:
+    """The author's feed was read at ``when`` and lists ``claims``: mark those papers claimed.
+
+    A claim is never taken back here: a paper that leaves the feed stays
+    claimed (its removal is for the name query's absences to tell).
+    """
+    p = papers_table
+    for chunk in chunks(sorted(claims)):
+        conn.execute(
+            p.update()
+            .where(p.c.author_id == author_id, p.c.arxiv_id.in_(chunk))
+            .values(claimed=True, candidate_reason=None)
+        )
+    conn.execute(
+        authors_table.update().where(authors_table.c.id == author_id).values(feed_fetched_at=when)
+    )
+
+
+def record_baseline(conn: Connection, author_id: int, when: datetime) -> None:
+    """Date the author's baseline, unless it already has one."""
+    a = authors_table
+    conn.execute(
+        a.update().where(a.c.id == author_id, a.c.baseline_at.is_(None)).values(baseline_at=when)
+    )
+
+
+def announcement(
+    written: Sequence[WrittenPaper], changes: Mapping[str, Any]
+) -> WrittenPaper | None:
+    """The ``author.added`` event of a baseline, filed under one of its papers.
+
+    Every event row names a paper (the outbox orders deliveries by paper), so
+    the announcement is filed under the first tracked paper by key, or the
+    first paper at all; the payload says it is about the author.  An author
+    with no paper yet has nothing to announce.
+    """
+    papers = sorted(written, key=lambda w: (w.write.status != PaperStatus.TRACKED, w.write.key))
+    if not papers:
+        return None
+    host = papers[0]
+    write = PaperWrite(
+        key=host.write.key,
+        arxiv_id=host.write.arxiv_id,
+        status=host.write.status,
+        origin=host.write.origin,
+        paper_id=host.paper_id,
+        event_type=EventType.AUTHOR_ADDED,
+        event_changes=changes,
+    )
+    return WrittenPaper(write, host.paper_id, None)

@@ -1,0 +1,119 @@
+"""A name-only author's basis: the largest co-author group, when it is clearly the largest."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from syncd.domain.basis import NEEDS_REVIEW, choose_basis, coauthor_groups
+from syncd.domain.linking import name_matches
+from syncd.domain.record import Record, normalize_name
+from tests.hypothesis_profiles import examples
+
+ME = "Ke Zhang"
+
+
+def _paper(number: int, *coauthors: str, category: str = "cs.LG") -> Record:
+    return Record(
+        arxiv_id=f"2601.{number:05d}",
+        version=1,
+        title=f"Paper {number}",
+        authors=(ME, *coauthors),
+        primary_category=category,
+        categories=(category,),
+    )
+
+
+def test_one_big_group_is_the_basis_and_strangers_are_held_with_a_reason() -> None:
+    """Six papers chained through co-authors beat two strangers' papers."""
+    group = [
+        _paper(1, "Ada Lovelace"),
+        _paper(2, "Ada Lovelace", "Charles Babbage"),
+        _paper(3, "Charles Babbage"),
+        _paper(4, "Charles Babbage", "Mary Somerville"),
+        _paper(5, "Mary Somerville"),
+        _paper(6, "Ada Lovelace"),
+    ]
+    strangers = [_paper(7, "Emmy Noether", category="math.AG"), _paper(8, "Alan Turing")]
+    basis = choose_basis([*strangers, *group], ME, 2.0)
+    assert basis.taken == {r.arxiv_id for r in group}
+    assert basis.reasons == {
+        "2601.00007": "shares no co-author with the 6 papers of the basis",
+        "2601.00008": "shares no co-author with the 6 papers of the basis",
+    }
+    assert not basis.needs_review
+
+
+def test_the_author_themself_joins_nothing() -> None:
+    """Every paper lists the author (as "K. Zhang" too); that is no shared co-author."""
+    first = _paper(1, "Ada Lovelace")
+    second = Record(arxiv_id="2601.00002", version=1, authors=("K. Zhang", "Alan Turing"))
+    assert len(coauthor_groups([first, second], ME)) == 2
+
+
+def test_no_clear_winner_holds_everything_for_review() -> None:
+    """Three papers against two is not twice as many: nothing is taken."""
+    papers = [
+        _paper(1, "Ada Lovelace"),
+        _paper(2, "Ada Lovelace"),
+        _paper(3, "Ada Lovelace"),
+        _paper(4, "Alan Turing"),
+        _paper(5, "Alan Turing"),
+    ]
+    basis = choose_basis(papers, ME, 2.0)
+    assert basis.taken == frozenset()
+    assert basis.needs_review
+    assert set(basis.reasons) == {r.arxiv_id for r in papers}
+    reason = basis.reasons["2601.00001"]
+    assert reason.startswith(NEEDS_REVIEW)
+    assert "largest holds 3 papers, the next 2" in reason
+
+
+def test_categories_break_a_tie_in_size() -> None:
+    """Two groups of one: the one in the field most papers share ranks first."""
+    papers = [
+        _paper(1, "Emmy Noether", category="math.AG"),
+        _paper(2, "Ada Lovelace", category="cs.LG"),
+        _paper(3, category="cs.LG"),
+        _paper(4, category="cs.LG"),
+    ]
+    groups = coauthor_groups(papers, ME)
+    assert groups[0][0].arxiv_id == "2601.00002"
+    assert groups[-1][0].arxiv_id == "2601.00001"
+
+
+_PEOPLE = ["Ada Lovelace", "Alan Turing", "Emmy Noether", "Mary Somerville", "K. Zhang", ME]
+_papers = st.lists(
+    st.tuples(
+        st.lists(st.sampled_from(_PEOPLE), max_size=3, unique=True),
+        st.sampled_from(["cs.LG", "math.AG", "hep-th"]),
+    ),
+    max_size=12,
+).map(lambda rows: [_paper(i + 1, *names, category=c) for i, (names, c) in enumerate(rows)])
+
+
+def _others(record: Record) -> set[str]:
+    return {normalize_name(n) for n in record.authors if not name_matches(n, ME)}
+
+
+@settings(max_examples=examples(200))
+@given(_papers, st.floats(min_value=1.0, max_value=5.0), st.randoms(use_true_random=False))
+def test_basis_properties(papers: list[Record], margin: float, rng: random.Random) -> None:
+    """Every paper is taken or held with a reason; the basis shares no co-author with the
+    rest; it is at least ``margin`` times any other group; the input order changes nothing."""
+    basis = choose_basis(papers, ME, margin)
+    ids = {r.arxiv_id for r in papers}
+    assert basis.taken | set(basis.reasons) == ids
+    assert not basis.taken & set(basis.reasons)
+    taken = [r for r in papers if r.arxiv_id in basis.taken]
+    held = [r for r in papers if r.arxiv_id not in basis.taken]
+    names_in_basis = set().union(*(_others(r) for r in taken))
+    if basis.taken:
+        assert all(not _others(r) & names_in_basis for r in held)
+        for group in coauthor_groups(papers, ME)[1:]:
+            assert len(taken) >= margin * len(group)
+    shuffled = list(papers)
+    rng.shuffle(shuffled)
+    assert choose_basis(shuffled, ME, margin) == basis
