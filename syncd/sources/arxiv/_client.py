@@ -20,13 +20,14 @@ for listed ids must hold each of them, at the version asked for, and no other.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -36,7 +37,6 @@ from syncd import metrics
 from syncd.config import ArxivSettings
 from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.errors import (
-    ApiError,
     FeedError,
     PermanentUpstreamError,
     RateLimited,
@@ -63,6 +63,8 @@ __all__ = [
 ]
 
 _log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 # Transport failures that another try may cure.  The rest of httpx's errors
 # (unsupported scheme, a request we built wrongly, an undecodable body) will not.
@@ -305,7 +307,22 @@ class ArxivClient:
     # -- one request, with retries -------------------------------------------------
 
     def _get(self, params: dict[str, str | int], context: dict[str, Any]) -> FeedPage:
-        """One logical request: paced, retried while worth it, parsed."""
+        """One logical API request: paced, retried while worth it, parsed."""
+        return self.request(self._settings.api_url, params, context, parse_feed)
+
+    def request(
+        self,
+        url: str,
+        params: dict[str, str | int],
+        context: dict[str, Any],
+        parse: Callable[[bytes], T],
+    ) -> T:
+        """One logical request to any arXiv service: paced, retried while worth it, parsed.
+
+        ``parse`` reads a 200's body, and a 4xx's to find the service's own
+        error (it raises it); the API's feeds and OAI-PMH's pages share the
+        pacing, deadlines, size cap and retries this way.
+        """
         settings = self._settings
         failure = "no attempt made"
         cause: BaseException | None = None
@@ -332,7 +349,7 @@ class ArxivClient:
             self.requests += 1
             started = self._clock()
             try:
-                answer = self._send(params)
+                answer = self._send(url, params)
             except httpx.HTTPError as exc:
                 reason = failure_reason(exc)
                 self._log_attempt(context, attempt, None, started, error=reason)
@@ -354,7 +371,7 @@ class ArxivClient:
                     failure += f" (Retry-After {retry_after:g} s)"
                 cause = None
                 continue
-            return self._accept(answer)
+            return self._accept(answer, parse)
         message = (
             f"arXiv did not answer usefully in {settings.max_retries + 1} attempts;"
             f" last failure: {failure}"
@@ -363,7 +380,7 @@ class ArxivClient:
             raise RateLimited(message, retry_after) from cause
         raise RetryableUpstreamError(message) from cause
 
-    def _send(self, params: dict[str, str | int]) -> _Answer:
+    def _send(self, url: str, params: dict[str, str | int]) -> _Answer:
         """Send one GET and read the body, streamed and capped, when it may be of use."""
         # httpx's timeout bounds each read; a server dripping its headers or
         # body a byte at a time could stretch one attempt forever, and later
@@ -373,7 +390,7 @@ class ArxivClient:
         deadline = time.monotonic() + self._settings.timeout
         with (
             attempt_deadline(deadline),
-            self._http.stream("GET", self._settings.api_url, params=params) as response,
+            self._http.stream("GET", url, params=params) as response,
         ):
             status = response.status_code
             wanted = status == 200 or (400 <= status < 500 and status != 429)
@@ -382,7 +399,7 @@ class ArxivClient:
                 body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
 
-    def _accept(self, answer: _Answer) -> FeedPage:
+    def _accept(self, answer: _Answer, parse: Callable[[bytes], T]) -> T:
         """Turn a final (non-retryable) answer into a page or the right permanent error."""
         status = answer.status
         if status == 200:
@@ -391,7 +408,7 @@ class ArxivClient:
                     f"the response exceeds arxiv.max_response_bytes"
                     f" ({self._settings.max_response_bytes} bytes); not reading it"
                 )
-            return parse_feed(answer.body)
+            return parse(answer.body)
         if 300 <= status < 400:
             location = answer.headers.get("location", "(no Location)")
             raise PermanentUpstreamError(
@@ -399,12 +416,9 @@ class ArxivClient:
                 " point arxiv.api_url at the final address"
             )
         if 400 <= status < 500 and answer.body:
-            try:
-                parse_feed(answer.body)
-            except ApiError:
-                raise
-            except FeedError:
-                pass  # not arXiv's error feed: report the status below
+            # Not the service's error answer: report the status below.
+            with contextlib.suppress(FeedError):
+                parse(answer.body)
         raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
 
     def _log_attempt(
