@@ -49,6 +49,8 @@ __all__ = [
     "CycleResult",
     "author_batches",
     "batch_query",
+    "observe",
+    "plan_author",
     "seed_author",
     "sync_all",
 ]
@@ -243,11 +245,17 @@ def _check_attribution(records: Sequence[Record], authors: Sequence[AuthorSettin
 
 
 def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
+    observe(storage, cycle.author, cycle.observed, records)
+
+
+def observe(
+    storage: Storage, author: AuthorSettings, observed: Observed, records: Sequence[Record]
+) -> None:
     """Note one page's entries for one author, comparing content hashes in one query."""
-    excluded = cycle.author.exclude_ids
+    excluded = author.exclude_ids
     fresh = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in excluded]
-    states = storage.papers.states(cycle.author.name, [r.arxiv_id or "" for r in fresh])
-    cycle.observed.take(fresh, states)
+    states = storage.papers.states(author.name, [r.arxiv_id or "" for r in fresh])
+    observed.take(fresh, states)
 
 
 def _finish(
@@ -261,7 +269,15 @@ def _finish(
             missing = [i for i in author.include_ids if i not in cycle.observed.seen]
             if missing:
                 _take(storage, cycle, client.fetch_ids(missing))
-            plan = _plan(storage, client, cycle, settings)
+            plan = plan_author(
+                storage,
+                client,
+                author,
+                cycle.observed,
+                fetched=cycle.fetched,
+                settings=settings,
+                complete=True,
+            )
             cycle.requests += client.requests - requests_before
             assert cycle.run_id is not None  # only cycles with a run get here
             events = storage.apply_cycle(cycle.run_id, author.name, plan.writes, cycle.stats)
@@ -271,24 +287,39 @@ def _finish(
         return CycleResult(cycle.run_id, author.name, ok=True, events=events, stats=cycle.stats)
 
 
-def _plan(storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSettings) -> Plan:
-    """Load what the cycle's decisions need, link seed papers, and plan the writes."""
-    name, observed = cycle.author.name, cycle.observed
+def plan_author(
+    storage: Storage,
+    client: ArxivClient,
+    author: AuthorSettings,
+    observed: Observed,
+    *,
+    fetched: dict[str, Record],
+    settings: SyncSettings,
+    complete: bool,
+) -> Plan:
+    """Load what an author's decisions need, link seed papers, and plan the writes.
+
+    ``complete``: ``observed`` is everything arXiv holds of the author (a
+    cycle's name query), so a tracked paper missing from it counts as
+    absent; a harvest sees only what changed and counts no absence.
+    Earlier versions fetched to link seeds go into ``fetched``.
+    """
+    name = author.name
     changed = storage.papers.with_ids(name, observed.changed)
-    check_trust(observed, storage.papers.tracked_count(name), changed)
+    check_trust(observed, storage.papers.tracked_count(name) if complete else 0, changed)
     unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
-    links = _link_seeds(storage, client, unlinked, observed, cycle.fetched)
+    links = _link_seeds(storage, client, unlinked, observed, fetched)
     names: set[str] = set()
     categories: set[str] = set()
     if needs_identity_basis(observed, set(links.values()), changed):
         names, categories = storage.papers.identity_basis(name)
     snapshot = Snapshot(
         author=name,
-        include_ids=cycle.author.include_ids,
+        include_ids=author.include_ids,
         removal_after=settings.removal_after,
         unlinked=unlinked,
         changed=changed,
-        absent=storage.papers.tracked_missing_from(name, observed.seen),
+        absent=storage.papers.tracked_missing_from(name, observed.seen) if complete else (),
         identity_names=names,
         identity_categories=categories,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
@@ -163,6 +164,17 @@ class SyncRuns:
         """When the most recent successful cycle finished; None if none ever did."""
         query = sa.select(sa.func.max(sync_runs_table.c.finished_at)).where(
             sync_runs_table.c.status == RunStatus.OK
+        )
+        with self._db.transaction() as conn:
+            found = conn.scalar(query)
+        return utc(found) if found is not None else None
+
+    def first_success(self, authors: Collection[str]) -> datetime | None:
+        """When the earliest successful cycle of any of ``authors`` started; None if none did."""
+        query = (
+            sa.select(sa.func.min(sync_runs_table.c.started_at))
+            .join(authors_table)
+            .where(sync_runs_table.c.status == RunStatus.OK, authors_table.c.name.in_(authors))
         )
         with self._db.transaction() as conn:
             found = conn.scalar(query)

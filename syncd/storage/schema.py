@@ -16,6 +16,7 @@ __all__ = [
     "digest_events_table",
     "endpoints_table",
     "events_table",
+    "harvest_state_table",
     "metadata",
     "papers_table",
     "revisions_table",
@@ -197,4 +198,25 @@ version_refusals_table = sa.Table(
     sa.Column("last_error", sa.String(500), nullable=False),
     sa.Column("last_refused_at", _TIME, nullable=False),
     sa.Column("next_try_at", _TIME),
+)
+
+# One row (id 1): the OAI-PMH harvest's progress (syncd.storage.harvests).
+# ``from_date`` is the next harvest's ``from``; while a harvest runs,
+# ``started_response_date`` is its first page's responseDate, ``set_index``
+# the set it walks and ``token`` its next page's; ``claimed_at`` and
+# ``backend_pid`` are the claim of the replica running it.
+harvest_state_table = sa.Table(
+    "harvest_state",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("from_date", sa.String(10)),
+    sa.Column("started_response_date", sa.String(40)),
+    sa.Column("set_index", sa.Integer, nullable=False),
+    sa.Column("token", sa.Text),
+    sa.Column("pages", sa.Integer, nullable=False),
+    sa.Column("records", sa.Integer, nullable=False),
+    sa.Column("last_response_date", sa.String(40)),
+    sa.Column("last_success_at", _TIME),
+    sa.Column("claimed_at", _TIME),
+    sa.Column("backend_pid", sa.Integer),
 )
