@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from syncd import __version__
+from syncd.cli.harvest import add_harvest_parser
 from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.config import load_settings
 from syncd.delivery.apprise_sender import AppriseSender
@@ -162,6 +163,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     backfill.set_defaults(command=_backfill)
 
+    add_harvest_parser(commands)
+
     run = commands.add_parser("run", help="the daemon: scheduled cycles, webhooks, HTTP")
     run.set_defaults(command=_run)
 
@@ -235,10 +238,7 @@ def _sync(args: argparse.Namespace, app: App) -> int:
         else:
             print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
     if app.endpoints and not args.no_deliver:
-        with app.dispatcher() as dispatcher:
-            attempted = dispatcher.drain(settings.delivery.sync_wait)
-        pending, dead = app.storage.outbox.counts()
-        print(f"webhooks: {attempted} attempts, {pending} pending, {dead} dead-lettered")
+        print(app.drain())
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILURE
 
 

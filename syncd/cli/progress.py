@@ -14,8 +14,9 @@ import structlog
 
 from syncd.domain.refusals import set_aside_summary
 from syncd.service.backfill import BackfillPlan, BackfillProgress
+from syncd.service.harvest import HarvestResult
 
-__all__ = ["BackfillReporter", "describe_plan", "format_duration"]
+__all__ = ["BackfillReporter", "HarvestReporter", "describe_plan", "format_duration"]
 
 _log = structlog.get_logger(__name__)
 _BAR_WIDTH = 24
@@ -86,6 +87,41 @@ class BackfillReporter:
 
     def close(self) -> None:
         """End the bar's line, so what follows starts on its own."""
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False
+
+
+class HarvestReporter:
+    """Called after each harvested page: a running count on a terminal, else a log line.
+
+    OAI-PMH tokens say nothing of the list's size (arXiv dropped
+    ``completeListSize`` in 2025), so there is no bar to fill: pages,
+    records and events so far.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._terminal = stream.isatty()
+        self._drawn = False
+
+    def __call__(self, progress: HarvestResult) -> None:
+        """Show ``progress``."""
+        events = len(progress.events) or progress.planned_events
+        if not self._terminal:
+            _log.info(
+                "harvest_progress", pages=progress.pages, records=progress.records, events=events
+            )
+            return
+        line = f"harvest: {progress.pages} pages, {progress.records} records, {events} events"
+        width = shutil.get_terminal_size().columns - 1
+        self._stream.write("\r" + line[:width].ljust(width))
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        """End the running line, so what follows starts on its own."""
         if self._drawn:
             self._stream.write("\n")
             self._stream.flush()
