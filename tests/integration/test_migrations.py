@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 import pytest
@@ -236,6 +237,25 @@ def test_0011_adds_the_refusal_counts_and_downgrades_without_them(database_url: 
         assert "version_refusals" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert storage.versions.refusals() == {}
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()
+
+
+def test_0014_adds_the_harvest_state_and_downgrades_without_it(database_url: str) -> None:
+    """0011 → head creates an empty harvest_state; going back to 0011 drops it, progress too."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0011")
+        assert "harvest_state" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert storage.harvests.state().from_date is None
+        storage.harvests.start_from(date(2026, 7, 1))
+        assert storage.harvests.state().from_date == date(2026, 7, 1)
+        _downgrade(storage.engine, "0011")
+        assert "harvest_state" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert storage.harvests.state().from_date is None
         assert schema_drift(storage.engine) == []
     finally:
         storage.close()
