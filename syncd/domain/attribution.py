@@ -13,12 +13,51 @@ a name query's result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 
-from syncd.domain.linking import name_matches
+from syncd.domain.linking import identify, name_matches
 from syncd.domain.record import Record, normalize_name
 
-__all__ = ["NameIndex"]
+__all__ = ["Attribution", "IdentityFacts", "NameIndex", "attribute"]
+
+_NOTHING_SHARED = "shares no co-author or category with the known papers"
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityFacts:
+    """What tells an author's papers from a namesake's: everything ``attribute`` weighs.
+
+    ``names`` and ``categories`` are those of the author's known papers
+    (seeded, linked, tracked); ``include_ids`` the papers configured as theirs.
+    """
+
+    author: str
+    include_ids: Collection[str] = ()
+    names: Collection[str] = ()
+    categories: Collection[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """Whether a paper that lists the author's name is theirs; ``reason`` when it is not."""
+
+    theirs: bool
+    reason: str | None = None
+
+
+def attribute(record: Record, facts: IdentityFacts) -> Attribution:
+    """The identity rules, one paper against one author's facts.
+
+    The one place a name query's result and a harvested record are judged:
+    configured ids are the author's; otherwise the paper must share a
+    co-author or a category with the known papers, or it is held as a
+    candidate with the reason.
+    """
+    if record.arxiv_id in facts.include_ids:
+        return Attribution(theirs=True)
+    identity = identify(record, facts.names, facts.categories, facts.author)
+    return Attribution(True) if identity.plausible else Attribution(False, _NOTHING_SHARED)
 
 
 def _key(name: str) -> tuple[str, str] | None:

@@ -13,8 +13,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncd.domain.attribution import IdentityFacts, attribute
 from syncd.domain.diff import Change, diff_records
-from syncd.domain.linking import identify
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RevisionSource
@@ -144,14 +144,14 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
         names.update(observed.new[arxiv_id].authors)
         categories.update(observed.new[arxiv_id].categories)
 
+    facts = IdentityFacts(snapshot.author, snapshot.include_ids, names, categories)
+
     def plausible(record: Record) -> bool:
-        if record.arxiv_id in snapshot.include_ids:
-            return True
-        identity = identify(record, names, categories, snapshot.author)
-        if not identity.plausible:
-            reason = "shares no co-author or category with the known papers"
-            notes.append(Note("candidate_held", {"arxiv_id": record.arxiv_id, "reason": reason}))
-        return identity.plausible
+        verdict = attribute(record, facts)
+        if not verdict.theirs:
+            fields = {"arxiv_id": record.arxiv_id, "reason": verdict.reason}
+            notes.append(Note("candidate_held", fields))
+        return verdict.theirs
 
     for paper in snapshot.changed:
         entry = observed.changed[paper.arxiv_id or ""]
