@@ -29,8 +29,8 @@ __all__ = ["ArxivRawRecord", "RawVersion", "arxiv_time", "split_authors"]
 
 # Affiliations and notes arXiv keeps inside the author string: "A (MIT), B (1)".
 _PARENTHESES_RE = re.compile(r"\([^()]*\)")
-# Between two names: a comma, a semicolon, or the word "and" (", and" too).
-_NAME_SEPARATOR_RE = re.compile(r"\s*(?:[,;]\s*(?:and\s+)?|\s+and\s+)\s*")
+# Between two names: a comma, a semicolon, or the word "and" (", and" gives an empty part).
+_NAME_SEPARATOR_RE = re.compile(r"[,;]|\band\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ def split_authors(text: str) -> tuple[str, ...]:
     ``text`` is already unwrapped (one space between words).
     """
     previous = None
-    while previous != text:  # nested parentheses: innermost first
+    while "(" in text and previous != text:  # nested parentheses: innermost first
         previous, text = text, _PARENTHESES_RE.sub(" ", text)
     names = (" ".join(part.split()) for part in _NAME_SEPARATOR_RE.split(text))
-    return tuple(name for name in names if name and name != "and")
+    return tuple(name for name in names if name)

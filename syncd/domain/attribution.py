@@ -60,9 +60,20 @@ def attribute(record: Record, facts: IdentityFacts) -> Attribution:
     return Attribution(True) if identity.plausible else Attribution(False, _NOTHING_SHARED)
 
 
+# ASCII punctuation as ``normalize_name`` folds it: a space (``\w`` keeps "_").
+_ASCII_FOLD = str.maketrans(
+    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c in "_ \t\n\r\x0b\x0c")}
+)
+
+
 def _key(name: str) -> tuple[str, str] | None:
-    """(surname, first initial) of a folded name: equal for every pair ``name_matches`` accepts."""
-    words = normalize_name(name).split()
+    """(surname, first initial) of a folded name: equal for every pair ``name_matches`` accepts.
+
+    Most names are ASCII, whose folding is a lower-casing and a translation
+    (``normalize_name`` pays for Unicode decomposition and a regex).
+    """
+    folded = name.lower().translate(_ASCII_FOLD) if name.isascii() else normalize_name(name)
+    words = folded.split()
     return (words[-1], words[0][0]) if words else None
 
 
