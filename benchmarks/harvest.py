@@ -223,6 +223,52 @@ def run(reps: int) -> dict[str, Any]:
         }
 
 
+def table_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """The harvest's lines of the results table."""
+    yes = {True: "yes", False: "NO"}
+    asked = result["requests"]
+    cpu, attribution, memory = result["cpu"], result["attribution"], result["memory"]
+    requests = ", ".join(f"{p['authors']:,}: {p['harvest_requests']}" for p in asked["points"])
+    name_queries = ", ".join(
+        f"{p['authors']:,}: {p['name_query_requests_per_cycle']}" for p in asked["points"]
+    )
+    small, large = memory["points"]
+    return [
+        (
+            f"Harvest requests: {asked['records']:,} changed records, {asked['page']:,} a page",
+            requests,
+            f"name queries per cycle {name_queries}",
+            f"ceil(records / page) = {asked['expected']}",
+            "the same for every N",
+            yes[asked["met"]],
+        ),
+        (
+            "Harvest CPU per record (parse, attribute, plan, store)",
+            f"{cpu['syncd_us_per_record']} us",
+            f"bare iterparse walk {cpu['baseline_us_per_record']} us",
+            f"{cpu['median_ratio']:.2f}x",
+            cpu["target"],
+            yes[cpu["met"]],
+        ),
+        (
+            "Attribution: 10,000 authors indexed against 10",
+            f"{attribution['syncd_median_seconds'] * 1000:.1f} ms",
+            f"{attribution['baseline_median_seconds'] * 1000:.1f} ms",
+            f"{attribution['median_ratio']:.2f}x",
+            attribution["target"],
+            yes[attribution["met"]],
+        ),
+        (
+            f"Harvest peak RSS: {large['records']:,} records against {small['records']:,}",
+            f"{large['peak_rss_mib']} MiB",
+            f"{small['peak_rss_mib']} MiB",
+            f"{memory['ratio']:.2f}x",
+            memory["target"],
+            yes[memory["met"]],
+        ),
+    ]
+
+
 def _child(url: str, total: int) -> None:
     from benchmarks.memory import _vm  # noqa: PLC0415
 

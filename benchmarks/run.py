@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import os
 import platform
@@ -43,6 +44,7 @@ ROWS = (
     "backfill",
     "web",
     "digest",
+    "harvest",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -69,6 +71,7 @@ class Plan:
     web_sizes: tuple[int, ...]  # events stored for the read surface's rows
     web_requests: int
     digest_reps: int
+    harvest_reps: int
 
 
 FULL = Plan(
@@ -92,6 +95,7 @@ FULL = Plan(
     web_sizes=(10_000, 100_000),
     web_requests=200,
     digest_reps=7,
+    harvest_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -112,6 +116,7 @@ QUICK = Plan(
     web_sizes=(1_000, 5_000),
     web_requests=20,
     digest_reps=3,
+    harvest_reps=2,
 )
 
 
@@ -415,6 +420,12 @@ def _digest(ctx: _Context) -> dict[str, Any]:
     return digest.run(ctx.plan.digest_reps)
 
 
+def _harvest(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import harvest  # noqa: PLC0415
+
+    return harvest.run(ctx.plan.harvest_reps)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -426,6 +437,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "backfill": _backfill,
     "web": _web,
     "digest": _digest,
+    "harvest": _harvest,
 }
 
 
@@ -542,14 +554,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 _yes(r["met"]),
             )
         )
-    if "web" in rows:
-        from benchmarks import web  # noqa: PLC0415
-
-        out += web.table_rows(rows["web"])
-    if "digest" in rows:
-        from benchmarks import digest  # noqa: PLC0415
-
-        out += digest.table_rows(rows["digest"])
+    # The rows whose module writes its own lines.
+    for name in ("web", "digest", "harvest"):
+        if name in rows:
+            out += importlib.import_module(f"benchmarks.{name}").table_rows(rows[name])
     from benchmarks import fanout  # noqa: PLC0415
 
     out += fanout.slack_table_rows(rows.get("fanout_slack", {}))

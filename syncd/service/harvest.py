@@ -96,13 +96,15 @@ def harvest(
         if since is not None:
             state = HarvestState(from_date=since)
         return _run(storage, client, settings, state, dry_run=True, on_page=on_page)
-    if since is not None:
-        storage.harvests.start_from(since)
     claimed = storage.harvests.claim()
     if claimed is None:
         _log.info("harvest_skipped", reason="another replica is harvesting")
         return HarvestResult(claimed=False)
     try:
+        if since is not None:
+            # Only once claimed: another replica's harvest in progress stays its own.
+            storage.harvests.start_from(since)
+            claimed = HarvestState(from_date=since)
         return _run(storage, client, settings, claimed, dry_run=False, on_page=on_page)
     finally:
         storage.harvests.release()

@@ -251,3 +251,23 @@ def test_killed_and_resumed_loses_and_doubles_nothing(
         assert not state.harvests.state().in_progress
     finally:
         state.close()
+
+
+def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
+    """While another process holds the harvest, ``syncd harvest`` does nothing, its
+    ``--from`` included; once let go, the next harvest runs."""
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    other = Storage(syncd.database_url)
+    try:
+        assert other.harvests.claim() is not None
+        outcome = syncd("harvest", "--from", DAY.isoformat())
+        assert outcome.code == 0, outcome.err
+        assert "another replica is harvesting" in outcome.out
+        assert other.harvests.state().from_date is None
+        other.harvests.release()
+    finally:
+        other.close()
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert "ok, 7 events" in outcome.out
