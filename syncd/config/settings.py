@@ -85,9 +85,14 @@ class ArxivSettings(Section):
     @field_validator("api_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
+        return check_http_url(value)
+
+
+def check_http_url(value: str) -> str:
+    """``value`` if it is an http:// or https:// URL; else ``ValueError``."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
 
 
 class DatabaseSettings(Section):
@@ -243,9 +248,7 @@ class HarvestSettings(Section):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
+        return check_http_url(value)
 
     @field_validator("cron")
     @classmethod

@@ -79,6 +79,16 @@ def twin(syncd: Syncd, tmp_path: Path) -> Syncd:
     return harvesting(Syncd(syncd.arxiv, url, workdir, syncd.capsys))
 
 
+def assert_complete(syncd: Syncd) -> None:
+    """The harvest completed: ``from`` is the day harvested, nothing is in progress."""
+    state = Storage(syncd.database_url)
+    try:
+        assert state.harvests.state().from_date == DAY
+        assert not state.harvests.state().in_progress
+    finally:
+        state.close()
+
+
 def test_same_story_both_ways(syncd: Syncd, tmp_path: Path) -> None:
     """A day of changes told by a cycle and by a harvest: the same events for tracked papers."""
     by_harvest = twin(syncd, tmp_path)
@@ -114,12 +124,7 @@ def test_harvest_costs_pages_not_authors(syncd: Syncd) -> None:
     oai = [r for r in syncd.arxiv.requests if r.path == "/oai"]
     assert len(oai) == 3  # 8 papers changed, 3 a page
     assert all("until" not in r.params for r in oai)
-    state = Storage(syncd.database_url)
-    try:
-        assert state.harvests.state().from_date == DAY
-        assert not state.harvests.state().in_progress
-    finally:
-        state.close()
+    assert_complete(syncd)
 
 
 def test_a_second_harvest_of_the_same_day_announces_nothing(syncd: Syncd) -> None:
@@ -245,12 +250,7 @@ def test_killed_and_resumed_loses_and_doubles_nothing(
     assert [h["version"] for h in syncd.json("history", NESTPIPE)] == [
         h["version"] for h in reference.json("history", NESTPIPE)
     ]
-    state = Storage(syncd.database_url)
-    try:
-        assert state.harvests.state().from_date == DAY
-        assert not state.harvests.state().in_progress
-    finally:
-        state.close()
+    assert_complete(syncd)
 
 
 def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
