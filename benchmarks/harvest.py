@@ -80,7 +80,10 @@ def _transport(total: int, bodies: list[bytes] | None) -> httpx.MockTransport:
         token = request.url.params.get("resumptionToken")
         index = int(token.split("|")[1]) if token else 0
         body = bodies[index] if bodies is not None else page_body(index, total)
-        return httpx.Response(200, content=body)
+        # Streamed, as a socket's body is: httpx's response and its stream refer
+        # to each other, and a ByteStream would keep every page alive in that
+        # cycle until a full collection (a real transport's stream keeps none).
+        return httpx.Response(200, content=iter([body]))
 
     return httpx.MockTransport(answer)
 
