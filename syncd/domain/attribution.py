@@ -87,10 +87,10 @@ class NameIndex:
             if key is not None:
                 self._by_key.setdefault(key, []).append(author)
 
-    def authors_of(self, record: Record) -> set[str]:
-        """The followed authors ``record`` lists by a name ``name_matches`` accepts."""
+    def authors_of(self, names: Iterable[str]) -> set[str]:
+        """The followed authors a paper listing ``names`` names, as ``name_matches`` accepts."""
         found: set[str] = set()
-        for listed in record.authors:
+        for listed in names:
             key = _key(listed)
             for author in self._by_key.get(key, ()) if key is not None else ():
                 if author not in found and name_matches(listed, author):

@@ -178,12 +178,16 @@ def _plan_page(
     fetched: dict[str, Record],
 ) -> list[tuple[str, Sequence[PaperWrite]]]:
     """Every author's writes for one page, planned as their cycles would plan these records."""
-    records = [raw.as_record() for raw in page.records if not raw.deleted]
-    owners = storage.papers.owners([r.arxiv_id or "" for r in records])
+    live = [raw for raw in page.records if not raw.deleted]
+    owners = storage.papers.owners([raw.arxiv_id for raw in live])
     mine: dict[str, list[Record]] = {}
-    for record in records:
-        names = owners.get(record.arxiv_id or "", set()) | followed.index.authors_of(record)
-        for name in names & followed.authors.keys():
+    for raw in live:
+        names = owners.get(raw.arxiv_id, set()) | followed.index.authors_of(raw.authors)
+        names &= followed.authors.keys()
+        if not names:
+            continue  # nobody's: most of a day's records, never turned into a Record
+        record = raw.as_record()
+        for name in names:
             mine.setdefault(name, []).append(record)
     plans: list[tuple[str, Sequence[PaperWrite]]] = []
     for name in sorted(mine):
