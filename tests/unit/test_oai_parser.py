@@ -10,6 +10,7 @@ import pytest
 from syncd.domain.arxivraw import split_authors
 from syncd.errors import BadArgument, BadResumptionToken, FeedError, NoRecordsMatch
 from syncd.sources.oai import parse_page
+from syncd.sources.oai._parser import _date
 from tests.oaixml import RawPaper, RawVersionXml, list_records_xml
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-oai"
@@ -253,3 +254,18 @@ def test_hostile_xml_is_refused_before_parsing(name: str) -> None:
     with pytest.raises(FeedError, match="DOCTYPE or entities") as caught:
         parse_page(HOSTILE[name].encode())
     assert "root:" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "moment"),
+    [
+        ("Fri, 8 Feb 2013 21:00:01 GMT", datetime(2013, 2, 8, 21, 0, 1, tzinfo=UTC)),
+        ("Tue, 29 Feb 2028 00:00:00 GMT", datetime(2028, 2, 29, tzinfo=UTC)),
+        ("8 Feb 2013 21:00:01 +0100", datetime(2013, 2, 8, 20, 0, 1, tzinfo=UTC)),
+        ("Fri, 31 Feb 2013 21:00:01 GMT", None),
+        ("yesterday", None),
+    ],
+)
+def test_version_dates(text: str, moment: datetime | None) -> None:
+    """arXiv's shape is read by hand, any other through email.utils; impossible dates refused."""
+    assert _date(text) == moment

@@ -263,20 +263,14 @@ def _date(text: str) -> datetime | None:
     Read by hand for the shape arXiv writes (``email.utils`` takes four times
     as long, for every version of every record); any other shape goes to it.
     """
-    parts = text.split()
-    if len(parts) == 6 and parts[5] == "GMT" and parts[1].isdigit() and parts[3].count(":") == 2:
-        hour, minute, second = parts[3].split(":")
-        month = _MONTHS.get(parts[2])
-        if month and parts[4].isdigit() and (hour + minute + second).isdigit():
+    parts = text.split()  # weekday, day, month, year, time, zone
+    if len(parts) == 6 and parts[5] == "GMT" and parts[4].count(":") == 2:
+        day, month, year = parts[1], _MONTHS.get(parts[2]), parts[3]
+        hour, minute, second = parts[4].split(":")
+        if month and (day + year + hour + minute + second).isdigit():
             try:
                 return datetime(
-                    int(parts[4]),
-                    month,
-                    int(parts[1]),
-                    int(hour),
-                    int(minute),
-                    int(second),
-                    tzinfo=UTC,
+                    int(year), month, int(day), int(hour), int(minute), int(second), tzinfo=UTC
                 )
             except ValueError:
                 return None
