@@ -48,6 +48,7 @@ ROWS = (
     "history",
     "startup",
     "author_import",
+    "harvest",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -79,6 +80,7 @@ class Plan:
     startup_reps: int
     import_authors: int
     import_reps: int
+    harvest_reps: int
 
 
 FULL = Plan(
@@ -107,6 +109,7 @@ FULL = Plan(
     startup_reps=31,
     import_authors=1_000,
     import_reps=7,
+    harvest_reps=7,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -132,6 +135,7 @@ QUICK = Plan(
     startup_reps=5,
     import_authors=200,
     import_reps=3,
+    harvest_reps=2,
 )
 
 
@@ -460,6 +464,12 @@ def _author_import(ctx: _Context) -> dict[str, Any]:
     return author_import.run(plan.import_authors, plan.import_reps, ctx.kinds, ctx.folder)
 
 
+def _harvest(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import harvest  # noqa: PLC0415
+
+    return harvest.run(ctx.plan.harvest_reps)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -475,6 +485,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "history": _history,
     "startup": _startup,
     "author_import": _author_import,
+    "harvest": _harvest,
 }
 
 
@@ -595,7 +606,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             )
         )
     # Rows whose module renders its own lines, each imported only when measured.
-    for row in ("web", "digest", "history", "startup"):
+    for row in ("web", "digest", "history", "startup", "harvest"):
         if row in rows:
             out += importlib.import_module(f"benchmarks.{row}").table_rows(rows[row])
     from benchmarks import fanout  # noqa: PLC0415

@@ -10,7 +10,11 @@
     │   │   └── RateLimited          429/503 with the wait the server asked for
     │   └── PermanentUpstreamError   4xx, error feeds, bad or untrustworthy feeds
     │       ├── FeedError            the body is not a trustworthy arXiv Atom feed
-    │       └── ApiError             arXiv answered with its error feed
+    │       ├── ApiError             arXiv answered with its error feed
+    │       └── OaiError             OAI-PMH answered with an <error code="...">
+    │           ├── BadArgument          an argument it refuses (an unknown set)
+    │           ├── BadResumptionToken   the token expired (daily) or is unknown
+    │           └── NoRecordsMatch       nothing changed since ``from``: not a failure
     └── StoreError             the database refused or is unreachable
 
 Every message names what was wrong and, where it helps, what to do about it.
@@ -20,11 +24,15 @@ from __future__ import annotations
 
 __all__ = [
     "ApiError",
+    "BadArgument",
+    "BadResumptionToken",
     "ConfigError",
     "ConflictError",
     "FeedError",
     "Interrupted",
+    "NoRecordsMatch",
     "NotFoundError",
+    "OaiError",
     "PermanentUpstreamError",
     "RateLimited",
     "RetryableUpstreamError",
@@ -92,6 +100,38 @@ class FeedError(PermanentUpstreamError):
 
 class ApiError(PermanentUpstreamError):
     """arXiv answered with its error feed; the message is arXiv's own."""
+
+
+class OaiError(PermanentUpstreamError):
+    """arXiv's OAI-PMH interface answered with an error; ``code`` is the protocol's."""
+
+    code = "unknown"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"OAI-PMH {self.code}: {message}")
+        self.detail = message
+
+
+class BadArgument(OaiError):
+    """The request had an argument OAI-PMH refuses, such as a set that does not exist."""
+
+    code = "badArgument"
+
+
+class BadResumptionToken(OaiError):
+    """The resumption token expired (arXiv's expire daily) or was never issued."""
+
+    code = "badResumptionToken"
+
+
+class NoRecordsMatch(OaiError):
+    """No record changed in the range asked for: a complete, empty harvest."""
+
+    code = "noRecordsMatch"
+
+    def __init__(self, message: str, response_date: str | None = None) -> None:
+        super().__init__(message)
+        self.response_date = response_date
 
 
 class StoreError(SyncdError):

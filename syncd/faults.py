@@ -19,6 +19,9 @@ POINTS: tuple[str, ...] = (
     "sync.page_fetched",  # a page parsed, nothing written
     "store.cycle_written",  # revisions and events written, not committed
     "store.cycle_committed",  # the cycle's transaction committed
+    "harvest.page_fetched",  # an OAI-PMH page parsed, nothing written
+    "store.harvest_page_written",  # a harvested page's writes done, not committed
+    "store.harvest_page_committed",  # the page and its token committed
     "store.deliveries_claimed",  # leases committed, nothing sent
     "dispatch.sent",  # a 2xx received, not yet recorded
     "dispatch.acknowledged",  # the delivery recorded as done

@@ -55,6 +55,8 @@ __all__ = [
     "observe_cycle",
     "observe_delivery",
     "observe_events",
+    "observe_harvest",
+    "observe_harvest_page",
     "observe_http_dropped",
     "observe_pacing",
     "observe_retry",
@@ -144,6 +146,26 @@ _AUTHOR_FEEDS = Counter(
     "syncd_author_feeds",
     "Authors' own arXiv feeds (ORCID iD or arXiv author id) read, by result.",
     ["result"],
+    registry=REGISTRY,
+)
+_HARVESTED_RECORDS = Counter(
+    "syncd_harvest_records",
+    "arXivRaw records read by the OAI-PMH harvester from pages it applied.",
+    registry=REGISTRY,
+)
+_HARVESTED_PAGES = Counter(
+    "syncd_harvest_pages",
+    "OAI-PMH pages the harvester applied.",
+    registry=REGISTRY,
+)
+_HARVEST_FROM = Gauge(
+    "syncd_harvest_from_timestamp_seconds",
+    "Unix time of the harvest's from date (midnight UTC); lag is time() minus it.",
+    registry=REGISTRY,
+)
+_LAST_SUCCESSFUL_HARVEST = Gauge(
+    "syncd_last_successful_harvest_timestamp_seconds",
+    "Unix time at which the most recent complete harvest finished.",
     registry=REGISTRY,
 )
 
@@ -273,6 +295,20 @@ def observe_cycle(ok: bool, duration: float, finished_at: float) -> None:
 def observe_author_feed(result: str) -> None:
     """Count one author feed read by its result (``AUTHOR_FEED_RESULTS``)."""
     _AUTHOR_FEEDS.labels(_known(result, AUTHOR_FEED_RESULTS)).inc()
+
+
+def observe_harvest_page(records: int) -> None:
+    """Count one applied OAI-PMH page and its records."""
+    _HARVESTED_PAGES.inc()
+    _HARVESTED_RECORDS.inc(records)
+
+
+def observe_harvest(from_timestamp: float | None, finished_at: float | None) -> None:
+    """Record the harvest's from date (its lag) and, when one completed, when."""
+    if from_timestamp is not None:
+        _HARVEST_FROM.set(from_timestamp)
+    if finished_at is not None:
+        _LAST_SUCCESSFUL_HARVEST.set(finished_at)
 
 
 def observe_upstream(status: int | None) -> None:

@@ -44,6 +44,7 @@ from lxml import etree
 
 from syncd.domain.record import Record, normalize_name, split_arxiv_id
 from syncd.domain.withdrawal import detect_withdrawal
+from tests.fakeoai import OAI_CONTENT_TYPE, OAI_PATH, OaiWorld
 from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = [
@@ -1053,6 +1054,8 @@ class FakeArxiv(LoopbackServer):
         self._queue: list[_Queued] = []
         self._always: list[Fault] = []
         self._claims: dict[str, list[str]] = {}  # feed id -> arXiv ids, in claim order
+        # The OAI-PMH side: datestamps by the fake's day (``oai.today``), paging, tokens.
+        self.oai = OaiWorld(epoch.date(), (wrap_title, wrap_abstract))
 
     @property
     def author_feed_url(self) -> str:
@@ -1070,6 +1073,11 @@ class FakeArxiv(LoopbackServer):
     def url(self) -> str:
         """The query endpoint, ``http://127.0.0.1:PORT/api/query``."""
         return self.base_url + API_PATH
+
+    @property
+    def oai_url(self) -> str:
+        """The OAI-PMH base URL, ``http://127.0.0.1:PORT/oai``."""
+        return self.base_url + OAI_PATH
 
     # ---- papers
 
@@ -1097,6 +1105,7 @@ class FakeArxiv(LoopbackServer):
             stored = self._complete(replace(record, arxiv_id=arxiv_id), history)
             self._papers[arxiv_id] = [*history, stored]
             self._removed.pop(arxiv_id, None)
+            self.oai.touch(arxiv_id)
             if affiliations is not None:
                 self._affiliations[arxiv_id] = {
                     name: (value,) if isinstance(value, str) else tuple(value)
@@ -1118,6 +1127,7 @@ class FakeArxiv(LoopbackServer):
             history = self._history(arxiv_id)
             amended = _with_withdrawal(replace(history[-1], **fields))
             history[-1] = amended
+            self.oai.touch(arxiv_id)
         return amended
 
     def revise(self, arxiv_id: str, **fields: Any) -> Record:
@@ -1373,6 +1383,8 @@ class FakeArxiv(LoopbackServer):
         return _Plan(body=feed)
 
     def _plan(self, path: str, params: Mapping[str, str]) -> _Plan:
+        if path == OAI_PATH:
+            return self._oai_plan(params)
         feed_id = _author_feed_id(path)
         if path != API_PATH and feed_id is None:
             return _Plan(status=404, body=b"Not Found", content_type="text/plain; charset=utf-8")
@@ -1396,6 +1408,17 @@ class FakeArxiv(LoopbackServer):
                 return standalone
             return _apply_fault(answer(fault), fault)
         return answer(None)
+
+    def _oai_plan(self, params: Mapping[str, str]) -> _Plan:
+        fault = self._take_fault(params)
+        if fault is not None:
+            standalone = _standalone_plan(fault, self.backend)
+            if standalone is not None:
+                return standalone
+        visible = {i: h for i, h in self._papers.items() if i not in self._removed}
+        code, answer = self.oai.answer(params, visible)
+        plan = _Plan(status=code, body=answer, content_type=OAI_CONTENT_TYPE)
+        return plan if fault is None else _apply_fault(plan, fault)
 
     def _serve(self, handler: _Handler, query_string: str) -> None:
         arrival = time.monotonic()

@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
@@ -217,6 +218,7 @@ def _parser() -> argparse.ArgumentParser:
     events.set_defaults(command=CommandRef("records", "events"))
 
     _authors_parser(commands)
+    _harvest_parser(commands)
     return parser
 
 
@@ -255,3 +257,21 @@ def _authors_parser(commands: Any) -> None:
         action.add_argument("name", metavar="NAME")
         action.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids of candidates")
         action.set_defaults(command=CommandRef("authors", "decide"), decision=decision)
+
+
+def _harvest_parser(commands: Any) -> None:
+    """The ``harvest`` command, on the CLI's subcommands."""
+    parser = commands.add_parser(
+        "harvest", help="run one OAI-PMH harvest of arXiv's changes (resumes one interrupted)"
+    )
+    parser.add_argument(
+        "--from",
+        dest="since",
+        type=date.fromisoformat,
+        metavar="DATE",
+        help="harvest from this day (YYYY-MM-DD) instead of the stored one",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="plan every page, store and announce nothing"
+    )
+    parser.set_defaults(command=CommandRef("harvest", "run_harvest"))

@@ -15,8 +15,9 @@ import structlog
 from syncd.domain.counting import counted
 from syncd.domain.refusals import set_aside_summary
 from syncd.service.backfill import BackfillPlan, BackfillProgress
+from syncd.service.harvest import HarvestResult
 
-__all__ = ["BackfillReporter", "describe_plan", "format_duration"]
+__all__ = ["BackfillReporter", "HarvestReporter", "describe_plan", "format_duration"]
 
 _log = structlog.get_logger(__name__)
 _BAR_WIDTH = 24
@@ -53,14 +54,34 @@ def describe_plan(plan: BackfillPlan, interval: float) -> str:
     return cost if aside is None else f"{cost}\n{aside}"
 
 
-class BackfillReporter:
+class _RunningLine:
+    """One line redrawn in place on a terminal, ended by ``close``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._terminal = stream.isatty()
+        self._drawn = False
+
+    def _draw(self, line: str) -> None:
+        width = shutil.get_terminal_size().columns - 1
+        self._stream.write("\r" + line[:width].ljust(width))
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        """End the line, so what follows starts on its own."""
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False
+
+
+class BackfillReporter(_RunningLine):
     """Called with each ``BackfillProgress``: redraws a bar on a terminal, else logs a line."""
 
     def __init__(self, stream: TextIO, interval: float) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self._interval = interval
-        self._terminal = stream.isatty()
-        self._drawn = False
 
     def __call__(self, progress: BackfillProgress) -> None:
         """Show ``progress``."""
@@ -84,14 +105,23 @@ class BackfillReporter:
             f"  {progress.requests_done}/{progress.requests_total} requests"
             f"  about {format_duration(left)} left"
         )
-        width = shutil.get_terminal_size().columns - 1
-        self._stream.write("\r" + line[:width].ljust(width))
-        self._stream.flush()
-        self._drawn = True
+        self._draw(line)
 
-    def close(self) -> None:
-        """End the bar's line, so what follows starts on its own."""
-        if self._drawn:
-            self._stream.write("\n")
-            self._stream.flush()
-            self._drawn = False
+
+class HarvestReporter(_RunningLine):
+    """Called after each harvested page: a running count on a terminal, else a log line.
+
+    OAI-PMH tokens say nothing of the list's size (arXiv dropped
+    ``completeListSize`` in 2025), so there is no bar to fill: pages,
+    records and events so far.
+    """
+
+    def __call__(self, progress: HarvestResult) -> None:
+        """Show ``progress``."""
+        events = len(progress.events) or progress.planned_events
+        if not self._terminal:
+            _log.info(
+                "harvest_progress", pages=progress.pages, records=progress.records, events=events
+            )
+            return
+        self._draw(f"harvest: {progress.pages} pages, {progress.records} records, {events} events")

@@ -55,6 +55,7 @@ __all__ = [
     "AuthorSettings",
     "DatabaseSettings",
     "DeliverySettings",
+    "HarvestSettings",
     "HttpSettings",
     "LogSettings",
     "ScheduleSettings",
@@ -88,9 +89,14 @@ class ArxivSettings(Section):
     @field_validator("api_url", "author_feed_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
+        return check_http_url(value)
+
+
+def check_http_url(value: str) -> str:
+    """``value`` if it is an http:// or https:// URL; else ``ValueError``."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
 
 
 class DatabaseSettings(Section):
@@ -221,30 +227,68 @@ class ScheduleSettings(Section):
     @field_validator("cron")
     @classmethod
     def _five_fields(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if len(value.split()) != 5:
-            raise ValueError("must be a crontab line of five fields, e.g. '0 */6 * * *'")
-        # APScheduler's own parser, as the daemon will use it: a field out of
-        # range ('99 * * * *') would otherwise pass here and crash `syncd run`.
-        # Imported here, for a config that has a cron line: every command checks
-        # it, and only these need the scheduler.
-        from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415
-
-        try:
-            trigger = CronTrigger.from_crontab(value, timezone=UTC)
-        except ValueError as exc:
-            raise ValueError(f"not a valid crontab line: {exc}") from None
-        # '0 0 31 2 *' parses but never fires; the daemon needs a next fire time.
-        if trigger.get_next_fire_time(None, datetime.now(UTC)) is None:
-            raise ValueError("the crontab line never fires")
-        return value
+        return None if value is None else check_crontab(value)
 
     @model_validator(mode="after")
     def _interval_or_cron(self) -> Self:
         if self.cron is not None and "interval" in self.model_fields_set:
             raise ValueError("give 'interval' or 'cron', not both")
         return self
+
+
+def check_crontab(value: str) -> str:
+    """``value`` if it is a crontab line of five fields that fires; else ``ValueError``."""
+    if len(value.split()) != 5:
+        raise ValueError("must be a crontab line of five fields, e.g. '0 */6 * * *'")
+    # APScheduler's own parser, as the daemon will use it: a field out of
+    # range ('99 * * * *') would otherwise pass here and crash `syncd run`.
+    # Imported here, for a config that has a cron line: every command checks
+    # it, and only these need the scheduler.
+    from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415
+
+    try:
+        trigger = CronTrigger.from_crontab(value, timezone=UTC)
+    except ValueError as exc:
+        raise ValueError(f"not a valid crontab line: {exc}") from None
+    # '0 0 31 2 *' parses but never fires; the daemon needs a next fire time.
+    if trigger.get_next_fire_time(None, datetime.now(UTC)) is None:
+        raise ValueError("the crontab line never fires")
+    return value
+
+
+class HarvestSettings(Section):
+    """The OAI-PMH harvester: arXiv's nightly changes for many authors at once (off by default).
+
+    arXiv's OAI-PMH interface has each announcement's records "typically
+    around 10:30pm ET Sunday through Thursday" (its OAI-PMH notes): 02:30
+    or 03:30 UTC.  The default cron harvests at 04:30 UTC, after either.
+    """
+
+    enabled: bool = False
+    url: str = "https://oaipmh.arxiv.org/oai"
+    sets: tuple[str, ...] = ()
+    cron: str = "30 4 * * *"
+    # How often each author's full API sweep runs when harvesting (a week).
+    sweep_interval: float = Field(WEEK, ge=HOUR, le=30 * DAY)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return check_http_url(value)
+
+    @field_validator("cron")
+    @classmethod
+    def _crontab(cls, value: str) -> str:
+        return check_crontab(value)
+
+    @field_validator("sets")
+    @classmethod
+    def _set_specs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for spec in value:
+            parts = spec.split(":")
+            if not all(part.replace("-", "").replace(".", "").isalnum() for part in parts):
+                raise ValueError(f"{spec[:60]!r} is not a setSpec such as 'physics:hep-th'")
+        return value
 
 
 class HttpSettings(Section):
@@ -335,6 +379,7 @@ class Settings(BaseSettings):
     schedule: ScheduleSettings = ScheduleSettings()
     http: HttpSettings = HttpSettings()
     delivery: DeliverySettings = DeliverySettings()
+    harvest: HarvestSettings = HarvestSettings()
     authors: tuple[AuthorSettings, ...] = Field(min_length=1)
     webhooks: tuple[WebhookSettings, ...] = ()
     notify: tuple[NotifySettings, ...] = ()

@@ -13,9 +13,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from syncd.domain.attribution import IdentityFacts, attribute
 from syncd.domain.basis import Basis, choose_basis
 from syncd.domain.diff import Change, diff_records
-from syncd.domain.linking import identify
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RevisionSource
@@ -187,20 +187,22 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
         categories.update(entries[arxiv_id].categories)
     basis = _basis(snapshot, observed, linked_ids)
 
+    facts = IdentityFacts(
+        snapshot.author,
+        snapshot.include_ids,
+        names,
+        categories,
+        claimed=claimed,
+        basis_reasons=None if basis is None else basis.reasons,
+    )
+
     def held(record: Record) -> str | None:
         """Why ``record`` is not (yet) the author's paper; None when it is."""
-        arxiv_id = record.arxiv_id or ""
-        if arxiv_id in snapshot.include_ids or arxiv_id in claimed:
-            return None
-        if basis is not None:
-            reason = basis.reasons.get(arxiv_id)
-        elif identify(record, names, categories, snapshot.author).plausible:
-            reason = None
-        else:
-            reason = "shares no co-author or category with the known papers"
-        if reason is not None:
-            notes.append(Note("candidate_held", {"arxiv_id": arxiv_id, "reason": reason}))
-        return reason
+        verdict = attribute(record, facts)
+        if not verdict.theirs:
+            fields = {"arxiv_id": record.arxiv_id, "reason": verdict.reason}
+            notes.append(Note("candidate_held", fields))
+        return verdict.reason  # None when it is theirs
 
     for paper in snapshot.changed:
         entry = observed.changed[paper.arxiv_id or ""]

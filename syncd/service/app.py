@@ -129,6 +129,13 @@ class App:
             public_url=self.settings.http.public_url,
         )
 
+    def drain(self) -> str:
+        """Deliver what is due now (waiting up to ``[delivery] sync_wait``); say how it went."""
+        with self.dispatcher() as dispatcher:
+            attempted = dispatcher.drain(self.settings.delivery.sync_wait)
+        pending, dead = self.storage.outbox.counts()
+        return f"webhooks: {attempted} attempts, {pending} pending, {dead} dead-lettered"
+
     def store_snapshot(self) -> metrics.StoreSnapshot:
         """What the database-backed gauges show, read now."""
         from syncd import metrics  # noqa: PLC0415

@@ -31,6 +31,7 @@ from syncd.config import ScheduleSettings
 from syncd.errors import Interrupted, StoreError, SyncdError
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, reconcile_config
+from syncd.service.harvest import harvest
 from syncd.service.sync import sync_all
 from syncd.web.ops import Readiness, readiness
 from syncd.web.server import HttpServer
@@ -101,11 +102,21 @@ class _Daemon:
         self._cycle_lock = threading.Lock()
         # Replicas share the schedule: the first to fire in a half period runs it.
         self._claim_window = schedule_period(self._settings.schedule, self._started_at) / 2
+        harvesting = self._settings.harvest
+        if harvesting.enabled:
+            # The harvest follows the changes; each author's API cycle is then
+            # the periodic full sweep (absences, names written differently).
+            self._claim_window = max(self._claim_window, harvesting.sweep_interval)
+        # A harvest is late after two of its periods without one complete.
+        self._harvest_max_age = 2 * schedule_period(
+            ScheduleSettings(cron=harvesting.cron, jitter=0), self._started_at
+        )
         self._client = app.arxiv_client(sleep=_interruptible_sleep(self._stop))
         self._dispatcher = app.dispatcher()
         # What /readyz reports while the database, which knows better, does not answer.
         self._last_success: datetime | None = None
         self._scheduler: BackgroundScheduler | None = None
+        self._last_harvest: datetime | None = None
 
     def cycle(self) -> None:
         """One scheduled cycle of every author; wakes the worker when it published events."""
@@ -138,10 +149,32 @@ class _Daemon:
             if any(r.events for r in results):
                 self._wake.set()
 
+    def harvest(self) -> None:
+        """One scheduled harvest (when ``[harvest] enabled``); wakes the worker on events."""
+        with self._cycle_lock:
+            if self._stop.is_set():
+                return
+            try:
+                result = harvest(self._app.storage, self._client, self._settings)
+            except SyncdError as exc:
+                # The pages applied stay applied; the next harvest resumes.
+                _log.error("harvest_failed", error=str(exc), error_type=type(exc).__name__)
+                return
+            except Exception:
+                _log.exception("harvest_failed", error_type="unexpected")
+                return
+            if result.complete:
+                self._last_harvest = datetime.now(UTC)
+            if result.events:
+                self._wake.set()
+
     def ready(self) -> Readiness:
         """The verdict ``/readyz`` gives."""
+        harvest_done = self._last_harvest
         try:
             last_success, database_ok = self._app.storage.runs.last_success(), True
+            if self._settings.harvest.enabled:
+                harvest_done = self._app.storage.harvests.state().last_success_at
         except StoreError:
             last_success, database_ok = self._last_success, False
         return readiness(
@@ -150,6 +183,9 @@ class _Daemon:
             started_at=self._started_at,
             now=datetime.now(UTC),
             max_age=self._settings.ready_max_age,
+            harvest=(harvest_done, self._harvest_max_age)
+            if self._settings.harvest.enabled
+            else None,
         )
 
     def next_sync(self) -> datetime | None:
@@ -224,6 +260,16 @@ class _Daemon:
             misfire_grace_time=None,
             next_run_time=datetime.now(UTC),
         )
+        if self._settings.harvest.enabled:
+            cron = ScheduleSettings(cron=self._settings.harvest.cron, jitter=0)
+            scheduler.add_job(
+                self.harvest,
+                trigger_for(cron),
+                id="harvest",
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+            )
         return scheduler
 
     def _shutdown(self, scheduler: BackgroundScheduler, worker: threading.Thread) -> bool:

@@ -52,6 +52,8 @@ __all__ = [
     "author_batches",
     "batch_query",
     "feed_due",
+    "observe",
+    "plan_author",
     "seed_author",
     "sync_all",
 ]
@@ -248,11 +250,17 @@ def _check_attribution(records: Sequence[Record], authors: Sequence[AuthorSettin
 
 
 def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
+    observe(storage, cycle.author, cycle.observed, records)
+
+
+def observe(
+    storage: Storage, author: AuthorSettings, observed: Observed, records: Sequence[Record]
+) -> None:
     """Note one page's entries for one author, comparing content hashes in one query."""
-    excluded = cycle.author.exclude_ids
+    excluded = author.exclude_ids
     fresh = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in excluded]
-    states = storage.papers.states(cycle.author.name, [r.arxiv_id or "" for r in fresh])
-    cycle.observed.take(fresh, states)
+    states = storage.papers.states(author.name, [r.arxiv_id or "" for r in fresh])
+    observed.take(fresh, states)
 
 
 def _finish(
@@ -268,7 +276,17 @@ def _finish(
                 _take(storage, cycle, client.fetch_ids(missing))
             state = storage.baselines.state(author.name)
             _read_claims(storage, client, cycle, state)
-            plan = _plan(storage, client, cycle, settings, state)
+            plan = plan_author(
+                storage,
+                client,
+                author,
+                cycle.observed,
+                fetched=cycle.fetched,
+                settings=settings,
+                complete=True,
+                claims=cycle.claims or (),
+                baseline=state.baseline_at is None,
+            )
             cycle.requests += client.requests - requests_before
             assert cycle.run_id is not None  # only cycles with a run get here
             baseline = None
@@ -338,36 +356,49 @@ def feed_due(author: str, last_read: datetime | None, now: datetime, interval: f
     return (now - last_read).total_seconds() >= interval * (1.0 + share)
 
 
-def _plan(
+def plan_author(
     storage: Storage,
     client: ArxivClient,
-    cycle: _Cycle,
+    author: AuthorSettings,
+    observed: Observed,
+    *,
+    fetched: dict[str, Record],
     settings: SyncSettings,
-    state: AuthorSyncState,
+    complete: bool,
+    claims: Sequence[str] = (),
+    baseline: bool = False,
 ) -> Plan:
-    """Load what the cycle's decisions need, link seed papers, and plan the writes."""
-    name, observed = cycle.author.name, cycle.observed
+    """Load what an author's decisions need, link seed papers, and plan the writes.
+
+    ``complete``: ``observed`` is everything arXiv holds of the author (a
+    cycle's name query), so a tracked paper missing from it counts as
+    absent; a harvest sees only what changed and counts no absence.
+    Earlier versions fetched to link seeds go into ``fetched``.  ``claims`` are
+    the author's own feed's papers, and ``baseline`` says this is the author's
+    first complete sync (it announces nothing but ``author.added``).
+    """
+    name = author.name
     changed = storage.papers.with_ids(name, observed.changed)
-    check_trust(observed, storage.papers.tracked_count(name), changed)
+    check_trust(observed, storage.papers.tracked_count(name) if complete else 0, changed)
     unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
-    links = _link_seeds(storage, client, unlinked, observed, cycle.fetched)
+    links = _link_seeds(storage, client, unlinked, observed, fetched)
     names: set[str] = set()
     categories: set[str] = set()
     if needs_identity_basis(observed, set(links.values()), changed):
         names, categories = storage.papers.identity_basis(name)
     snapshot = Snapshot(
         author=name,
-        include_ids=cycle.author.include_ids,
+        include_ids=author.include_ids,
         removal_after=settings.removal_after,
         unlinked=unlinked,
         changed=changed,
-        absent=storage.papers.tracked_missing_from(name, observed.seen),
+        absent=storage.papers.tracked_missing_from(name, observed.seen) if complete else (),
         identity_names=names,
         identity_categories=categories,
-        claimed=cycle.claims or (),
-        baseline=state.baseline_at is None,
+        claimed=claims,
+        baseline=baseline,
         # Nothing tells the author from namesakes: their co-author groups will.
-        basis_margin=None if cycle.author.seeds or cycle.claims else settings.basis_margin,
+        basis_margin=None if author.seeds or claims else settings.basis_margin,
     )
     return plan_cycle(snapshot, observed, links)
 

@@ -10,7 +10,8 @@ frozen domain objects back, never rows: both are ``syncd.domain.model``'s
 types (``rows`` maps one to the other).
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
 transaction: papers, revisions, events and their deliveries appear together
-or not at all.
+or not at all; one harvested page by ``apply_harvest_page``, with the
+harvest's progress (``harvests``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from syncd.storage.authors import Authors
 from syncd.storage.baselines import Baselines, announcement, record_baseline, record_claims
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
+from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
@@ -44,6 +46,9 @@ __all__ = [
     "EventQuery",
     "EventStamp",
     "Events",
+    "HarvestProgress",
+    "HarvestState",
+    "Harvests",
     "Outbox",
     "Papers",
     "SharedPacer",
@@ -66,6 +71,7 @@ class Storage:
         self.baselines = Baselines(self.db)
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
+        self.harvests = Harvests(self.db)
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 
@@ -77,6 +83,7 @@ class Storage:
     def close(self) -> None:
         """Let go of this process's runs; release every pooled connection."""
         self.runs.close()
+        self.harvests.close()
         self.db.close()
 
     def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
@@ -128,4 +135,21 @@ class Storage:
             finish_run(conn, run_id, stats, len(events))
         self.runs.release(run_id)
         fault_point("store.cycle_committed")
+        return events
+
+    def apply_harvest_page(
+        self, writes: Sequence[tuple[str, Sequence[PaperWrite]]], progress: HarvestProgress
+    ) -> list[Event]:
+        """Write one harvested page's papers, revisions and events (per author), and the
+        harvest's progress past it, atomically: a page is applied once or not at all."""
+        when = now()
+        events: list[Event] = []
+        with self.db.transaction() as conn:
+            for author, author_writes in writes:
+                owner = author_id(self.db, conn, author)
+                written = write_papers(conn, owner, author_writes, run_id=None, when=when)
+                events += publish(conn, author, owner, written, run_id=None, when=when)
+            fault_point("store.harvest_page_written")
+            store_progress(conn, progress)
+        fault_point("store.harvest_page_committed")
         return events

@@ -63,6 +63,16 @@ class Papers:
                 found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
         return found
 
+    def owners(self, arxiv_ids: Collection[str]) -> dict[str, set[str]]:
+        """The authors who have a paper among ``arxiv_ids`` (any status), by arXiv id."""
+        found: dict[str, set[str]] = {}
+        query = sa.select(papers_table.c.arxiv_id, authors_table.c.name).join(authors_table)
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(arxiv_ids)):
+                for row in conn.execute(query.where(papers_table.c.arxiv_id.in_(chunk))):
+                    found.setdefault(row.arxiv_id, set()).add(row.name)
+        return found
+
     def with_ids(self, author: str, arxiv_ids: Collection[str]) -> list[Paper]:
         """The author's papers among ``arxiv_ids``, records included."""
         papers: list[Paper] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
@@ -183,6 +184,17 @@ class SyncRuns:
         for run in found:
             by_name.setdefault(run.author, []).append(run)
         return [_author_syncs(name, by_name[name]) for name in sorted(by_name)]
+
+    def first_success(self, authors: Collection[str]) -> datetime | None:
+        """When the earliest successful cycle of any of ``authors`` started; None if none did."""
+        query = (
+            sa.select(sa.func.min(sync_runs_table.c.started_at))
+            .join(authors_table)
+            .where(sync_runs_table.c.status == RunStatus.OK, authors_table.c.name.in_(authors))
+        )
+        with self._db.transaction() as conn:
+            found = conn.scalar(query)
+        return utc(found) if found is not None else None
 
     def recent(self, author: str | None = None, limit: int = 20) -> list[SyncRun]:
         """The most recent sync cycles, newest first."""

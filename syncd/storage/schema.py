@@ -17,6 +17,7 @@ __all__ = [
     "digest_events_table",
     "endpoints_table",
     "events_table",
+    "harvest_state_table",
     "metadata",
     "papers_table",
     "revisions_table",
@@ -224,4 +225,25 @@ author_decisions_table = sa.Table(
     sa.Column("decision", sa.String(9), nullable=False),
     sa.Column("decided_at", _TIME, nullable=False),
     sa.UniqueConstraint("author_id", "arxiv_id"),
+)
+
+# One row (id 1): the OAI-PMH harvest's progress (syncd.storage.harvests).
+# ``from_date`` is the next harvest's ``from``; while a harvest runs,
+# ``started_response_date`` is its first page's responseDate, ``set_index``
+# the set it walks and ``token`` its next page's; ``claimed_at`` and
+# ``backend_pid`` are the claim of the replica running it.
+harvest_state_table = sa.Table(
+    "harvest_state",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("from_date", sa.String(10)),
+    sa.Column("started_response_date", sa.String(40)),
+    sa.Column("set_index", sa.Integer, nullable=False),
+    sa.Column("token", sa.Text),
+    sa.Column("pages", sa.Integer, nullable=False),
+    sa.Column("records", sa.Integer, nullable=False),
+    sa.Column("last_response_date", sa.String(40)),
+    sa.Column("last_success_at", _TIME),
+    sa.Column("claimed_at", _TIME),
+    sa.Column("backend_pid", sa.Integer),
 )

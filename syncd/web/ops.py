@@ -41,29 +41,39 @@ def readiness(
     started_at: datetime,
     now: datetime,
     max_age: float,
+    *,
+    harvest: tuple[datetime | None, float] | None = None,
 ) -> Readiness:
     """Ready when the database answers and a cycle succeeded within ``max_age`` seconds.
 
     Before the first successful cycle the process counts as ready for
     ``max_age`` seconds after ``started_at`` (startup grace), then not.
+    With ``harvest`` (its last complete harvest and the age allowed), the
+    harvester is judged the same way, as ``last_harvest``.
     """
-    cycle_ok, cycle_check = _last_cycle_check(last_success, started_at, now, max_age)
+    cycle_ok, cycle_check = _last_success_check(last_success, started_at, now, max_age, "cycle")
     checks = {
         "database": "ok" if database_ok else "unreachable",
         "last_cycle": cycle_check,
     }
-    return Readiness(ready=database_ok and cycle_ok, checks=checks)
+    ready = database_ok and cycle_ok
+    if harvest is not None:
+        harvest_ok, checks["last_harvest"] = _last_success_check(
+            harvest[0], started_at, now, harvest[1], "harvest"
+        )
+        ready = ready and harvest_ok
+    return Readiness(ready=ready, checks=checks)
 
 
-def _last_cycle_check(
-    last_success: datetime | None, started_at: datetime, now: datetime, max_age: float
+def _last_success_check(
+    last_success: datetime | None, started_at: datetime, now: datetime, max_age: float, what: str
 ) -> tuple[bool, str]:
-    """The ``last_cycle`` verdict and its one-line explanation."""
+    """The verdict on the last successful ``what`` and its one-line explanation."""
     if last_success is None:
         uptime = (now - started_at).total_seconds()
         if uptime <= max_age:
-            return True, f"starting: no successful cycle yet, {uptime:.0f} s since start"
-        return False, f"missing: no successful cycle in {uptime:.0f} s since start"
+            return True, f"starting: no successful {what} yet, {uptime:.0f} s since start"
+        return False, f"missing: no successful {what} in {uptime:.0f} s since start"
     age = (now - last_success).total_seconds()
     if age <= max_age:
         return True, f"ok: last success {age:.0f} s ago"

@@ -162,3 +162,17 @@ def test_http_port_in_use_exits_1_with_one_line(syncd: Syncd) -> None:
     assert outcome.code == 1
     reason = "Address already in use (see [http])"
     assert outcome.err == f"syncd: error: cannot serve HTTP on 127.0.0.1:{port}: {reason}\n"
+
+
+def test_readyz_includes_the_harvester_when_on(
+    syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """With ``[harvest] enabled``, /readyz reports the harvester beside the cycles."""
+    # Daemon() writes the sections; the extra lines follow [[authors]] in the file.
+    syncd.extra += f'\n[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\n'
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    eventually(daemon.ready, 15, "ready")
+    checks = daemon.get("/readyz").json()["checks"]
+    assert checks["last_harvest"].startswith("starting: no successful harvest yet")
+    daemon.stop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -348,3 +348,22 @@ class TestSchemaCheckAtStart:
                 at_head(engine)
         finally:
             engine.dispose()
+
+
+def test_0013_adds_the_harvest_state_and_downgrades_without_it(database_url: str) -> None:
+    """0012 → head creates an empty harvest_state; going back to 0012 drops it, progress too."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0012")
+        assert "harvest_state" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert storage.harvests.state().from_date is None
+        storage.harvests.start_from(date(2026, 7, 1))
+        assert storage.harvests.state().from_date == date(2026, 7, 1)
+        _downgrade(storage.engine, "0012")
+        assert "harvest_state" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert storage.harvests.state().from_date is None
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()

@@ -53,6 +53,10 @@ EXPECTED_TYPES = {
     "syncd_outbox_pending": "gauge",
     "syncd_outbox_dead_letters": "gauge",
     "syncd_versions_set_aside": "gauge",
+    "syncd_harvest_pages_total": "counter",
+    "syncd_harvest_records_total": "counter",
+    "syncd_harvest_from_timestamp_seconds": "gauge",
+    "syncd_last_successful_harvest_timestamp_seconds": "gauge",
 }
 
 SNAPSHOT = StoreSnapshot({"tracked": 7, "unlinked": 1}, outbox_pending=2, outbox_dead=1)
@@ -83,6 +87,8 @@ def _observe_a_little_of_everything() -> None:
     metrics.observe_revisions(2)
     metrics.observe_delivery("delivered", 0.4)
     metrics.observe_delivery("retry", None)
+    metrics.observe_harvest_page(1000)
+    metrics.observe_harvest(time.time() - 86400, time.time())
 
 
 @pytest.fixture(scope="module")

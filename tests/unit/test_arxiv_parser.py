@@ -11,7 +11,7 @@ import pytest
 from syncd.domain.record import Record, normalize_text
 from syncd.errors import ApiError, FeedError
 from syncd.sources.arxiv import FeedPage, parse_feed
-from syncd.sources.arxiv._parser import _clean, _parse_tree
+from syncd.sources.arxiv._parser import _parse_tree, clean_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
 
@@ -271,14 +271,14 @@ class TestRecordBuilding:
     )
     def test_fast_path_matches_normalize_text(self, text: str) -> None:
         """The parser's fast text path gives exactly what normalize_text gives."""
-        assert _clean(text) == normalize_text(text)
+        assert clean_text(text) == normalize_text(text)
 
     @pytest.mark.parametrize("control", ["\x0b", "\x0c", "\x1c", "\x1f"])
     @pytest.mark.parametrize("spelled", ["raw", "reference"])
     def test_ascii_whitespace_but_tab_lf_cr_never_reaches_the_text(
         self, control: str, spelled: str
     ) -> None:
-        """XML 1.0 carries no other ASCII whitespace, which ``_clean``'s ASCII path relies on."""
+        """XML 1.0 carries no other ASCII whitespace, as ``clean_text``'s ASCII path assumes."""
         text = control if spelled == "raw" else f"&#x{ord(control):x};"
         with pytest.raises(FeedError, match="not well-formed"):
             parse_feed(feed(entry(title=f"Vertical{text}tab")))

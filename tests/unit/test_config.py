@@ -222,3 +222,32 @@ timeout = 86400
         assert now + timedelta(seconds=settings.ready_max_age + longest) > now
         text = MINIMAL + f"[http]\nready_max_age = {settings.ready_max_age}\n"
         assert load_settings(_write(tmp_path, text)).ready_max_age == settings.ready_max_age
+
+
+class TestHarvest:
+    def test_defaults(self, tmp_path: Path) -> None:
+        harvest = load_settings(_write(tmp_path, MINIMAL)).harvest
+        assert not harvest.enabled
+        assert harvest.url == "https://oaipmh.arxiv.org/oai"
+        assert (harvest.sets, harvest.cron, harvest.sweep_interval) == ((), "30 4 * * *", 604800)
+
+    def test_sets(self, tmp_path: Path) -> None:
+        text = MINIMAL + '[harvest]\nsets = ["cs", "physics:hep-th", "cs:cs:AI"]\n'
+        assert load_settings(_write(tmp_path, text)).harvest.sets == (
+            "cs",
+            "physics:hep-th",
+            "cs:cs:AI",
+        )
+
+    @pytest.mark.parametrize(
+        ("line", "key"),
+        [
+            ('sets = ["cs&verb=Identify"]', "harvest.sets"),
+            ('cron = "99 * * * *"', "harvest.cron"),
+            ('url = "ftp://arxiv.org/oai"', "harvest.url"),
+            ("sweep_interval = 60", "harvest.sweep_interval"),
+        ],
+    )
+    def test_refused_naming_the_key(self, tmp_path: Path, line: str, key: str) -> None:
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            load_settings(_write(tmp_path, MINIMAL + f"[harvest]\n{line}\n"))

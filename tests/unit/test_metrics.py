@@ -355,3 +355,29 @@ def test_readiness(
     assert set(verdict.checks) == {"database", "last_cycle"}
     assert verdict.checks["database"] == ("ok" if database_ok else "unreachable")
     assert verdict.checks["last_cycle"].startswith(cycle_prefix)
+
+
+@pytest.mark.parametrize(
+    ("last_harvest", "ready", "prefix"),
+    [
+        pytest.param(ago(HOUR), True, "ok", id="harvested"),
+        pytest.param(ago(3 * HOUR), False, "stale", id="late"),
+        pytest.param(None, True, "starting", id="first-harvest-pending"),
+    ],
+)
+def test_readiness_includes_the_harvester(
+    last_harvest: datetime | None, ready: bool, prefix: str
+) -> None:
+    """With the harvester on, a late harvest makes syncd unready, as a late cycle does."""
+    verdict = readiness(True, ago(60), ago(10), NOW, HOUR, harvest=(last_harvest, 2 * HOUR))
+    assert verdict.ready is ready
+    assert verdict.checks["last_harvest"].startswith(prefix)
+
+
+def test_harvest_metrics() -> None:
+    pages, records = Delta("syncd_harvest_pages_total"), Delta("syncd_harvest_records_total")
+    metrics.observe_harvest_page(7)
+    metrics.observe_harvest(1_780_000_000.0, 1_780_050_000.0)
+    assert (pages(), records()) == (1, 7)
+    assert value("syncd_harvest_from_timestamp_seconds") == 1_780_000_000.0
+    assert value("syncd_last_successful_harvest_timestamp_seconds") == 1_780_050_000.0

@@ -9,7 +9,7 @@ from syncd.sources.arxiv._client import (
     Pacer,
     id_list_batches,
 )
-from syncd.sources.arxiv._parser import FeedPage, parse_feed
+from syncd.sources.arxiv._parser import FeedPage, clean_text, parse_feed, refuse_declarations
 
 __all__ = [
     "MAX_IDS_PER_REQUEST",
@@ -17,6 +17,8 @@ __all__ = [
     "ArxivClient",
     "FeedPage",
     "Pacer",
+    "clean_text",
     "id_list_batches",
     "parse_feed",
+    "refuse_declarations",
 ]

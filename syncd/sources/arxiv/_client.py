@@ -20,13 +20,14 @@ for listed ids must hold each of them, at the version asked for, and no other.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -36,7 +37,6 @@ from syncd import metrics
 from syncd.config import ArxivSettings
 from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.errors import (
-    ApiError,
     FeedError,
     PermanentUpstreamError,
     RateLimited,
@@ -63,6 +63,8 @@ __all__ = [
 ]
 
 _log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 # Transport failures that another try may cure.  The rest of httpx's errors
 # (unsupported scheme, a request we built wrongly, an undecodable body) will not.
@@ -305,7 +307,7 @@ class ArxivClient:
         paper twice, is refused (``FeedError``).
         """
         url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.atom2"
-        page = self._get({}, {"author_feed": feed_id}, url=url)
+        page = self.request(url, {}, {"author_feed": feed_id}, _unpaged_feed)
         if page.total_results != len(page.records):
             raise FeedError(
                 f"the feed of {feed_id} holds {len(page.records)} entries"
@@ -327,10 +329,23 @@ class ArxivClient:
 
     # -- one request, with retries -------------------------------------------------
 
-    def _get(
-        self, params: dict[str, str | int], context: dict[str, Any], *, url: str | None = None
-    ) -> FeedPage:
-        """One logical request (to the API or ``url``): paced, retried while worth it, parsed."""
+    def _get(self, params: dict[str, str | int], context: dict[str, Any]) -> FeedPage:
+        """One logical API request: paced, retried while worth it, parsed."""
+        return self.request(self._settings.api_url, params, context, parse_feed)
+
+    def request(
+        self,
+        url: str,
+        params: dict[str, str | int],
+        context: dict[str, Any],
+        parse: Callable[[bytes], T],
+    ) -> T:
+        """One logical request to any arXiv service: paced, retried while worth it, parsed.
+
+        ``parse`` reads a 200's body, and a 4xx's to find the service's own
+        error (it raises it); the API's feeds and OAI-PMH's pages share the
+        pacing, deadlines, size cap and retries this way.
+        """
         settings = self._settings
         failure = "no attempt made"
         cause: BaseException | None = None
@@ -357,7 +372,7 @@ class ArxivClient:
             self.requests += 1
             started = self._clock()
             try:
-                answer = self._send(url or settings.api_url, params)
+                answer = self._send(url, params)
             except httpx.HTTPError as exc:
                 reason = failure_reason(exc)
                 self._log_attempt(context, attempt, None, started, error=reason)
@@ -379,7 +394,7 @@ class ArxivClient:
                     failure += f" (Retry-After {retry_after:g} s)"
                 cause = None
                 continue
-            return self._accept(answer, paged=url is None)
+            return self._accept(answer, parse)
         message = (
             f"arXiv did not answer usefully in {settings.max_retries + 1} attempts;"
             f" last failure: {failure}"
@@ -407,7 +422,7 @@ class ArxivClient:
                 body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
 
-    def _accept(self, answer: _Answer, *, paged: bool) -> FeedPage:
+    def _accept(self, answer: _Answer, parse: Callable[[bytes], T]) -> T:
         """Turn a final (non-retryable) answer into a page or the right permanent error."""
         status = answer.status
         if status == 200:
@@ -416,7 +431,7 @@ class ArxivClient:
                     f"the response exceeds arxiv.max_response_bytes"
                     f" ({self._settings.max_response_bytes} bytes); not reading it"
                 )
-            return parse_feed(answer.body, paged=paged)
+            return parse(answer.body)
         if 300 <= status < 400:
             location = answer.headers.get("location", "(no Location)")
             raise PermanentUpstreamError(
@@ -424,12 +439,9 @@ class ArxivClient:
                 " point arxiv.api_url at the final address"
             )
         if 400 <= status < 500 and answer.body:
-            try:
-                parse_feed(answer.body)
-            except ApiError:
-                raise
-            except FeedError:
-                pass  # not arXiv's error feed: report the status below
+            # Not the service's error answer: report the status below.
+            with contextlib.suppress(FeedError):
+                parse(answer.body)
         raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
 
     def _log_attempt(
@@ -526,3 +538,8 @@ def _check_id_page(page: FeedPage, requested: list[str]) -> None:
 
 def _versioned(arxiv_id: str, version: int | None) -> str:
     return arxiv_id if version is None else versioned_id(arxiv_id, version)
+
+
+def _unpaged_feed(body: bytes) -> FeedPage:
+    """An author's own feed: one list in the API's format, without the paging counters."""
+    return parse_feed(body, paged=False)

@@ -35,7 +35,7 @@ from syncd.domain.record import (
 from syncd.domain.withdrawal import detect_withdrawal
 from syncd.errors import ApiError, FeedError
 
-__all__ = ["FeedPage", "parse_feed"]
+__all__ = ["FeedPage", "clean_text", "parse_feed", "refuse_declarations"]
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -189,6 +189,15 @@ def parse_feed(body: bytes, *, paged: bool = True) -> FeedPage:
 
 def _parse_xml(body: bytes) -> etree._Element:
     """The root of ``body``, refused when it declares a DTD or entities."""
+    refuse_declarations(body)
+    return _parse_tree(body)
+
+
+def refuse_declarations(body: bytes) -> None:
+    """Refuse an empty body, and one declaring a DOCTYPE or entities, before any parser sees it.
+
+    Every arXiv service's XML (the API's feeds, OAI-PMH's pages) goes through here.
+    """
     if not body or body.isspace():
         raise FeedError("the response body is empty")
     # arXiv never sends a DOCTYPE: refusing one up front stops entity bombs and
@@ -196,7 +205,6 @@ def _parse_xml(body: bytes) -> etree._Element:
     # UTF-8, so these ASCII byte patterns cannot hide behind another encoding.
     if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
         raise FeedError(_DTD_REFUSED + _shape_hint(body))
-    return _parse_tree(body)
 
 
 def _shape_hint(body: bytes) -> str:
@@ -339,7 +347,7 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
     if version is None:
         raise FeedError(f"entry {position} ({arxiv_id}) has no version in its id {raw_id[:120]!r}")
 
-    title = _clean(raw.title)
+    title = clean_text(raw.title)
     if title is None:
         raise FeedError(f"entry {position} ({versioned_id(arxiv_id, version)}) has no title")
     authors = _clean_names(raw.authors)
@@ -354,9 +362,9 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         if category is not None and category not in categories:
             categories.append(category)
 
-    abstract = _clean(raw.summary)
-    comment = _clean(raw.comment)
-    doi = _clean(raw.doi)
+    abstract = clean_text(raw.summary)
+    comment = clean_text(raw.comment)
+    doi = clean_text(raw.doi)
     if doi is None and raw.doi_link and _DOI_URL_MARK in raw.doi_link:
         doi = normalize_text(raw.doi_link.split(_DOI_URL_MARK, 1)[1])
     # The Atom API carries no authoritative verdict: arXiv's notice in the text decides.
@@ -371,7 +379,7 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         primary_category=primary,
         categories=tuple(categories),
         comment=comment,
-        journal_ref=_clean(raw.journal_ref),
+        journal_ref=clean_text(raw.journal_ref),
         doi=doi,
         published=_term(raw.published),
         updated=_term(raw.updated),
@@ -381,7 +389,7 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
 
 
 def _clean_names(names: list[str | None]) -> list[str]:
-    """Every name through ``_clean``, checking a clean ASCII list in one pass.
+    """Every name through ``clean_text``, checking a clean ASCII list in one pass.
 
     An entry lists up to hundreds of authors; testing their joined text at
     once costs one call instead of one per name.
@@ -396,10 +404,10 @@ def _clean_names(names: list[str | None]) -> list[str]:
             and all(n and n[0] != " " and n[-1] != " " for n in present)
         ):
             return present
-    return [name for name in map(_clean, names) if name is not None]
+    return [name for name in map(clean_text, names) if name is not None]
 
 
-def _clean(value: str | None) -> str | None:
+def clean_text(value: str | None) -> str | None:
     """``normalize_text``, with fast paths for text that needs little or nothing.
 
     Most of a page's bytes are ASCII abstracts the current backend sends

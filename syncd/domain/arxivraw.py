@@ -1,0 +1,121 @@
+"""An OAI-PMH ``arXivRaw`` record: the latest version's metadata and every version's facts.
+
+arXivRaw is "very close to the internal format stored at arXiv": the latest
+version's title, authors (one string), abstract, categories, comments,
+journal-ref and DOI, and for each version its number, submission date, size
+and source flags.  ``as_record`` turns it into the canonical ``Record`` of
+its latest version, as the API's entry of that paper would read, so a
+harvest and a cycle plan the same paper the same way.
+
+What arXivRaw cannot carry compared with the API: authors' affiliations, and
+the earlier versions' titles, abstracts and authors (only their dates, sizes
+and flags); those versions are still fetched from the API by the backfill.
+
+The per-version source flags are the authoritative withdrawal verdict
+(``syncd.domain.withdrawal.source_type_verdict``): a withdrawn version has
+``I`` (no files) and a size of 0 kb.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from syncd.domain.record import Record
+from syncd.domain.withdrawal import detect_withdrawal, source_type_verdict
+
+__all__ = ["ArxivRawRecord", "RawVersion", "arxiv_time", "split_authors"]
+
+# Affiliations and notes arXiv keeps inside the author string: "A (MIT), B (1)".
+_PARENTHESES_RE = re.compile(r"\([^()]*\)")
+# Between two names: a comma, a semicolon, or the word "and" (", and" gives an empty part).
+_NAME_SEPARATOR_RE = re.compile(r"[,;]|\band\b")
+
+
+@dataclass(frozen=True, slots=True)
+class RawVersion:
+    """One version as arXivRaw lists it: number, submission date, size and source flags."""
+
+    number: int
+    date: datetime
+    size_kb: int | None
+    source_type: str | None
+
+    @property
+    def withdrawal_verdict(self) -> bool | None:
+        """Whether this version is withdrawn by its flags; ``None`` when they do not say.
+
+        ``I`` marks a version without files; a 0 kb version without flags
+        is one too.  A version with other flags, or a size, is not withdrawn
+        when it has flags, and undecided (its text decides) when it has none.
+        """
+        if self.source_type is not None:
+            return source_type_verdict(self.source_type)
+        return True if self.size_kb == 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class ArxivRawRecord:
+    """One ``<record>`` of a ``ListRecords`` page; a deleted one has only its header."""
+
+    arxiv_id: str
+    datestamp: str
+    sets: tuple[str, ...] = ()
+    deleted: bool = False
+    title: str | None = None
+    abstract: str | None = None
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    comments: str | None = None
+    journal_ref: str | None = None
+    doi: str | None = None
+    versions: tuple[RawVersion, ...] = ()
+
+    @property
+    def latest(self) -> RawVersion:
+        """The version the metadata describes: arXivRaw lists versions in order."""
+        return self.versions[-1]
+
+    def as_record(self) -> Record:
+        """The latest version as a canonical ``Record``, as the API's entry would read."""
+        latest = self.latest
+        withdrawal = detect_withdrawal(
+            self.abstract, self.comments, authoritative=latest.withdrawal_verdict
+        )
+        return Record(
+            arxiv_id=self.arxiv_id,
+            version=latest.number,
+            title=self.title,
+            abstract=self.abstract,
+            authors=self.authors,
+            authors_complete=True,
+            primary_category=self.categories[0] if self.categories else None,
+            categories=self.categories,
+            comment=self.comments,
+            journal_ref=self.journal_ref,
+            doi=self.doi,
+            published=arxiv_time(self.versions[0].date),
+            updated=arxiv_time(latest.date),
+            withdrawn=withdrawal.withdrawn,
+            withdrawn_by=withdrawal.by,
+        )
+
+
+def arxiv_time(moment: datetime) -> str:
+    """A moment as the API writes ``<published>`` and ``<updated>``: ``2026-03-01T09:00:00Z``."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def split_authors(text: str) -> tuple[str, ...]:
+    """arXivRaw's one author string as the API's list of names.
+
+    arXiv writes ``A, B, and C`` or ``A and B``, with affiliations in
+    parentheses (``A (MIT), B``); the API lists each name without them.
+    ``text`` is already unwrapped (one space between words).
+    """
+    previous = None
+    while "(" in text and previous != text:  # nested parentheses: innermost first
+        previous, text = text, _PARENTHESES_RE.sub(" ", text)
+    names = (" ".join(part.split()) for part in _NAME_SEPARATOR_RE.split(text))
+    return tuple(name for name in names if name)

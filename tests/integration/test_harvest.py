@@ -1,0 +1,273 @@
+"""The OAI-PMH harvest against the fake arXiv: the same story as the API's, paging, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from syncd.storage import Storage
+from tests import fakearxiv as fa
+from tests.fakearxiv import FakeArxiv, make_record
+from tests.fakeoai import is_oai
+from tests.helpers import ROOT
+from tests.integration.conftest import Syncd
+from tests.scenario import AUTHOR, FEDCG, FLEXMARL, FLOWTRAIN, LORA, NESTPIPE, OXYGEN
+
+DAY = date(2026, 7, 1)
+NEW_PAPER = "2607.00001"
+NAMESAKES_PAPER = "2607.00002"
+
+
+def harvesting(syncd: Syncd) -> Syncd:
+    """``syncd`` with ``[harvest]`` pointed at its fake arXiv's OAI-PMH endpoint."""
+    syncd.sections += f'\n[harvest]\nurl = "{syncd.arxiv.oai_url}"\n'
+    return syncd
+
+
+def story(arxiv: FakeArxiv) -> None:
+    """One day of changes: every kind of change, a withdrawal, a new paper, a namesake's."""
+    arxiv.oai.today = DAY
+    arxiv.revise(NESTPIPE, title="NestPipe: Nested Pipelining at Scale")
+    arxiv.revise(NESTPIPE, abstract="A shorter abstract for the third version.")
+    current = arxiv.current(FLOWTRAIN).authors
+    arxiv.revise(FLOWTRAIN, authors=(current[1], current[0], *current[2:]))
+    arxiv.revise(LORA, abstract="We revisit low-rank adapters for sparse experts.")
+    arxiv.amend(FEDCG, journal_ref="IEEE Trans. Parallel Distrib. Syst. 34 (2023)")
+    arxiv.amend(OXYGEN, doi="10.1145/1234567.1234568")
+    arxiv.withdraw(FLEXMARL, "an error in the main theorem")
+    arxiv.publish(
+        make_record(
+            NEW_PAPER, authors=(AUTHOR, "Yang Xu"), primary_category="cs.DC", categories=["cs.DC"]
+        )
+    )
+    arxiv.publish(
+        make_record(
+            NAMESAKES_PAPER,
+            authors=(AUTHOR, "Marie Curie"),
+            primary_category="physics.chem-ph",
+            categories=["physics.chem-ph"],
+        )
+    )
+
+
+def told(syncd: Syncd, after: int) -> list[tuple[Any, ...]]:
+    """The events after the first ``after``: type, paper, kinds and old/new values."""
+    return sorted(
+        (
+            e["type"],
+            e["paper"]["arxiv_id"],
+            tuple(e["kinds"]),
+            json.dumps(e["changes"], sort_keys=True),
+        )
+        for e in syncd.json("events")[after:]
+    )
+
+
+def twin(syncd: Syncd, tmp_path: Path) -> Syncd:
+    """A second syncd on the same fake arXiv, with its own SQLite database."""
+    workdir = tmp_path / "harvest"
+    workdir.mkdir()
+    url = f"sqlite:///{workdir / 'syncd.sqlite3'}"
+    return harvesting(Syncd(syncd.arxiv, url, workdir, syncd.capsys))
+
+
+def assert_complete(syncd: Syncd) -> None:
+    """The harvest completed: ``from`` is the day harvested, nothing is in progress."""
+    state = Storage(syncd.database_url)
+    try:
+        assert state.harvests.state().from_date == DAY
+        assert not state.harvests.state().in_progress
+    finally:
+        state.close()
+
+
+def test_same_story_both_ways(syncd: Syncd, tmp_path: Path) -> None:
+    """A day of changes told by a cycle and by a harvest: the same events for tracked papers."""
+    by_harvest = twin(syncd, tmp_path)
+    for mode in (syncd, by_harvest):
+        assert mode("sync").code == 0
+    baseline = len(syncd.json("events"))
+    assert len(by_harvest.json("events")) == baseline
+    story(syncd.arxiv)
+    assert syncd("sync").code == 0
+    outcome = by_harvest("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    api = told(syncd, baseline)
+    assert told(by_harvest, baseline) == api
+    assert {e[1] for e in api} == {NESTPIPE, FLOWTRAIN, LORA, FEDCG, OXYGEN, FLEXMARL, NEW_PAPER}
+    withdrawn = [e for e in api if e[1] == FLEXMARL]
+    assert "withdrawn" in withdrawn[0][2] or "abstract" in withdrawn[0][2]
+    # The namesake's paper is a candidate both ways, announced by neither.
+    for mode in (syncd, by_harvest):
+        assert mode.papers()[NAMESAKES_PAPER]["status"] == "candidate"
+    # NestPipe jumped two versions: the one between is backfilled both ways.
+    versions = [h["version"] for h in syncd.json("history", NESTPIPE)]
+    assert versions[-2:] == [versions[-3] + 1, versions[-3] + 2]
+    assert [h["version"] for h in by_harvest.json("history", NESTPIPE)] == versions
+
+
+def test_harvest_costs_pages_not_authors(syncd: Syncd) -> None:
+    """The harvest's requests are its pages (and backfills), whatever it finds."""
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    syncd.arxiv.reset_log()
+    assert syncd("harvest", "--from", DAY.isoformat()).code == 0
+    oai = [r for r in syncd.arxiv.requests if r.path == "/oai"]
+    assert len(oai) == 3  # 8 papers changed, 3 a page
+    assert all("until" not in r.params for r in oai)
+    assert_complete(syncd)
+
+
+def test_a_second_harvest_of_the_same_day_announces_nothing(syncd: Syncd) -> None:
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    assert syncd("harvest", "--from", DAY.isoformat()).code == 0
+    before = syncd.counts()
+    outcome = syncd("harvest")  # from the stored date: the same day again
+    assert outcome.code == 0, outcome.err
+    assert "ok, 0 events" in outcome.out
+    assert syncd.counts()["events"] == before["events"]
+
+
+def test_dry_run_stores_nothing(syncd: Syncd) -> None:
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    before = syncd.counts()
+    outcome = syncd("harvest", "--from", DAY.isoformat(), "--dry-run")
+    assert outcome.code == 0, outcome.err
+    assert "8 records" in outcome.out and "nothing stored" in outcome.out
+    assert syncd.counts() == before
+
+
+def test_expired_token_restarts_from_from_without_doubling(syncd: Syncd) -> None:
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    baseline = len(syncd.json("events"))
+    story(syncd.arxiv)
+    syncd.arxiv.inject(
+        fa.body(
+            b'<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/">'
+            b"<responseDate>2026-07-01T12:00:00Z</responseDate>"
+            b'<error code="badResumptionToken">expired</error></OAI-PMH>',
+            when=lambda p: "resumptionToken" in p,
+        )
+    )
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    events = told(syncd, baseline)
+    assert len(events) == len(set(events))
+    assert {e[1] for e in events} >= {NESTPIPE, NEW_PAPER}
+
+
+def test_503_waits_and_goes_on(syncd: Syncd) -> None:
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    syncd.arxiv.inject(fa.status(503, retry_after=1, when=is_oai, times=2))
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    statuses = [r.status for r in syncd.arxiv.requests if r.path == "/oai"]
+    assert statuses[:2] == [503, 503] and statuses[2:] == [200, 200, 200]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [fa.truncate(0.7), fa.body(b"<OAI-PMH><ListRecords><record>"), fa.body(fa.BILLION_LAUGHS)],
+    ids=["truncated", "malformed", "hostile"],
+)
+def test_a_bad_second_page_applies_nothing_of_itself(syncd: Syncd, fault: fa.Fault) -> None:
+    """The first page stays applied, the bad one applies nothing; the next harvest resumes."""
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    baseline = len(syncd.json("events"))
+    story(syncd.arxiv)
+    syncd.arxiv.inject(
+        replace(fault, when=lambda params: "resumptionToken" in params),
+    )
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 1
+    partial = told(syncd, baseline)
+    assert len(partial) > 0
+    state = Storage(syncd.database_url)
+    try:
+        assert state.harvests.state().in_progress
+        assert state.harvests.state().pages == 1
+    finally:
+        state.close()
+    assert syncd("harvest").code == 0
+    full = told(syncd, baseline)
+    assert set(partial) <= set(full)
+    assert len(full) == len(set(full))
+
+
+def _killed_harvest(syncd: Syncd, point: str) -> None:
+    """``syncd harvest --from DAY`` in a process of its own, SIGKILLed at fault point ``point``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}
+    env["SYNCD_FAULT_POINTS"] = point
+    argv = [sys.executable, "-m", "syncd", "--config", str(syncd.config), "harvest"]
+    argv += ["--from", DAY.isoformat()]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, timeout=120, check=False)
+    assert done.returncode == -9, done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        "harvest.page_fetched:2",  # mid-harvest: page 2 read, nothing of it written
+        "store.harvest_page_written:2",  # mid-page: its writes done, not committed
+        "store.harvest_page_committed:1",  # between pages: page 1 and its token committed
+        "store.harvest_page_committed:3",  # the last page committed, before the backfill
+    ],
+)
+def test_killed_and_resumed_loses_and_doubles_nothing(
+    syncd: Syncd, tmp_path: Path, point: str
+) -> None:
+    """SIGKILLed anywhere, then resumed by a plain ``syncd harvest``: the events are exactly
+    those of a harvest never interrupted, each once."""
+    reference = twin(syncd, tmp_path)
+    harvesting(syncd)
+    for mode in (syncd, reference):
+        assert mode("sync").code == 0
+    baseline = len(syncd.json("events"))
+    story(syncd.arxiv)
+    assert reference("harvest", "--from", DAY.isoformat()).code == 0
+    expected = told(reference, baseline)
+    _killed_harvest(syncd, point)
+    outcome = syncd("harvest")
+    assert outcome.code == 0, outcome.err
+    assert told(syncd, baseline) == expected
+    assert [h["version"] for h in syncd.json("history", NESTPIPE)] == [
+        h["version"] for h in reference.json("history", NESTPIPE)
+    ]
+    assert_complete(syncd)
+
+
+def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
+    """While another process holds the harvest, ``syncd harvest`` does nothing, its
+    ``--from`` included; once let go, the next harvest runs."""
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    other = Storage(syncd.database_url)
+    try:
+        assert other.harvests.claim() is not None
+        outcome = syncd("harvest", "--from", DAY.isoformat())
+        assert outcome.code == 0, outcome.err
+        assert "another replica is harvesting" in outcome.out
+        assert other.harvests.state().from_date is None
+        other.harvests.release()
+    finally:
+        other.close()
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert "ok, 7 events" in outcome.out

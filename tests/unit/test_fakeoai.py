@@ -1,0 +1,116 @@
+"""The fake arXiv's OAI-PMH endpoint, read through syncd's own OAI client on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+
+import pytest
+
+from syncd.config import ArxivSettings, HarvestSettings
+from syncd.errors import BadArgument, BadResumptionToken, FeedError
+from syncd.sources.arxiv import ArxivClient
+from syncd.sources.oai import OaiClient, OaiPage
+from tests import fakearxiv as fa
+from tests.fakeoai import is_oai, paper_sets
+
+DAY1, DAY2 = date(2026, 6, 1), date(2026, 6, 2)
+
+
+@pytest.fixture
+def arxiv() -> Iterator[fa.FakeArxiv]:
+    with fa.FakeArxiv() as fake:
+        fake.oai.today = DAY1
+        for n in range(1, 8):
+            fake.publish(fa.make_record(f"2606.{n:05d}"))
+        fake.publish(fa.make_record("2606.00100", primary_category="hep-th", categories=["hep-th"]))
+        yield fake
+
+
+@pytest.fixture
+def oai(arxiv: fa.FakeArxiv) -> Iterator[OaiClient]:
+    settings = ArxivSettings(api_url=arxiv.url, request_interval=0, max_retries=2, backoff_max=2)
+    with ArxivClient(settings) as client:
+        yield OaiClient(client, HarvestSettings(url=arxiv.oai_url))
+
+
+def harvest(oai: OaiClient, since: date | None, set_spec: str | None = None) -> list[OaiPage]:
+    pages = [oai.first_page(since, set_spec)]
+    while pages[-1].token is not None:
+        pages.append(oai.next_page(pages[-1].token or ""))
+    return pages
+
+
+def ids(pages: list[OaiPage]) -> list[str]:
+    return [r.arxiv_id for page in pages for r in page.records]
+
+
+def test_pages_of_three_with_tokens(oai: OaiClient) -> None:
+    pages = harvest(oai, None)
+    assert [len(p.records) for p in pages] == [3, 3, 2]
+    assert len(set(ids(pages))) == 8
+    assert pages[0].response_date == "2026-06-01T12:00:00Z"
+
+
+def test_from_lists_what_changed_on_or_after(arxiv: fa.FakeArxiv, oai: OaiClient) -> None:
+    arxiv.oai.today = DAY2
+    arxiv.revise("2606.00002", title="A new title")
+    arxiv.amend("2606.00005", journal_ref="J. Eng. 1 (2026)")
+    pages = harvest(oai, DAY2)
+    assert ids(pages) == ["2606.00002", "2606.00005"]
+    record = pages[0].records[0].as_record()
+    assert (record.version, record.title) == (2, "A new title")
+
+
+def test_records_read_as_the_api_entries(arxiv: fa.FakeArxiv, oai: OaiClient) -> None:
+    """Hard-wrapped text, joined authors and per-version dates read back as the API's record."""
+    arxiv.withdraw("2606.00003", "a flaw in section 2")
+    harvested = {r.arxiv_id: r.as_record() for p in harvest(oai, None) for r in p.records}
+    for arxiv_id, history in arxiv.papers.items():
+        entry = history[-1]
+        record = harvested[arxiv_id]
+        assert record == entry, arxiv_id
+
+
+def test_sets(oai: OaiClient) -> None:
+    assert ids(harvest(oai, None, "physics:hep-th")) == ["2606.00100"]
+    assert len(ids(harvest(oai, None, "cs"))) == 7
+    assert paper_sets(["cs.LG", "stat.ML"]) == ("cs", "cs:cs:LG", "stat", "stat:stat:ML")
+
+
+def test_unknown_set_is_bad_argument(oai: OaiClient) -> None:
+    with pytest.raises(BadArgument, match="moo"):
+        oai.first_page(None, "moo")
+
+
+def test_nothing_changed_is_an_empty_last_page(oai: OaiClient) -> None:
+    page = oai.first_page(DAY2, None)
+    assert (page.records, page.token) == ((), None)
+
+
+def test_expired_token(arxiv: fa.FakeArxiv, oai: OaiClient) -> None:
+    first = oai.first_page(None, None)
+    arxiv.oai.expire_tokens()
+    with pytest.raises(BadResumptionToken):
+        oai.next_page(first.token or "")
+
+
+def test_503_then_the_page(arxiv: fa.FakeArxiv, oai: OaiClient) -> None:
+    arxiv.inject(fa.status(503, retry_after=1, when=is_oai))
+    assert len(oai.first_page(None, None).records) == 3
+    assert [r.status for r in arxiv.requests] == [503, 200]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        fa.truncate(0.6, when=is_oai),
+        fa.body(b"<OAI-PMH><ListRecords><record>", when=is_oai),
+        fa.body(fa.BILLION_LAUGHS, when=is_oai),
+    ],
+    ids=["truncated", "malformed", "hostile"],
+)
+def test_bad_bodies_are_refused(arxiv: fa.FakeArxiv, oai: OaiClient, fault: fa.Fault) -> None:
+    arxiv.inject(fault)
+    with pytest.raises(FeedError):
+        oai.first_page(None, None)
