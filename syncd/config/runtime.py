@@ -47,5 +47,7 @@ def runtime_author(
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "author"
-        raise ConfigError(f"{where}: {first['msg']}") from None
+        # pydantic's wording for a validator's ValueError: the reason is what follows.
+        reason = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{where}: {reason}") from None
     return author
