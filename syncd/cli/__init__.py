@@ -182,19 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     db_check.set_defaults(command=DB_CHECK)
 
-    hooks = commands.add_parser("webhooks", help="inspect and drive webhook delivery")
-    hook_commands = hooks.add_subparsers(title="webhooks commands", required=True, metavar="ACTION")
-    hook_list = hook_commands.add_parser("list", help="endpoints and their delivery counts")
-    hook_list.add_argument("--json", action="store_true", help="print one JSON array")
-    hook_list.set_defaults(command=CommandRef("hooks", "webhooks_list"))
-    hook_test = hook_commands.add_parser("test", help="send a signed webhook.test event")
-    hook_test.add_argument("target", metavar="URL|NAME", help="a configured endpoint or a URL")
-    hook_test.set_defaults(command=CommandRef("hooks", "webhooks_test"))
-    redeliver = hook_commands.add_parser("redeliver", help="queue deliveries again")
-    which = redeliver.add_mutually_exclusive_group(required=True)
-    which.add_argument("event_id", nargs="?", metavar="EVENT_ID", help="every delivery of it")
-    which.add_argument("--dead", action="store_true", help="every dead-lettered delivery")
-    redeliver.set_defaults(command=CommandRef("hooks", "webhooks_redeliver"))
+    _webhooks_parser(commands)
 
     papers = commands.add_parser("papers", help="list tracked papers")
     papers.add_argument("--author", help="only this author's papers")
@@ -275,3 +263,20 @@ def _harvest_parser(commands: Any) -> None:
         "--dry-run", action="store_true", help="plan every page, store and announce nothing"
     )
     parser.set_defaults(command=CommandRef("harvest", "run_harvest"))
+
+
+def _webhooks_parser(commands: Any) -> None:
+    """The ``webhooks`` command and its actions, on the CLI's subparsers."""
+    hooks = commands.add_parser("webhooks", help="inspect and drive webhook delivery")
+    hook_commands = hooks.add_subparsers(title="webhooks commands", required=True, metavar="ACTION")
+    hook_list = hook_commands.add_parser("list", help="endpoints and their delivery counts")
+    hook_list.add_argument("--json", action="store_true", help="print one JSON array")
+    hook_list.set_defaults(command=CommandRef("hooks", "webhooks_list"))
+    hook_test = hook_commands.add_parser("test", help="send a signed webhook.test event")
+    hook_test.add_argument("target", metavar="URL|NAME", help="a configured endpoint or a URL")
+    hook_test.set_defaults(command=CommandRef("hooks", "webhooks_test"))
+    redeliver = hook_commands.add_parser("redeliver", help="queue deliveries again")
+    which = redeliver.add_mutually_exclusive_group(required=True)
+    which.add_argument("event_id", nargs="?", metavar="EVENT_ID", help="every delivery of it")
+    which.add_argument("--dead", action="store_true", help="every dead-lettered delivery")
+    redeliver.set_defaults(command=CommandRef("hooks", "webhooks_redeliver"))

@@ -27,7 +27,14 @@ from swagger_ui_bundle import swagger_ui_path
 
 from syncd.domain.model import Event
 from syncd.domain.vocabulary import PaperStatus
-from syncd.render.describe import change_words, counted, event_headline, event_path, paper_path
+from syncd.render.describe import (
+    author_path,
+    change_words,
+    counted,
+    event_headline,
+    event_path,
+    paper_path,
+)
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
@@ -71,7 +78,12 @@ _templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_templates.globals |= {"api": API_PREFIX, "paper_path": paper_path, "change_words": change_words}
+_templates.globals |= {
+    "api": API_PREFIX,
+    "paper_path": paper_path,
+    "author_path": author_path,
+    "change_words": change_words,
+}
 _templates.filters["counted"] = counted
 
 

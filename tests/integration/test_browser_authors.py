@@ -28,7 +28,7 @@ def test_the_authors_pages(syncd: Syncd, arxiv: FakeArxiv, page: Any, viewport: 
         assert HOSTILE_NAME in page.locator("ul.authors").inner_text()
         assert fits_the_width(page)
         shot(page, f"authors-{name}")
-        page.click(f"text={ADA}")
+        page.click(f"ul.authors >> text={ADA}")
         page.wait_for_url(f"**{page_of(ADA)}")
         assert page.locator("h1").inner_text() == ADA
         assert page.locator("a[href^='https://orcid.org/']").count() == 1
