@@ -239,3 +239,29 @@ def test_0011_adds_the_refusal_counts_and_downgrades_without_them(database_url: 
         assert schema_drift(storage.engine) == []
     finally:
         storage.close()
+
+
+def test_0015_indexes_a_papers_events_and_downgrades_without_it(database_url: str) -> None:
+    """0011 → head adds ix_events_paper_seq, which a paper's events are read along; back to
+    0011 drops it and keeps the events."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0011")
+        assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
+
+        def indexes() -> set[str]:
+            found = sa.inspect(storage.engine).get_indexes("events")
+            return {str(index["name"]) for index in found}
+
+        assert "ix_events_paper_seq" not in indexes()
+        upgrade(storage.engine)
+        assert "ix_events_paper_seq" in indexes()
+        events = storage.events.since()
+        assert events  # the seeds were published
+        _downgrade(storage.engine, "0011")
+        assert "ix_events_paper_seq" not in indexes()
+        upgrade(storage.engine)
+        assert storage.events.since() == events
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()
