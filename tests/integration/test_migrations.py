@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from syncd.domain.record import Record, content_hash
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
-from syncd.storage.schema import papers_table, revisions_table
+from syncd.storage.schema import events_table, papers_table, revisions_table
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
 from tests.scenario import FLOWTRAIN, LORA, NESTPIPE
@@ -248,6 +249,20 @@ def test_0015_indexes_a_papers_events_and_downgrades_without_it(database_url: st
     try:
         upgrade(storage.engine, "0011")
         assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
+        with storage.engine.begin() as conn:  # an event per paper, as a cycle would add
+            papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
+            conn.execute(
+                events_table.insert(),
+                [
+                    {
+                        "id": f"evt_{paper.id:032x}", "type": "paper.added",
+                        "created_at": datetime(2026, 12, 1, tzinfo=UTC),
+                        "author_id": paper.author_id, "paper_id": paper.id,
+                        "kinds": [], "changes": {},
+                    }
+                    for paper in papers
+                ],
+            )  # fmt: skip
 
         def indexes() -> set[str]:
             found = sa.inspect(storage.engine).get_indexes("events")
@@ -257,7 +272,7 @@ def test_0015_indexes_a_papers_events_and_downgrades_without_it(database_url: st
         upgrade(storage.engine)
         assert "ix_events_paper_seq" in indexes()
         events = storage.events.since()
-        assert events  # the seeds were published
+        assert len(events) == 9
         _downgrade(storage.engine, "0011")
         assert "ix_events_paper_seq" not in indexes()
         upgrade(storage.engine)
