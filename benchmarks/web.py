@@ -46,6 +46,7 @@ PAGE_REVISIONS = 50
 FEED_SIZE = 50
 API_LIMIT = 1000
 TARGET_API = 2.0
+TARGET_FEED = 1.5  # issue 24
 TARGET_PAGE = 3.0
 TARGET_FLAT = 1.5  # 100,000 events vs 10,000, time per request
 
@@ -71,7 +72,7 @@ def run(sizes: Sequence[int], requests: int, folder: Path) -> dict[str, Any]:
         "flatness_large_vs_small": {k: round(v, 3) for k, v in flat.items()},
         "met": {
             "api": large["api"]["ratio"] <= TARGET_API,
-            "feed": large["feed"]["ratio"] <= TARGET_API,
+            "feed": large["feed"]["ratio"] <= TARGET_FEED,
             "flat": all(v <= TARGET_FLAT for v in flat.values()),
             "page": page["ratio"] <= TARGET_PAGE,
         },
@@ -83,6 +84,7 @@ def table_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, st
     out = []
     flat = result["flatness_large_vs_small"]
     met = result["met"]
+    targets = {"api": TARGET_API, "feed": TARGET_FEED}
     for kind, label in (("api", "API events?limit=1000"), ("feed", "Feed events.atom")):
         for point in result["points"]:
             r = point[kind]
@@ -92,8 +94,8 @@ def table_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, st
                     f"{r['syncd_rps']:.0f}/s, p99 {r['syncd_p99_seconds'] * 1000:.1f} ms",
                     f"{r['bare_rps']:.0f}/s, p99 {r['bare_p99_seconds'] * 1000:.1f} ms",
                     f"{r['ratio']:.2f}x time/request",
-                    f"<= {TARGET_API:g}x; flat (large/small {flat[kind]:.2f}x)",
-                    _yes(r["ratio"] <= TARGET_API and met["flat"]),
+                    f"<= {targets[kind]:g}x; flat (large/small {flat[kind]:.2f}x)",
+                    _yes(r["ratio"] <= targets[kind] and met["flat"]),
                 )
             )
     page = result["page"]
