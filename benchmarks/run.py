@@ -127,6 +127,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     parser.add_argument("--no-profile", action="store_true", help="do not profile rows that miss")
     parser.add_argument(
+        "--million",
+        action="store_true",
+        help="the read rows at 1,000,000 events too (filling takes minutes per database)",
+    )
+    parser.add_argument(
         "--from", dest="source", type=Path, help="run nothing: print the table of a results file"
     )
     parser.add_argument("--markdown", action="store_true", help="with --from: a Markdown table")
@@ -178,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             from benchmarks.cycles import Pages  # noqa: PLC0415
 
             pages = Pages(server.url, folder / "pages", set())
-            context = _Context(plan, pages, folder, kinds, profile)
+            context = _Context(plan, pages, folder, kinds, profile, args.million)
             for row in rows:
                 _step(results, row, functools.partial(RUNNERS[row], context))
     results["machine"]["load_average_end"] = os.getloadavg()
@@ -209,6 +214,7 @@ class _Context:
     folder: Path
     kinds: list[str]
     profile: bool
+    million: bool = False
 
 
 def _step(results: dict[str, Any], row: str, fn: Callable[[], Any]) -> None:
@@ -406,7 +412,8 @@ def _backfill(ctx: _Context) -> dict[str, Any]:
 def _web(ctx: _Context) -> dict[str, Any]:
     from benchmarks import web  # noqa: PLC0415
 
-    return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
+    sizes = (*ctx.plan.web_sizes, 1_000_000) if ctx.million else ctx.plan.web_sizes
+    return web.run(sizes, ctx.plan.web_requests, ctx.folder, ctx.kinds)
 
 
 def _digest(ctx: _Context) -> dict[str, Any]:
