@@ -18,7 +18,7 @@ from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, Revis
 from syncd.domain.record import content_hash, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
-from syncd.storage.database import Database, chunks, insert_returning, now, utc
+from syncd.storage.database import Database, among, chunks, insert_returning, now, utc
 from syncd.storage.schema import authors_table, papers_table, revisions_table
 
 __all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
@@ -43,7 +43,7 @@ class Papers:
         found: dict[str, PaperState] = {}
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
-                query = _state_select(author).where(papers_table.c.arxiv_id.in_(chunk))
+                query = _state_select(author).where(among(conn, papers_table.c.arxiv_id, chunk))
                 found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
         return found
 
@@ -55,7 +55,7 @@ class Papers:
                 query = (
                     _paper_select()
                     .where(authors_table.c.name == author)
-                    .where(papers_table.c.arxiv_id.in_(chunk))
+                    .where(among(conn, papers_table.c.arxiv_id, chunk))
                 )
                 papers += [rows.paper(row) for row in conn.execute(query)]
         return papers
@@ -147,7 +147,7 @@ class Papers:
             for chunk in chunks(paper_ids):
                 query = (
                     sa.select(revisions_table)
-                    .where(revisions_table.c.paper_id.in_(chunk))
+                    .where(among(conn, revisions_table.c.paper_id, chunk))
                     .order_by(revisions_table.c.paper_id, revisions_table.c.seq)
                 )
                 for row in conn.execute(query):
@@ -163,7 +163,7 @@ class Papers:
                     sa.select(
                         revisions_table.c.paper_id, sa.func.max(revisions_table.c.observed_at)
                     )
-                    .where(revisions_table.c.paper_id.in_(chunk))
+                    .where(among(conn, revisions_table.c.paper_id, chunk))
                     .group_by(revisions_table.c.paper_id)
                 )
                 found |= {row[0]: utc(row[1]) for row in conn.execute(query)}
@@ -372,7 +372,7 @@ def _paper_ids(conn: Connection, author_id: int, keys: Sequence[str]) -> dict[st
     ids: dict[str, int] = {}
     for chunk in chunks(keys):
         query = sa.select(papers_table.c.key, papers_table.c.id).where(
-            papers_table.c.author_id == author_id, papers_table.c.key.in_(chunk)
+            papers_table.c.author_id == author_id, among(conn, papers_table.c.key, chunk)
         )
         ids |= {row.key: row.id for row in conn.execute(query)}
     return ids
@@ -386,7 +386,7 @@ def _per_paper(
     for chunk in chunks(paper_ids):
         query = (
             sa.select(revisions_table.c.paper_id, aggregate)
-            .where(revisions_table.c.paper_id.in_(chunk))
+            .where(among(conn, revisions_table.c.paper_id, chunk))
             .group_by(revisions_table.c.paper_id)
         )
         found |= {row[0]: row[1] for row in conn.execute(query)}
