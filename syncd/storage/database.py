@@ -150,26 +150,6 @@ def among(
     return column.in_(values)
 
 
-def insert_returning(
-    conn: Connection, table: sa.Table, rows: Sequence[dict[str, Any]], column: sa.Column[Any]
-) -> list[Any] | None:
-    """Insert ``rows``; on PostgreSQL return ``column`` of each, in the rows' order, else None.
-
-    PostgreSQL takes them as multi-row ``INSERT ... RETURNING`` statements of
-    up to 1,000 rows (SQLAlchemy's "insertmanyvalues"), where an executemany
-    is a statement per row on the server.  On SQLite an ordered RETURNING
-    makes SQLAlchemy insert row by row, so the rows go in one executemany and
-    the caller reads back what it needs by a unique key.
-    """
-    if not rows:
-        return []
-    if conn.dialect.name != "postgresql":
-        conn.execute(table.insert(), rows)
-        return None
-    statement = table.insert().returning(column, sort_by_parameter_order=True)
-    return list(conn.execute(statement, rows).scalars().all())
-
-
 def now() -> datetime:
     """The current time in UTC, as every timestamp is stored."""
     return datetime.now(UTC)

@@ -16,7 +16,7 @@ from syncd.domain.model import Event
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
-from syncd.storage.database import Database, among, chunks, insert_returning, utc
+from syncd.storage.database import Database, among, chunks, utc
 from syncd.storage.models import EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
@@ -169,9 +169,8 @@ def publish(
     ]
     if not event_rows:
         return []
-    seqs = insert_returning(conn, events_table, event_rows, events_table.c.seq)
-    if seqs is None:
-        seqs = _event_seqs(conn, [row["id"] for row in event_rows])
+    conn.execute(events_table.insert(), event_rows)
+    seqs = _event_seqs(conn, [row["id"] for row in event_rows])
     _queue_deliveries(conn, author, list(zip(announced, seqs, strict=True)), when)
     return [
         Event(

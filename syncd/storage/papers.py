@@ -18,7 +18,7 @@ from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, Revis
 from syncd.domain.record import content_hash, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
-from syncd.storage.database import Database, among, chunks, insert_returning, now, utc
+from syncd.storage.database import Database, among, chunks, now, utc
 from syncd.storage.schema import authors_table, papers_table, revisions_table
 
 __all__ = ["Papers", "WrittenPaper", "author_id", "last_seqs", "revision_row", "write_papers"]
@@ -210,10 +210,10 @@ def write_papers(
     run_id: int | None,
     when: datetime,
 ) -> list[WrittenPaper]:
-    """Apply ``writes`` with a few statements, inside the caller's transaction.
+    """Apply ``writes`` with a few executemany statements, inside the caller's transaction.
 
-    New ids come back by RETURNING on PostgreSQL and are read back by unique
-    keys on SQLite, where RETURNING would insert row by row (``insert_returning``).
+    Ids are read back by unique keys rather than RETURNING, which would make
+    SQLite insert row by row.
     """
     # Each record is hashed once, for its revision and, if latest, its paper.
     hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
@@ -234,19 +234,15 @@ def write_papers(
         for write, paper_id in pairs
         for offset, revision in enumerate(write.revisions, start=1)
     ]
-    revision_ids = insert_returning(conn, revisions_table, revision_rows, revisions_table.c.id)
+    if revision_rows:
+        conn.execute(revisions_table.insert(), revision_rows)
     _update_papers(conn, writes, when, hashes, last_seq)
     # Only announced writes need their last revision: their event points at it.
-    announced = [paper_id for write, paper_id in pairs if write.event_type and write.revisions]
-    if revision_ids is None:
-        last_revision = _per_paper(conn, sa.func.max(revisions_table.c.id), announced)
-    else:  # a paper's rows are in order: the last one written is its last revision
-        wanted = set(announced)
-        last_revision = {
-            row["paper_id"]: revision_id
-            for row, revision_id in zip(revision_rows, revision_ids, strict=True)
-            if row["paper_id"] in wanted
-        }
+    last_revision = _per_paper(
+        conn,
+        sa.func.max(revisions_table.c.id),
+        [paper_id for write, paper_id in pairs if write.event_type and write.revisions],
+    )
     return [
         WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.revisions else None)
         for write, paper_id in pairs
@@ -309,11 +305,9 @@ def _insert_papers(
         for write in writes
         if write.paper_id is None
     ]
-    inserted = insert_returning(conn, papers_table, inserts, papers_table.c.id)
-    if inserted is None:
-        new_ids = _paper_ids(conn, author_id, [row["key"] for row in inserts])
-    else:
-        new_ids = {row["key"]: paper_id for row, paper_id in zip(inserts, inserted, strict=True)}
+    if inserts:
+        conn.execute(papers_table.insert(), inserts)
+    new_ids = _paper_ids(conn, author_id, [row["key"] for row in inserts])
     return [w.paper_id if w.paper_id is not None else new_ids[w.key] for w in writes]
 
 
