@@ -11,14 +11,18 @@ are counted (``before_cursor_execute``): only the sync-run record may write.
 
 Busy: every paper has a new version (v2, v3, ... one per repetition), so the
 cycle stores 10,000 revisions and 10,000 ``paper.revised`` events (no webhook
-endpoint: no deliveries).  Baseline: a bare SQLAlchemy Core bulk insert
-(``executemany``, one transaction) of 10,000 revision rows and 10,000 event
-rows of the same size (the same record JSON, kinds and changes) into plain
-tables of the same columns, in the same database.
+endpoint: no deliveries).  Baseline (issue 24): what a busy cycle cannot avoid,
+a quiet cycle of the same pages (the fetch, the parse and the comparison of a
+cycle that finds nothing new, measured on the store right after) plus a bare
+SQLAlchemy Core bulk insert (``executemany``, one transaction) of 10,000
+revision rows and 10,000 event rows of the same size (the same record JSON,
+kinds and changes) into plain tables of the same columns, in the same
+database.  The ratio to the bulk insert alone is stated beside it.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +35,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from benchmarks import feeds
 from benchmarks.common import (
+    Paired,
     StatementCounter,
     alternate,
     fresh_heap,
@@ -41,6 +46,10 @@ from benchmarks.common import (
 from benchmarks.parse import bare_walk
 
 PAGE_SIZE = 2000
+# Issue 24's targets: the quiet cycle against the bare fetch and walk, and the busy
+# cycle against what it cannot avoid (a quiet cycle plus the bare bulk insert).
+TARGET_QUIET = 2.0
+TARGET_BUSY = 2.0
 
 
 @dataclass
@@ -175,8 +184,10 @@ def quiet(store: Any, pages: Pages, total: int, reps: int) -> dict[str, Any]:
         "baseline_requests": len(page_urls(api_url, total, PAGE_SIZE, query())),
         **paired.summary(),
         **counter.report(),
-        "target": "<= 2.5x bare httpx fetch + bare lxml walk; no writes but the sync-run record",
-        "met": paired.ratio <= 2.5 and not counter.report()["rows_changed_other_than_sync_run"],
+        "target": f"<= {TARGET_QUIET}x bare httpx fetch + bare lxml walk;"
+        " no writes but the sync-run record",
+        "met": paired.ratio <= TARGET_QUIET
+        and not counter.report()["rows_changed_other_than_sync_run"],
     }
 
 
@@ -298,20 +309,34 @@ def busy(
             raise RuntimeError(f"a busy cycle published {len(results[0].events)} events")
         return seconds
 
+    quiet_seconds: list[float] = []
+
     def baseline_side(i: int) -> float:
         version = i + 2
         if version not in prepared:
             prepared.clear()
             prepared[version] = _rows(pages, total, version)
+        # The version the store holds now: this cycle finds nothing new.
+        seconds, results = sync_once(store, pages.api_url(pages.dataset(total, state["version"])))
+        if results[0].events:
+            raise RuntimeError("the busy row's quiet cycle published events")
+        quiet_seconds.append(seconds)
         return bulk_insert(store.engine, *prepared[version])
 
     paired = alternate(reps, syncd_side, baseline_side)
+    unavoidable = Paired(
+        paired.syncd, [q + b for q, b in zip(quiet_seconds, paired.baseline, strict=True)]
+    )
     result: dict[str, Any] = {
         "papers": total,
         **paired.summary(),
+        "quiet_seconds": [round(t, 6) for t in quiet_seconds],
+        "quiet_median_seconds": round(statistics.median(quiet_seconds), 6),
+        "ratios_vs_quiet_plus_bulk": [round(r, 3) for r in unavoidable.ratios],
+        "ratio_vs_quiet_plus_bulk": round(unavoidable.ratio, 3),
         "last_cycle": counter.report(),
-        "target": "<= 3x bare SQLAlchemy Core bulk insert of the same rows",
-        "met": paired.ratio <= 3.0,
+        "target": f"<= {TARGET_BUSY}x a quiet cycle plus the bare Core bulk insert of the rows",
+        "met": unavoidable.ratio <= TARGET_BUSY,
     }
     if profile:
         result["profile"] = profile_cycle(store, pages, total, state)

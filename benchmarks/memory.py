@@ -35,6 +35,8 @@ from benchmarks import feeds
 from benchmarks.common import ROOT, StatementCounter, child_env, open_store, sqlite_url
 from benchmarks.cycles import PAGE_SIZE, Pages
 
+TARGET = 1.2  # issue 24: peak RSS at 100,000 papers against 10,000
+
 
 def bulk_known(url: str, pages: Pages, total: int) -> float:
     """Write the state a first sync of ``total`` papers leaves; return the seconds it took."""
@@ -141,8 +143,8 @@ def run(pages: Pages, folder: Path, sizes: tuple[int, ...]) -> dict[str, Any]:
         "points": points,
         "ratio": round(ratio, 3),
         "compared": [small["papers"], large["papers"]],
-        "target": "<= 1.5x",
-        "met": ratio <= 1.5,
+        "target": f"<= {TARGET}x",
+        "met": ratio <= TARGET,
     }
 
 

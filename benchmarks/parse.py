@@ -7,7 +7,7 @@ any parser that looks at every field must do.  Baseline (b): the ``arxiv``
 package's parser (4.x, ``arxiv._feed.parse``), which builds ``arxiv.Result``s.
 Also shown, not targeted: a walk that only iterates the entries (no children).
 
-Target: syncd at most 2.0x (a), and faster than (b).
+Target (issue 24): syncd at most 1.5x (a), and faster than (b).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from benchmarks.common import Paired, fresh_heap
 
 ENTRY = feeds.ENTRY
 ENTRIES = 2000
+TARGET_WALK = 1.5
 
 
 def bare_walk(body: bytes) -> int:
@@ -84,8 +85,8 @@ def run(reps: int, entries: int = ENTRIES, profile: bool = False) -> dict[str, A
         "arxiv_vs_bare_walk": round(Paired(times["arxiv"], times["bare_walk"]).ratio, 3),
         "ratios_vs_bare_walk": [round(r, 3) for r in vs_bare.ratios],
         "ratios_vs_arxiv": [round(r, 3) for r in vs_arxiv.ratios],
-        "target": "<= 2.0x bare lxml walk, and < 1.0x arxiv",
-        "met": vs_bare.ratio <= 2.0 and vs_arxiv.ratio < 1.0,
+        "target": f"<= {TARGET_WALK}x bare lxml walk, and < 1.0x arxiv",
+        "met": vs_bare.ratio <= TARGET_WALK and vs_arxiv.ratio < 1.0,
     }
     if profile:
         from benchmarks.profiling import profile as run_profile  # noqa: PLC0415

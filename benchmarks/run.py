@@ -151,6 +151,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     parser.add_argument("--no-profile", action="store_true", help="do not profile rows that miss")
     parser.add_argument(
+        "--million",
+        action="store_true",
+        help="the read rows at 1,000,000 events too (filling takes minutes per database)",
+    )
+    parser.add_argument(
         "--from", dest="source", type=Path, help="run nothing: print the table of a results file"
     )
     parser.add_argument("--markdown", action="store_true", help="with --from: a Markdown table")
@@ -202,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             from benchmarks.cycles import Pages  # noqa: PLC0415
 
             pages = Pages(server.url, folder / "pages", set())
-            context = _Context(plan, pages, folder, kinds, profile)
+            context = _Context(plan, pages, folder, kinds, profile, args.million)
             for row in rows:
                 _step(results, row, functools.partial(RUNNERS[row], context))
     results["machine"]["load_average_end"] = os.getloadavg()
@@ -233,6 +238,7 @@ class _Context:
     folder: Path
     kinds: list[str]
     profile: bool
+    million: bool = False
 
 
 def _step(results: dict[str, Any], row: str, fn: Callable[[], Any]) -> None:
@@ -333,7 +339,7 @@ def _memory(ctx: _Context) -> dict[str, Any]:
     small, large = min(points), max(points)
     result["compared"] = [small, large]
     result["ratio"] = round(points[large]["peak_rss_mib"] / points[small]["peak_rss_mib"], 3)
-    result["met"] = result["ratio"] <= 1.5
+    result["met"] = result["ratio"] <= memory.TARGET
     return result
 
 
@@ -436,7 +442,8 @@ def _backfill(ctx: _Context) -> dict[str, Any]:
 def _web(ctx: _Context) -> dict[str, Any]:
     from benchmarks import web  # noqa: PLC0415
 
-    return web.run(ctx.plan.web_sizes, ctx.plan.web_requests, ctx.folder)
+    sizes = (*ctx.plan.web_sizes, 1_000_000) if ctx.million else ctx.plan.web_sizes
+    return web.run(sizes, ctx.plan.web_requests, ctx.folder, ctx.kinds)
 
 
 def _history(ctx: _Context) -> dict[str, Any]:
@@ -492,6 +499,12 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
 # -- output ----------------------------------------------------------------------------
 
 
+def cycles_target() -> float:
+    from benchmarks.cycles import TARGET_BUSY  # noqa: PLC0415
+
+    return TARGET_BUSY
+
+
 def _yes(met: bool | None) -> str:
     return "n/a" if met is None else ("yes" if met else "NO")
 
@@ -513,7 +526,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 _s(m["syncd"]),
                 f"lxml walk {_s(m['bare_walk'])}; arxiv {_s(m['arxiv'])}",
                 f"{r['ratio_vs_bare_walk']:.2f}x walk; {r['ratio_vs_arxiv']:.2f}x arxiv",
-                "<= 2.0x walk; < 1x arxiv",
+                "<= 1.5x walk; < 1x arxiv",
                 _yes(r["met"]),
             )
         )
@@ -527,7 +540,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 f" ({r.get('baseline_requests', r['requests'])} pages)",
                 f"{r['median_ratio']:.2f}x; rows written besides run: "
                 + (", ".join(f"{k} {v}" for k, v in changed.items()) or "none"),
-                "<= 2.5x; run record only",
+                "<= 2.0x; run record only",
                 _yes(r["met"]),
             )
         )
@@ -536,9 +549,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             (
                 f"Busy cycle, {kind}: {r['papers']:,} new versions",
                 _s(r["syncd_median_seconds"]),
-                f"Core bulk insert {_s(r['baseline_median_seconds'])}",
-                f"{r['median_ratio']:.2f}x",
-                "<= 3x",
+                f"quiet cycle {_s(r['quiet_median_seconds'])}"
+                f" + Core bulk insert {_s(r['baseline_median_seconds'])}",
+                f"{r['ratio_vs_quiet_plus_bulk']:.2f}x; {r['median_ratio']:.2f}x bulk alone",
+                f"<= {cycles_target()}x quiet + bulk",
                 _yes(r["met"]),
             )
         )
@@ -552,7 +566,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 f"{points[large]['peak_rss_mib']:.0f} MiB",
                 f"{points[small]['peak_rss_mib']:.0f} MiB",
                 f"{r['ratio']:.2f}x",
-                "<= 1.5x",
+                "<= 1.2x",
                 _yes(r["met"]),
             )
         )
@@ -568,7 +582,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
                 f"{r['syncd_events_per_second']:.0f}/s{extra}",
                 f"httpx {r['baseline_events_per_second']:.0f}/s",
                 f"{r['throughput_ratio']:.3f}x throughput",
-                ">= 0.5x",
+                ">= 0.7x",
                 _yes(r["met"]),
             )
         )

@@ -329,6 +329,8 @@ class DeliverySettings(Section):
     poll_interval: float = Field(1.0, gt=0, le=HOUR)
     sync_wait: float = Field(30.0, ge=0, le=DAY)  # seconds `syncd sync` waits for due deliveries
     shutdown_grace: float = Field(20.0, ge=0, le=HOUR)
+    # seconds a delivered outbox row is kept; 0 keeps them all (they grow with every event)
+    keep_delivered: float = Field(30 * DAY, ge=0, le=3650 * DAY)
     # Seconds before attempt 2, 3, ...: about three days in all, then dead-letter.
     retry_schedule: tuple[Annotated[float, Field(ge=0, le=WEEK)], ...] = Field(
         DEFAULT_RETRY_SCHEDULE, min_length=1

@@ -44,6 +44,10 @@ _log = structlog.get_logger(__name__)
 
 # A batch's rendered bodies, by format, digest or not, and the events they carry.
 _Bodies = dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes]
+# How often a running worker deletes the delivered rows older than keep_delivered,
+# and how many a transaction deletes (short, so claims never wait long behind it).
+PRUNE_EVERY = 3600.0
+_PRUNE_BATCH = 5000
 
 
 def worker_name() -> str:
@@ -83,6 +87,7 @@ class Dispatcher:
         self.owner = owner or worker_name()
         self._rng = rng or random.Random()
         self._pool = ThreadPoolExecutor(settings.workers, thread_name_prefix="syncd-delivery")
+        self._next_prune = time.monotonic()
 
     def __enter__(self) -> Self:
         return self
@@ -150,6 +155,7 @@ class Dispatcher:
         outage = False
         while not stop.is_set():
             try:
+                self.prune_delivered()
                 worked = self.run_once()
             except StoreError as exc:
                 # One line when the database stops answering, one when it is back:
@@ -167,6 +173,26 @@ class Dispatcher:
             if not worked:
                 wake.wait(self._settings.poll_interval)
                 wake.clear()
+
+    def prune_delivered(self) -> int:
+        """Delete a batch of the deliveries delivered more than ``keep_delivered`` ago, when
+        one is due; return how many.
+
+        Without it the outbox keeps a row per event and endpoint forever.  A
+        full batch makes the next one due at once, so a backlog (the first
+        start after an upgrade) goes batch by batch between claims; otherwise
+        the next is due in ``PRUNE_EVERY`` seconds.
+        """
+        keep = self._settings.keep_delivered
+        if not keep or time.monotonic() < self._next_prune:
+            return 0
+        before = datetime.now(UTC) - timedelta(seconds=keep)
+        deleted = self._outbox.prune_delivered(before, _PRUNE_BATCH)
+        if deleted < _PRUNE_BATCH:
+            self._next_prune = time.monotonic() + PRUNE_EVERY
+        if deleted:
+            _log.info("deliveries_pruned", deliveries=deleted, delivered_before=before.isoformat())
+        return deleted
 
     def drain(self, seconds: float) -> int:
         """Deliver what is due, and retries that fall due, for at most ``seconds``.

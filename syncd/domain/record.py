@@ -11,7 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -268,18 +268,32 @@ _HASH_EXPRESSIONS: dict[FieldShape, str] = {
 }
 
 
-def _compiled(source: str, name: str) -> Callable[[Record], Any]:
+def _compiled(source: str, name: str) -> Callable[..., Any]:
     """A function built from ``source``, which the field table wrote.
 
-    These two run for every entry of every page; spelled out, they cost a
+    These run for every entry of every page; spelled out, they cost a
     fraction of a loop over the table (measured: to_dict 0.6 against 2.9 µs),
     so they are generated once, at import, as ``dataclasses`` generates
     ``__init__``.  The table stays the one list of fields.
     """
     namespace: dict[str, Any] = {"blake2b": hashlib.blake2b}
+    # The slots' own setters: what a frozen dataclass's __init__ reaches
+    # through object.__setattr__, one lookup and call per field.
+    namespace |= {f"set_{f.name}": getattr(Record, f.name).__set__ for f in RECORD_FIELDS}
     exec(source, namespace)  # the source is built from RECORD_FIELDS alone
-    function: Callable[[Record], Any] = namespace[name]
+    function: Callable[..., Any] = namespace[name]
     return function
+
+
+def _record_init_source() -> str:
+    """``Record.__init__`` as dataclasses writes it (same parameters, defaults and order),
+    each field stored by its slot's setter: half the time of a frozen dataclass's."""
+    defaults = {f.name: f.default for f in fields(Record)}
+    if any(value is MISSING for value in defaults.values()):
+        raise TypeError("every Record field has a default: the generated __init__ relies on it")
+    parameters = ", ".join(f"{name}={value!r}" for name, value in defaults.items())
+    body = "".join(f"    set_{name}(self, {name})\n" for name in defaults)
+    return f"def __init__(self, {parameters}):\n{body}"
 
 
 def _record_dict_source() -> str:
@@ -307,6 +321,7 @@ def _content_hash_source() -> str:
     return "\n".join(lines) + "\n"
 
 
+setattr(Record, "__init__", _compiled(_record_init_source(), "__init__"))  # noqa: B010 (mypy)
 _record_dict: Callable[[Record], dict[str, Any]] = _compiled(_record_dict_source(), "record_dict")
 _content_hash: Callable[[Record], str] = _compiled(_content_hash_source(), "content_hash")
 

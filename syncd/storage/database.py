@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
@@ -132,6 +133,21 @@ def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
     """
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def among(
+    conn: Connection, column: sa.ColumnElement[Any], values: Sequence[Any]
+) -> sa.ColumnElement[bool]:
+    """``column IN values``; on PostgreSQL ``column = ANY(array)``.
+
+    The array is one parameter; an IN list is one per value, and the
+    PostgreSQL dialect renders each with its cast at every execution: a
+    tenth of a quiet cycle over 10,000 papers went there.
+    """
+    if conn.dialect.name == "postgresql":
+        array = postgresql.ARRAY(column.type)
+        return column == sa.any_(sa.bindparam(None, list(values), type_=array))
+    return column.in_(values)
 
 
 def now() -> datetime:

@@ -17,7 +17,7 @@ from syncd.domain.record import Record
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus, EventType
 from syncd.errors import NotFoundError
 from syncd.storage import rows
-from syncd.storage.database import Database, chunks, utc
+from syncd.storage.database import Database, among, chunks, utc
 from syncd.storage.models import EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
@@ -339,6 +339,8 @@ def _event_seqs(conn: Connection, event_ids: Sequence[str]) -> list[int]:
     """The seqs of events just inserted, in the order of ``event_ids``."""
     seqs: dict[str, int] = {}
     for chunk in chunks(event_ids):
-        query = sa.select(events_table.c.id, events_table.c.seq).where(events_table.c.id.in_(chunk))
+        query = sa.select(events_table.c.id, events_table.c.seq).where(
+            among(conn, events_table.c.id, chunk)
+        )
         seqs |= {row.id: row.seq for row in conn.execute(query)}
     return [seqs[event_id] for event_id in event_ids]

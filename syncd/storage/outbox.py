@@ -295,6 +295,31 @@ class Outbox:
             found = conn.scalar(query)
         return utc(found) if found is not None else None
 
+    def prune_delivered(self, before: datetime, limit: int = 5000) -> int:
+        """Delete up to ``limit`` deliveries delivered before ``before``, oldest first, with the
+        lists of events their digests carried; return how many.  The events stay.
+
+        A delivery is due before it is delivered, so ``next_attempt_at < before``
+        holds for every one of them and lets the due index find them in order.
+        """
+        d, carried = deliveries_table, digest_events_table
+        old = (
+            sa.select(d.c.id)
+            .where(
+                d.c.status == DeliveryStatus.DELIVERED,
+                d.c.next_attempt_at < before,
+                d.c.delivered_at < before,
+            )
+            .order_by(d.c.next_attempt_at)
+            .limit(limit)
+        )
+        with self._db.transaction() as conn:
+            ids = list(conn.scalars(old))
+            for chunk in chunks(ids):
+                conn.execute(carried.delete().where(carried.c.delivery_id.in_(chunk)))
+                conn.execute(d.delete().where(d.c.id.in_(chunk)))
+        return len(ids)
+
     def counts(self) -> tuple[int, int]:
         """How many deliveries are pending and how many are dead-lettered."""
         d = deliveries_table

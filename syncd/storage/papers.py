@@ -25,7 +25,7 @@ from syncd.domain.model import (
 from syncd.domain.record import content_hash, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
-from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.database import Database, among, chunks, now, utc
 from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
 
 __all__ = [
@@ -59,7 +59,7 @@ class Papers:
         found: dict[str, PaperState] = {}
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
-                query = _state_select(author).where(papers_table.c.arxiv_id.in_(chunk))
+                query = _state_select(author).where(among(conn, papers_table.c.arxiv_id, chunk))
                 found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
         return found
 
@@ -81,7 +81,7 @@ class Papers:
                 query = (
                     paper_select()
                     .where(authors_table.c.name == author)
-                    .where(papers_table.c.arxiv_id.in_(chunk))
+                    .where(among(conn, papers_table.c.arxiv_id, chunk))
                 )
                 papers += [rows.paper(row) for row in conn.execute(query)]
         return papers
@@ -185,7 +185,7 @@ class Papers:
             for chunk in chunks(paper_ids):
                 query = (
                     sa.select(revisions_table)
-                    .where(revisions_table.c.paper_id.in_(chunk))
+                    .where(among(conn, revisions_table.c.paper_id, chunk))
                     .order_by(revisions_table.c.paper_id, revisions_table.c.seq)
                 )
                 for row in conn.execute(query):
@@ -200,7 +200,7 @@ class Papers:
             for chunk in chunks(paper_ids):
                 last_events = (
                     sa.select(sa.func.max(events.c.seq))
-                    .where(events.c.paper_id.in_(chunk))
+                    .where(among(conn, events.c.paper_id, chunk))
                     .group_by(events.c.paper_id)
                 )
                 query = sa.select(
@@ -215,7 +215,7 @@ class Papers:
                     continue
                 last = (
                     sa.select(revisions.c.paper_id, sa.func.max(revisions.c.seq).label("seq"))
-                    .where(revisions.c.paper_id.in_(silent))
+                    .where(among(conn, revisions.c.paper_id, silent))
                     .group_by(revisions.c.paper_id)
                     .subquery()
                 )
@@ -436,7 +436,7 @@ def _paper_ids(conn: Connection, author_id: int, keys: Sequence[str]) -> dict[st
     ids: dict[str, int] = {}
     for chunk in chunks(keys):
         query = sa.select(papers_table.c.key, papers_table.c.id).where(
-            papers_table.c.author_id == author_id, papers_table.c.key.in_(chunk)
+            papers_table.c.author_id == author_id, among(conn, papers_table.c.key, chunk)
         )
         ids |= {row.key: row.id for row in conn.execute(query)}
     return ids
@@ -469,7 +469,7 @@ def _per_paper(
     for chunk in chunks(paper_ids):
         query = (
             sa.select(revisions_table.c.paper_id, aggregate)
-            .where(revisions_table.c.paper_id.in_(chunk))
+            .where(among(conn, revisions_table.c.paper_id, chunk))
             .group_by(revisions_table.c.paper_id)
         )
         found |= {row[0]: row[1] for row in conn.execute(query)}

@@ -132,6 +132,8 @@ events_table = sa.Table(
     sa.Column("sync_run_id", sa.ForeignKey("sync_runs.id")),
     sa.Column("kinds", _JSON, nullable=False),
     sa.Column("changes", _JSON, nullable=False),
+    # A paper's events newest first (its feed, its page) without a scan of the log.
+    sa.Index("ix_events_paper_seq", "paper_id", "seq"),
 )
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -52,6 +54,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # Part of every ETag: a syncd that renders entries differently is a new feed.
 _RENDERING = f"syncd {__version__}; 2"
+# Feed documents kept, newest used last: one per feed and address polled lately.
+_KEPT_BODIES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +125,37 @@ def _withdrawn_summary(record: Record) -> str:
     return f"This paper has been withdrawn{who} from arXiv."
 
 
+class _Bodies:
+    """The feed documents served lately, by ETag and head.
+
+    Readers poll, and most polls find the feed as it was; many send no
+    validator, so they are answered from here without loading or rendering
+    its events.  The ETag names the feed's events by seq, and an event, its
+    record and its rendering never change once published.
+    """
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, FeedHead], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, FeedHead]) -> bytes | None:
+        with self._lock:
+            body = self._items.get(key)
+            if body is not None:
+                self._items.move_to_end(key)
+            return body
+
+    def keep(self, key: tuple[str, FeedHead], body: bytes) -> None:
+        with self._lock:
+            self._items[key] = body
+            while len(self._items) > _KEPT_BODIES:
+                self._items.popitem(last=False)
+
+
 def feeds_router(app: App, fragments: Fragments) -> APIRouter:
     """The two feed routes over ``app``'s event log."""
     router = APIRouter(include_in_schema=False)
+    bodies = _Bodies()
 
     @router.get("/feeds/events.atom")
     def events_feed(request: Request, author: PrintableText | None = None) -> Response:
@@ -135,7 +167,7 @@ def feeds_router(app: App, fragments: Fragments) -> APIRouter:
             self_url=request.url.path + (f"?author={quote(author)}" if author else ""),
             page_url="/events",
         )
-        return _serve(app, fragments, request, head, EventQuery(author=author))
+        return _serve(app, (fragments, bodies), request, head, EventQuery(author=author))
 
     @router.get("/feeds/papers/{ref:path}.atom")
     def paper_feed(request: Request, ref: RefPath) -> Response:
@@ -146,22 +178,30 @@ def feeds_router(app: App, fragments: Fragments) -> APIRouter:
             self_url=f"/feeds{paper_path(paper.key)}.atom",
             page_url=paper_path(paper.key),
         )
-        return _serve(app, fragments, request, head, EventQuery(paper_id=paper.id))
+        return _serve(app, (fragments, bodies), request, head, EventQuery(paper_id=paper.id))
 
     return router
 
 
 def _serve(
-    app: App, fragments: Fragments, request: Request, head: FeedHead, query: EventQuery
+    app: App,
+    kept: tuple[Fragments, _Bodies],
+    request: Request,
+    head: FeedHead,
+    query: EventQuery,
 ) -> Response:
     """The feed, or a 304 when the client's copy is current."""
+    fragments, bodies = kept
     base = links_base(request, app.settings.http.public_url)
     stamp = app.storage.events.stamp(replace(query, limit=FEED_SIZE))
     headers = _validators(stamp, head, base)
     if _not_modified(request, headers["ETag"], stamp.last_at):
         return Response(status_code=304, headers=headers)
-    events = app.storage.events.page(replace(query, newest_first=True, limit=FEED_SIZE))
-    body = atom_feed(head, events, stamp.last_at or _EPOCH, base, fragments)
+    body = bodies.get((headers["ETag"], head))
+    if body is None:
+        events = app.storage.events.page(replace(query, newest_first=True, limit=FEED_SIZE))
+        body = atom_feed(head, events, stamp.last_at or _EPOCH, base, fragments)
+        bodies.keep((headers["ETag"], head), body)
     # Readers ask again whenever they like; the validators make that cheap.
     headers["Cache-Control"] = "no-cache"
     return Response(body, media_type=_CONTENT_TYPE, headers=headers)

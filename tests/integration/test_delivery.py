@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -14,12 +15,21 @@ from syncd.config import DeliverySettings
 from syncd.delivery.routing import Endpoint, EndpointSpec
 from syncd.delivery.sender import WebhookSender
 from syncd.delivery.worker import Dispatcher
+from syncd.domain.planner import seed_writes
+from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
-from syncd.storage.schema import deliveries_table, endpoints_table
+from syncd.storage.migrate import upgrade
+from syncd.storage.schema import (
+    deliveries_table,
+    digest_events_table,
+    endpoints_table,
+    events_table,
+    papers_table,
+)
 from tests.chatreceiver import SlackReceiver
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import WEBHOOK_SECRET, StartReceiver, webhook_config
-from tests.integration.conftest import Syncd
+from tests.integration.conftest import SEEDS, Syncd
 from tests.receiver import Receiver
 from tests.scenario import NESTPIPE
 
@@ -334,3 +344,97 @@ def test_webhooks_test_against_a_huge_retry_after(syncd: Syncd, receiver: Receiv
         "lab-chat: retry: HTTP 429 Too Many Requests (Retry-After 86400 s): ok"
     )
     assert "Traceback" not in outcome.err
+
+
+def test_the_worker_prunes_delivered_rows_older_than_keep_delivered(database_url: str) -> None:
+    """A running worker deletes deliveries delivered more than ``keep_delivered`` ago, a
+    digest's list of events with it; recent, pending and dead ones, and events, stay."""
+    storage = Storage(database_url)
+    upgrade(storage.engine)
+    try:
+        storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS)))
+        storage.outbox.register_endpoints([EndpointSpec("hook", "http://127.0.0.1:9/hook", "-")])
+        now = datetime.now(UTC)
+        old, recent = now - timedelta(days=31), now - timedelta(days=29)
+        rows = {  # event number: (status, due and delivered, digest id)
+            0: ("delivered", old, None),
+            1: ("delivered", recent, None),
+            2: ("pending", old, None),
+            3: ("dead", old, None),
+            4: ("delivered", old, "dig_old"),
+            5: ("delivered", recent, "dig_recent"),
+        }
+        seqs = _events_with_deliveries(storage, rows)
+        settings = DeliverySettings(keep_delivered=30 * 86400, poll_interval=0.05)
+        stop, wake = threading.Event(), threading.Event()
+        with Dispatcher(storage.outbox, {}, settings) as dispatcher:
+            worker = threading.Thread(target=dispatcher.run, args=(stop, wake))
+            worker.start()
+            try:
+                deadline = time.monotonic() + 30
+                while len(_kept(storage)[0]) == len(rows) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            finally:
+                stop.set()
+                wake.set()
+                worker.join()
+        kept, carried = _kept(storage)
+        assert kept == [seqs[n] for n in (1, 2, 3, 5)]
+        assert carried == [seqs[5], seqs[6]]  # dig_recent's events; dig_old's went with it
+        assert len(storage.events.since()) == 9
+        with Dispatcher(storage.outbox, {}, settings.model_copy(update={"keep_delivered": 0})) as d:
+            assert d.prune_delivered() == 0  # 0 keeps every row
+    finally:
+        storage.close()
+
+
+def _events_with_deliveries(
+    storage: Storage, rows: dict[int, tuple[str, datetime, str | None]]
+) -> list[int]:
+    """An event per seeded paper; the deliveries ``rows`` describes, to the one endpoint, a
+    digest carrying its event and the next; return the events' seqs."""
+    with storage.engine.begin() as conn:
+        papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
+        conn.execute(
+            events_table.insert(),
+            [
+                {
+                    "id": f"evt_{paper.id:032x}", "type": "paper.added",
+                    "created_at": datetime.now(UTC), "author_id": paper.author_id,
+                    "paper_id": paper.id, "kinds": [], "changes": {},
+                }
+                for paper in papers
+            ],
+        )  # fmt: skip
+        events = conn.execute(
+            sa.select(events_table.c.seq, events_table.c.paper_id).order_by(events_table.c.seq)
+        ).all()
+        endpoint = conn.scalar(sa.select(endpoints_table.c.id))
+        for number, (status, at, digest) in rows.items():
+            event = events[number]
+            delivery = conn.execute(
+                deliveries_table.insert().returning(deliveries_table.c.id),
+                {
+                    "event_seq": event.seq, "endpoint_id": endpoint, "paper_id": event.paper_id,
+                    "status": status, "attempts": 1, "next_attempt_at": at, "created_at": at,
+                    "delivered_at": at if status == "delivered" else None, "digest_id": digest,
+                },
+            ).scalar_one()  # fmt: skip
+            if digest is not None:
+                conn.execute(
+                    digest_events_table.insert(),
+                    [{"delivery_id": delivery, "event_seq": e.seq} for e in events[number:][:2]],
+                )
+    return [event.seq for event in events]
+
+
+def _kept(storage: Storage) -> tuple[list[int], list[int]]:
+    """The event seqs of the deliveries left, and of the digests' lists left."""
+    with storage.engine.connect() as conn:
+        kept = conn.scalars(
+            sa.select(deliveries_table.c.event_seq).order_by(deliveries_table.c.event_seq)
+        ).all()
+        carried = conn.scalars(
+            sa.select(digest_events_table.c.event_seq).order_by(digest_events_table.c.event_seq)
+        ).all()
+    return list(kept), list(carried)

@@ -12,7 +12,7 @@ import rnc2rng
 from lxml import etree
 
 from syncd.domain.record import Record
-from syncd.web import fragments
+from syncd.web import feeds, fragments
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import (
     NESTPIPE_V2_SENTENCE,
@@ -131,6 +131,30 @@ def test_a_new_event_changes_the_etag(site: Site, arxiv: FakeArxiv) -> None:
     fresh = site.get("/feeds/events.atom", headers={"If-None-Match": etag})
     assert fresh.status_code == 200
     assert fresh.headers["etag"] != etag
+    assert "2601.00001" in fresh.text
+
+
+def test_an_unchanged_feed_is_served_as_kept(
+    site: Site, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polls without a validator of a feed no event changed get the same document, rendered
+    once; after a new event the next poll renders the feed anew, with it."""
+    rendered: list[int] = []
+    original = feeds.atom_feed
+
+    def counting(*args: Any) -> bytes:
+        rendered.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(feeds, "atom_feed", counting)
+    first = site.get("/feeds/events.atom")
+    assert [site.get("/feeds/events.atom").content for _ in range(3)] == [first.content] * 3
+    assert len(rendered) == 1
+    arxiv.publish(_new_paper("2601.00001"))
+    sync_ok(site.syncd)
+    fresh = site.get("/feeds/events.atom")
+    assert len(rendered) == 2
+    assert fresh.headers["etag"] != first.headers["etag"]
     assert "2601.00001" in fresh.text
 
 

@@ -19,7 +19,7 @@ from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage, migrate
 from syncd.storage.database import utc
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
-from syncd.storage.schema import authors_table, papers_table, revisions_table
+from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
 from syncd.storage.schema_state import at_head, script_head
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
@@ -364,6 +364,46 @@ def test_0013_adds_the_harvest_state_and_downgrades_without_it(database_url: str
         assert "harvest_state" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert storage.harvests.state().from_date is None
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()
+
+
+def test_0014_indexes_a_papers_events_and_downgrades_without_it(database_url: str) -> None:
+    """0013 → head adds ix_events_paper_seq, which a paper's events are read along; back to
+    0013 drops it and keeps the events."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0013")
+        assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
+        with storage.engine.begin() as conn:  # an event per paper, as a cycle would add
+            papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
+            conn.execute(
+                events_table.insert(),
+                [
+                    {
+                        "id": f"evt_{paper.id:032x}", "type": "paper.added",
+                        "created_at": datetime(2026, 12, 1, tzinfo=UTC),
+                        "author_id": paper.author_id, "paper_id": paper.id,
+                        "kinds": [], "changes": {},
+                    }
+                    for paper in papers
+                ],
+            )  # fmt: skip
+
+        def indexes() -> set[str]:
+            found = sa.inspect(storage.engine).get_indexes("events")
+            return {str(index["name"]) for index in found}
+
+        assert "ix_events_paper_seq" not in indexes()
+        upgrade(storage.engine)
+        assert "ix_events_paper_seq" in indexes()
+        events = storage.events.since()
+        assert len(events) == 9
+        _downgrade(storage.engine, "0013")
+        assert "ix_events_paper_seq" not in indexes()
+        upgrade(storage.engine)
+        assert storage.events.since() == events
         assert schema_drift(storage.engine) == []
     finally:
         storage.close()
