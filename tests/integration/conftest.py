@@ -57,6 +57,7 @@ class Syncd:
         text = f"""
 [arxiv]
 api_url = "{self.arxiv.url}"
+author_feed_url = "{self.arxiv.author_feed_url}"
 request_interval = {self.request_interval}
 page_size = 5
 timeout = 0.5

@@ -154,7 +154,7 @@ class TestReview:
         confirmed = syncd("authors", "confirm", ADA, "2602.10001")
         assert confirmed.code == 0, confirmed.err
         assert "1 paper.added published" in confirmed.out
-        added = [e for e in syncd.json("events") if e["paper"]["arxiv_id"] == "2602.10001"]
+        added = [e for e in syncd.json("events") if _arxiv_id(e) == "2602.10001"]
         assert [e["type"] for e in added] == ["paper.added"]
         assert added[0]["record"]["title"] == f"A note by {ADA} and Charles Babbage"
         assert syncd("authors", "reject", ADA, "2602.10002v1").code == 0
@@ -168,7 +168,7 @@ class TestReview:
         assert papers["2602.10002"]["status"] == "removed"
         assert papers["2602.10002"]["title"] != "A revised note"
         assert papers["2602.10003"]["status"] == "candidate"
-        assert not [e for e in syncd.json("events") if e["paper"]["arxiv_id"] == "2602.10002"]
+        assert not [e for e in syncd.json("events") if _arxiv_id(e) == "2602.10002"]
         review = syncd("authors", "review", ADA)
         assert "2602.10002" not in review.out and "2602.10001" not in review.out
         decisions = {
@@ -243,6 +243,7 @@ def test_the_api_adds_confirms_and_rejects_with_the_admin_token(
     """POST /api/v1/authors and /confirm on a running daemon: the confirmed candidate's
     paper.added reaches a real receiver; a wrong token is 401; the token is never logged."""
     publish_ada(arxiv)
+    arxiv.claim(GOOD_ORCID)  # her ORCID is known to arXiv, with nothing claimed
     daemon = _daemon(syncd, receiver, monkeypatch)
     daemons.append(daemon)
     base = f"http://127.0.0.1:{daemon.port}/api/v1/authors"
@@ -364,3 +365,9 @@ def test_every_replica_follows_an_author_added_at_run_time(
     assert arxiv.requests and not asked_for(arxiv, ADA)
     for replica in replicas:
         replica.stop()
+
+
+def _arxiv_id(event: dict[str, Any]) -> str | None:
+    """The arXiv id of the paper an event names; None for an author's event (author.added)."""
+    paper = event["paper"]
+    return None if paper is None else paper["arxiv_id"]

@@ -54,7 +54,6 @@ def site(
         workdir=tmp_path,
         capsys=capsys,
         seeds=(),
-        arxiv_options=f'author_feed_url = "{fake.author_feed_url}"',
     )
 
 
