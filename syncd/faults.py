@@ -12,7 +12,7 @@ import os
 import signal
 from collections import Counter
 
-__all__ = ["POINTS", "fault_point"]
+__all__ = ["HARVEST_POINTS", "POINTS", "fault_point"]
 
 # Every place a kill is interesting, in the order data passes them.
 POINTS: tuple[str, ...] = (
@@ -25,6 +25,12 @@ POINTS: tuple[str, ...] = (
     "store.deliveries_claimed",  # leases committed, nothing sent
     "dispatch.sent",  # a 2xx received, not yet recorded
     "dispatch.acknowledged",  # the delivery recorded as done
+)
+# Passed only by an OAI-PMH harvest (tests/integration/test_harvest.py kills there).
+HARVEST_POINTS = (
+    "harvest.page_fetched",
+    "store.harvest_page_written",
+    "store.harvest_page_committed",
 )
 
 
