@@ -90,17 +90,19 @@ def choose_basis(records: Sequence[Record], author: str, margin: float) -> Basis
     runner_up = len(groups[1]) if len(groups) > 1 else 0
     if len(largest) >= margin * runner_up:
         taken = frozenset(r.arxiv_id or "" for r in largest)
-        count = len(largest)
-        papers = f"{count} paper{'s' if count != 1 else ''}"
-        reason = f"shares no co-author with the {papers} of the basis"
+        reason = f"shares no co-author with the {_papers(len(largest))} of the basis"
         held = {r.arxiv_id or "": reason for g in groups[1:] for r in g}
         return Basis(taken, held)
     reason = (
         f"{NEEDS_REVIEW}: no co-author group is clearly the author's"
-        f" (the largest holds {len(largest)} papers, the next {runner_up};"
+        f" (the largest holds {_papers(len(largest))}, the next {runner_up};"
         f" [sync] basis_margin is {margin:g})"
     )
     return Basis(frozenset(), {r.arxiv_id or "": reason for g in groups for r in g})
+
+
+def _papers(count: int) -> str:
+    return f"{count} paper{'s' if count != 1 else ''}"
 
 
 def _categories(record: Record) -> tuple[str, ...]:
