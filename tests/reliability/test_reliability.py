@@ -18,14 +18,13 @@ import sqlalchemy as sa
 import structlog
 
 from syncd.cli import main as syncd_main
-from syncd.faults import POINTS
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.helpers import WEBHOOK_SECRET
 from tests.receiver import Receiver
 from tests.reliability.harness import format_table, scratch_database, stock, write_config
 from tests.reliability.soak import FAULTS, HOSTILE, run_soak
-from tests.reliability.torture import run_torture
+from tests.reliability.torture import POINTS, run_torture
 
 
 @contextlib.contextmanager

@@ -70,7 +70,7 @@ from tests.reliability.harness import (
     write_config,
 )
 
-__all__ = ["TortureError", "main", "run_torture"]
+__all__ = ["POINTS", "TortureError", "main", "run_torture"]
 
 PAGE_SIZE = 5
 REMOVAL_AFTER = 2

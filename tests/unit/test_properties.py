@@ -823,6 +823,7 @@ class _NoArxiv:
     """`syncd seed` never asks arXiv; the harness only needs a URL to write into the config."""
 
     url = "http://127.0.0.1:9/api/query"
+    author_feed_url = "http://127.0.0.1:9/a/"
 
 
 @pytest.fixture(scope="module")
