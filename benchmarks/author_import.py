@@ -117,13 +117,14 @@ def _measure(url: str, count: int, reps: int, folder: Path) -> dict[str, Any]:
 
 def table_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """The rows of benchmarks.run's table."""
-    from benchmarks.run import _s  # noqa: PLC0415
+    from benchmarks import common  # noqa: PLC0415
 
     return [
         (
             f"Author import, {kind}: {r['authors']:,} authors from CSV",
-            _s(r["syncd_median_seconds"]) + f"; again (no change) {_s(r['reimport_seconds'])}",
-            f"Core bulk insert {_s(r['baseline_median_seconds'])}",
+            common.duration(r["syncd_median_seconds"])
+            + f"; again (no change) {common.duration(r['reimport_seconds'])}",
+            f"Core bulk insert {common.duration(r['baseline_median_seconds'])}",
             f"{r['median_ratio']:.2f}x; again {r['reimport_ratio']:.2f}x",
             f"<= {TARGET:g}x",
             "yes" if r["met"] else "NO",

@@ -391,3 +391,8 @@ def percentile(values: list[float], q: float) -> float:
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def duration(seconds: float) -> str:
+    """Seconds as the tables print them: milliseconds under a second."""
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"

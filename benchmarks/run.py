@@ -509,10 +509,6 @@ def _yes(met: bool | None) -> str:
     return "n/a" if met is None else ("yes" if met else "NO")
 
 
-def _s(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
-
-
 def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """(row, syncd, baseline, ratio, target, met) for every measured row."""
     out: list[tuple[str, str, str, str, str, str]] = []
@@ -523,8 +519,8 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         out.append(
             (
                 f"Parse: one {r['entries']:,}-entry page ({r['page_bytes'] / 1e6:.1f} MB)",
-                _s(m["syncd"]),
-                f"lxml walk {_s(m['bare_walk'])}; arxiv {_s(m['arxiv'])}",
+                common.duration(m["syncd"]),
+                f"lxml walk {common.duration(m['bare_walk'])}; arxiv {common.duration(m['arxiv'])}",
                 f"{r['ratio_vs_bare_walk']:.2f}x walk; {r['ratio_vs_arxiv']:.2f}x arxiv",
                 "<= 1.5x walk; < 1x arxiv",
                 _yes(r["met"]),
@@ -535,8 +531,8 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         out.append(
             (
                 f"Quiet cycle, {kind}: {r['papers']:,} papers, {r['requests']} requests",
-                _s(r["syncd_median_seconds"]),
-                f"httpx + lxml walk {_s(r['baseline_median_seconds'])}"
+                common.duration(r["syncd_median_seconds"]),
+                f"httpx + lxml walk {common.duration(r['baseline_median_seconds'])}"
                 f" ({r.get('baseline_requests', r['requests'])} pages)",
                 f"{r['median_ratio']:.2f}x; rows written besides run: "
                 + (", ".join(f"{k} {v}" for k, v in changed.items()) or "none"),
@@ -548,9 +544,9 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         out.append(
             (
                 f"Busy cycle, {kind}: {r['papers']:,} new versions",
-                _s(r["syncd_median_seconds"]),
-                f"quiet cycle {_s(r['quiet_median_seconds'])}"
-                f" + Core bulk insert {_s(r['baseline_median_seconds'])}",
+                common.duration(r["syncd_median_seconds"]),
+                f"quiet cycle {common.duration(r['quiet_median_seconds'])}"
+                f" + Core bulk insert {common.duration(r['baseline_median_seconds'])}",
                 f"{r['ratio_vs_quiet_plus_bulk']:.2f}x; {r['median_ratio']:.2f}x bulk alone",
                 f"<= {cycles_target()}x quiet + bulk",
                 _yes(r["met"]),
@@ -592,7 +588,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             out.append(
                 (
                     f"Requests: {p['authors']} author(s), {r['papers_per_author']} papers each",
-                    f"{p['requests']} requests, {_s(p['wall_seconds'])}",
+                    f"{p['requests']} requests, {common.duration(p['wall_seconds'])}",
                     f"expected {p['expected_requests']}; unbatched {p['unbatched_requests']}",
                     f"{p['ratio_to_limit']:.2f}x of {r['request_interval']:g} s x requests",
                     "sum ceil(batch/page), never N",
@@ -611,7 +607,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             (
                 f"Backfill: {r['papers']:,} papers missing {r['missing_versions']:,} versions",
                 f"{r['requests']} requests, {r['versions_stored']:,} stored,"
-                f" {_s(r['backfill_seconds_at_interval_0'])} at interval 0",
+                f" {common.duration(r['backfill_seconds_at_interval_0'])} at interval 0",
                 f"ceil(V / {r['batch']}) = {r['expected_requests']};"
                 f" one per version {r['one_per_version']:,}",
                 f"{r['seconds_at_interval']:g} s at {r['request_interval']:g} s per request",

@@ -122,11 +122,8 @@ def _run(
 ) -> HarvestResult:
     oai = OaiClient(client, settings.harvest)
     # Authors whose baseline is done: a first sync is the API's (it announces nothing).
-    authors = [
-        a
-        for a in followed_settings(storage, settings)
-        if storage.baselines.state(a.name).baseline_at is not None
-    ]
+    baselined = storage.baselines.baselined()
+    authors = [a for a in followed_settings(storage, settings) if a.name in baselined]
     followed = _Followed.of(authors)
     sets: Sequence[str | None] = settings.harvest.sets or (None,)
     since = state.from_date or _first_from(storage, authors)
@@ -157,14 +154,14 @@ def _run(
         following = set_index if token else set_index + 1
         plans = _plan_page(storage, client, settings, followed, page, fetched=fetched)
         result.pages += 1
-        result.records += len(page.records)
+        result.records += len(page.entries)
         result.planned_events += sum(1 for _, ws in plans for w in ws if w.event_type)
         if not dry_run:
             progress = HarvestProgress(
-                started, following, token, len(page.records), complete=following == len(sets)
+                started, following, token, len(page.entries), complete=following == len(sets)
             )
             result.events += storage.apply_harvest_page(plans, progress)
-            metrics.observe_harvest_page(len(page.records))
+            metrics.observe_harvest_page(len(page.entries))
         set_index = following
         if on_page is not None:
             on_page(result)
@@ -185,15 +182,15 @@ def _plan_page(
     fetched: dict[str, Record],
 ) -> list[tuple[str, Sequence[PaperWrite]]]:
     """Every author's writes for one page, planned as their cycles would plan these records."""
-    live = [raw for raw in page.records if not raw.deleted]
-    owners = storage.papers.owners([raw.arxiv_id for raw in live])
+    live = [entry for entry in page.entries if not entry.deleted]
+    owners = storage.papers.owners([entry.arxiv_id for entry in live])
     mine: dict[str, list[Record]] = {}
-    for raw in live:
-        names = owners.get(raw.arxiv_id, set()) | followed.index.authors_of(raw.authors)
+    for entry in live:
+        names = owners.get(entry.arxiv_id, set()) | followed.index.authors_of(entry.authors)
         names &= followed.authors.keys()
         if not names:
-            continue  # nobody's: most of a day's records, never turned into a Record
-        record = raw.as_record()
+            continue  # nobody's: most of a day's records, never read whole
+        record = entry.read().as_record()
         for name in names:
             mine.setdefault(name, []).append(record)
     plans: list[tuple[str, Sequence[PaperWrite]]] = []

@@ -32,6 +32,13 @@ class Baselines:
     def __init__(self, db: Database) -> None:
         self._db = db
 
+    def baselined(self) -> set[str]:
+        """The names of the authors whose baseline is done, in one query."""
+        a = authors_table
+        query = sa.select(a.c.name).where(a.c.baseline_at.is_not(None))
+        with self._db.transaction() as conn:
+            return set(conn.execute(query).scalars())
+
     def state(self, author: str) -> AuthorSyncState:
         """The author's state; an author without a row yet has had nothing."""
         a, p = authors_table, papers_table

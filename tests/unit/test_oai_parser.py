@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.domain.arxivraw import split_authors
+from syncd.domain.arxivraw import ArxivRawRecord, split_authors
 from syncd.errors import BadArgument, BadResumptionToken, FeedError, NoRecordsMatch
 from syncd.sources.oai import parse_page
 from syncd.sources.oai._parser import _date
@@ -15,6 +15,10 @@ from tests.oaixml import RawPaper, RawVersionXml, list_records_xml
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-oai"
 LIST = "oai_export_oai2_2015_ListRecords_arXivRaw_6_records_with_resumptionToken.xml"
+
+
+def read_whole(body: bytes) -> tuple[ArxivRawRecord, ...]:
+    return parse_page(body).records
 
 
 def fixture(name: str) -> bytes:
@@ -147,12 +151,27 @@ class TestPages:
         assert page.records[0].deleted
         assert page.records[0].versions == ()
 
-    def test_records_are_cleared_from_the_tree(self) -> None:
-        """Each record leaves the tree once read: a long page holds one at a time."""
-        papers = [RawPaper(f"2603.{n:05d}") for n in range(1, 301)]
+    def test_entries_say_whose_paper_it_may_be(self) -> None:
+        """Id, datestamp and author names of every record, without reading the rest."""
+        papers = [RawPaper(f"2603.{n:05d}") for n in range(1, 300)]
+        papers.append(
+            RawPaper("2603.00300", authors="Ada Lovelace (Analytical\n  Engines), and Alan Turing")
+        )
         page = parse_page(list_records_xml(papers, token="t1"))
-        assert len(page.records) == 300
-        assert page.records[-1].arxiv_id == "2603.00300"
+        assert len(page.entries) == 300
+        last = page.entries[-1]
+        assert (last.arxiv_id, last.position) == ("2603.00300", 300)
+        assert last.authors == last.read().authors == ("Ada Lovelace", "Alan Turing")
+
+    def test_a_malformed_record_is_refused_when_read(self) -> None:
+        """The rest of a record is checked when it matters: a record nobody follows that
+        arXiv wrote badly cannot stop every harvest after it."""
+        body = list_records_xml([RawPaper("2603.00001"), RawPaper("2603.00002")])
+        body = body.replace(b'version="v1"', b'version="v2"', 1)
+        page = parse_page(body)
+        assert page.entries[1].read().arxiv_id == "2603.00002"
+        with pytest.raises(FeedError, match="out of order"):
+            page.entries[0].read()
 
 
 @pytest.mark.parametrize(
@@ -200,21 +219,21 @@ class TestBadPages:
     )
     def test_bad_records(self, paper: RawPaper, message: str) -> None:
         with pytest.raises(FeedError, match=message):
-            parse_page(list_records_xml([paper]))
+            read_whole(list_records_xml([paper]))
 
     def test_repeated_title_is_refused(self) -> None:
         body = list_records_xml([RawPaper("2603.00001")]).replace(
             b"<title>", b"<title>Other</title><title>", 1
         )
         with pytest.raises(FeedError, match="more than one <title>"):
-            parse_page(body)
+            read_whole(body)
 
     def test_markup_inside_title_is_refused(self) -> None:
         body = list_records_xml([RawPaper("2603.00001")]).replace(
             b"<title>A title", b"<title>A <b>bold</b> title", 1
         )
         with pytest.raises(FeedError, match="child elements inside <title>"):
-            parse_page(body)
+            read_whole(body)
 
     def test_not_oai(self) -> None:
         with pytest.raises(FeedError, match="no <ListRecords>"):
@@ -227,7 +246,7 @@ class TestBadPages:
     def test_version_gap(self) -> None:
         body = list_records_xml([RawPaper("2603.00001")]).replace(b'version="v1"', b'version="v2"')
         with pytest.raises(FeedError, match="out of order"):
-            parse_page(body)
+            read_whole(body)
 
 
 HOSTILE = {

@@ -1,10 +1,13 @@
 """Turn one OAI-PMH ``ListRecords`` page in ``arXivRaw`` into an ``OaiPage``.
 
-The page is walked with ``lxml.etree.iterparse``: each ``<record>`` is read
-when it ends and then cleared and dropped, so a page's tree never holds more
-than one record.  Nothing is handed on before the whole page has parsed: a
-page cut short or malformed anywhere raises ``FeedError`` and yields no
-record, so a harvest applies nothing of it.
+The page is walked with ``lxml.etree.iterparse``, and only the elements
+that say whose paper a record may be (its header and its author names) reach
+Python; the rest of a record is read by ``OaiEntry.read`` when the record
+turns out to matter, which on a day's harvest is one record in hundreds.
+Nothing is handed on before the whole page has parsed: a page cut short or
+not well-formed anywhere raises ``FeedError`` and yields no record, so a
+harvest applies nothing of it; a record read whole and found malformed
+raises too, before anything of its page is applied.
 
 The body is untrusted, as the API's: a DOCTYPE or entity declaration is
 refused before parsing (arXiv sends neither), and the parser expands no
@@ -15,7 +18,7 @@ error (``syncd.errors.OaiError``).
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -32,7 +35,7 @@ from syncd.errors import (
 )
 from syncd.sources.arxiv import clean_text, refuse_declarations
 
-__all__ = ["OaiPage", "parse_page"]
+__all__ = ["OaiEntry", "OaiPage", "parse_page"]
 
 _OAI = "{http://www.openarchives.org/OAI/2.0/}"
 _RAW = "{http://arxiv.org/OAI/arXivRaw/}"
@@ -51,7 +54,21 @@ _SET_SPEC = _OAI + "setSpec"
 _ARXIV_RAW = _RAW + "arXivRaw"
 _VERSION = _RAW + "version"
 
-_WATCHED = (_RECORD, _RESPONSE_DATE, _TOKEN, _LIST_RECORDS, _ERROR, _ROOT)
+_AUTHORS = _RAW + "authors"
+_RECORD_PARTS = frozenset((_IDENTIFIER, _DATESTAMP, _HEADER, _AUTHORS))
+# Only these end events reach Python: for a record, what tells whose paper it may be.
+_WATCHED = (
+    _IDENTIFIER,
+    _DATESTAMP,
+    _HEADER,
+    _AUTHORS,
+    _RECORD,
+    _RESPONSE_DATE,
+    _TOKEN,
+    _LIST_RECORDS,
+    _ERROR,
+    _ROOT,
+)
 _IDENTIFIER_PREFIX = "oai:arXiv.org:"
 _ERRORS: dict[str, type[OaiError]] = {
     error.code: error for error in (BadArgument, BadResumptionToken)
@@ -82,29 +99,83 @@ _MAX_VERSIONS = 1000
 
 
 @dataclass(frozen=True, slots=True)
+class OaiEntry:
+    """One ``<record>`` of a page, read as far as telling whose paper it may be.
+
+    A day's harvest lists every paper arXiv changed, and almost all of them
+    are nobody's here: for those the id and the author names are all that is
+    ever read.  ``read`` reads and checks the rest of a record that matters.
+    """
+
+    arxiv_id: str
+    datestamp: str
+    deleted: bool
+    authors: tuple[str, ...]
+    position: int
+    element: etree._Element = field(repr=False, compare=False)
+
+    def read(self) -> ArxivRawRecord:
+        """The whole record; ``FeedError`` if it is malformed."""
+        return _record(self.element, self.arxiv_id, self.datestamp, self.position)
+
+
+@dataclass(frozen=True, slots=True)
 class OaiPage:
     """One complete page: when arXiv answered, its records, and the token for the next page.
 
     ``token`` is ``None`` on the last page (arXiv sends an empty
-    ``<resumptionToken/>`` or none at all).
+    ``<resumptionToken/>`` or none at all).  The entries hold the page's
+    parsed tree until the page is dropped: memory is a page's, never a
+    harvest's.
     """
 
     response_date: str
-    records: tuple[ArxivRawRecord, ...]
+    entries: tuple[OaiEntry, ...]
     token: str | None
+
+    @property
+    def records(self) -> tuple[ArxivRawRecord, ...]:
+        """Every entry read whole (``OaiEntry.read``)."""
+        return tuple(entry.read() for entry in self.entries)
+
+
+@dataclass(slots=True)
+class _Header:
+    """What the record being read says of itself: its header and its author names."""
+
+    identifier: str | None = None
+    datestamp: str | None = None
+    seen: bool = False
+    deleted: bool = False
+    authors: str | None = None
+
+    def take(self, tag: str, element: etree._Element) -> None:
+        if tag == _AUTHORS:
+            self.authors = element.text
+        elif tag == _IDENTIFIER:
+            self.identifier = _text(element, "identifier")
+        elif tag == _DATESTAMP:
+            self.datestamp = _text(element, "datestamp")
+        else:
+            self.seen = True
+            self.deleted = element.get("status") == "deleted"
 
 
 def parse_page(body: bytes) -> OaiPage:
-    """Parse one ``ListRecords`` answer; raise ``FeedError`` or an ``OaiError`` if unusable."""
+    """Parse one ``ListRecords`` answer; raise ``FeedError`` or an ``OaiError`` if unusable.
+
+    Every record's header and author names are read and checked here; the
+    rest of a record only by ``OaiEntry.read``.
+    """
     refuse_declarations(body)
-    records: list[ArxivRawRecord] = []
+    entries: list[OaiEntry] = []
     response_date: str | None = None
     token: str | None = None
     listed = False
+    current = _Header()
     parser = etree.iterparse(
         io.BytesIO(body),
         events=("end",),
-        # Only these end events reach Python: a record is read whole, at its end.
         tag=_WATCHED,
         encoding="utf-8",
         resolve_entities=False,
@@ -118,13 +189,11 @@ def parse_page(body: bytes) -> OaiPage:
     try:
         for _, element in parser:
             tag = element.tag
-            if tag == _RECORD:
-                records.append(_record(element, len(records) + 1))
-                element.clear()
-                # The records already read leave the tree too: it holds one at a time.
-                parent = element.getparent()
-                if parent is not None:
-                    parent.remove(element)
+            if tag in _RECORD_PARTS:
+                current.take(tag, element)
+            elif tag == _RECORD:
+                entries.append(_entry(element, current, len(entries) + 1))
+                current = _Header()
             elif tag == _RESPONSE_DATE:
                 response_date = _text(element, "responseDate")
             elif tag == _TOKEN:
@@ -141,7 +210,18 @@ def parse_page(body: bytes) -> OaiPage:
         raise FeedError("the OAI-PMH answer has no <ListRecords>")
     if response_date is None:
         raise FeedError("the OAI-PMH answer has no <responseDate>")
-    return OaiPage(response_date, tuple(records), token)
+    return OaiPage(response_date, tuple(entries), token)
+
+
+def _entry(record: etree._Element, header: _Header, position: int) -> OaiEntry:
+    if not header.seen:
+        raise FeedError(f"record {position} has no <header>")
+    identifier, datestamp = header.identifier, header.datestamp
+    if identifier is None or not identifier.startswith(_IDENTIFIER_PREFIX) or not datestamp:
+        raise FeedError(f"record {position} has no arXiv <identifier> or no <datestamp>")
+    arxiv_id = _arxiv_id(identifier[len(_IDENTIFIER_PREFIX) :], position)
+    authors = () if header.deleted else split_authors(clean_text(header.authors) or "")
+    return OaiEntry(arxiv_id, datestamp, header.deleted, authors, position, record)
 
 
 def _check_root(root: etree._Element) -> None:
@@ -167,30 +247,19 @@ def _text(element: etree._Element, name: str) -> str | None:
     return clean_text(element.text)
 
 
-def _record(record: etree._Element, position: int) -> ArxivRawRecord:
-    """One ``<record>``: its header, and its arXivRaw metadata unless it is deleted."""
+def _record(record: etree._Element, arxiv_id: str, datestamp: str, position: int) -> ArxivRawRecord:
+    """One ``<record>`` whole: its sets, and its arXivRaw metadata unless it is deleted."""
     header = record.find(_HEADER)
     if header is None:
         raise FeedError(f"record {position} has no <header>")
-    identifier = datestamp = None
-    sets: list[str] = []
-    for child in header:
-        if child.tag == _IDENTIFIER:
-            identifier = _text(child, "identifier")
-        elif child.tag == _DATESTAMP:
-            datestamp = _text(child, "datestamp")
-        elif child.tag == _SET_SPEC:
-            sets.append(_text(child, "setSpec") or "")
-    if identifier is None or not identifier.startswith(_IDENTIFIER_PREFIX) or not datestamp:
-        raise FeedError(f"record {position} has no arXiv <identifier> or no <datestamp>")
-    arxiv_id = _arxiv_id(identifier[len(_IDENTIFIER_PREFIX) :], position)
+    sets = tuple(_text(child, "setSpec") or "" for child in header.iterchildren(_SET_SPEC))
     if header.get("status") == "deleted":
-        return ArxivRawRecord(arxiv_id, datestamp, tuple(sets), deleted=True)
+        return ArxivRawRecord(arxiv_id, datestamp, sets, deleted=True)
     metadata = record.find(_METADATA)
     raw = metadata.find(_ARXIV_RAW) if metadata is not None else None
     if raw is None:
         raise FeedError(f"record {position} ({arxiv_id}) has no <arXivRaw> metadata")
-    return _metadata(raw, arxiv_id, datestamp, tuple(sets), position)
+    return _metadata(raw, arxiv_id, datestamp, sets, position)
 
 
 def _metadata(
