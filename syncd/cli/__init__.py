@@ -247,6 +247,18 @@ def _authors_parser(commands: Any) -> None:
         action.set_defaults(command=CommandRef("authors", "decide"), decision=decision)
 
 
+def _day(text: str) -> date:
+    """A ``--from`` day, ``YYYY-MM-DD`` only: OAI-PMH harvests by day, never from a time."""
+    try:
+        return date.fromisoformat(text) if len(text) == len("2026-07-01") else _no_day(text)
+    except ValueError:
+        return _no_day(text)
+
+
+def _no_day(text: str) -> date:
+    raise argparse.ArgumentTypeError(f"not a day (YYYY-MM-DD): {text[:40]!r}")
+
+
 def _harvest_parser(commands: Any) -> None:
     """The ``harvest`` command, on the CLI's subcommands."""
     parser = commands.add_parser(
@@ -255,7 +267,7 @@ def _harvest_parser(commands: Any) -> None:
     parser.add_argument(
         "--from",
         dest="since",
-        type=date.fromisoformat,
+        type=_day,
         metavar="DATE",
         help="harvest from this day (YYYY-MM-DD) instead of the stored one",
     )

@@ -29,10 +29,12 @@ def run_harvest(args: argparse.Namespace, app: App) -> int:
             )
         except UpstreamError as exc:
             reporter.close()
-            print(
-                f"error: {exc}; the pages applied are stored: run it again to resume",
-                file=sys.stderr,
+            after = (
+                "nothing was stored"
+                if args.dry_run
+                else "the pages applied are stored: run it again to resume"
             )
+            print(f"error: {exc}; {after}", file=sys.stderr)
             return 1
     reporter.close()
     if not result.claimed:

@@ -53,6 +53,13 @@ class TestEntryPoints:
         """An unknown command is a usage error."""
         assert _run("frobnicate").returncode == 2
 
+    @pytest.mark.parametrize("text", ["2026-07-01T00:00", "20260701", "2026-13-01"])
+    def test_harvest_from_is_a_day_never_a_time(self, text: str) -> None:
+        """OAI-PMH harvests by day: ``--from`` with a time, or another shape, exits 2."""
+        result = _run("harvest", "--from", text)
+        assert result.returncode == 2
+        assert "not a day (YYYY-MM-DD)" in result.stderr
+
     def test_bad_config_exits_2_naming_the_key(self, tmp_path: Path) -> None:
         """A config with a bad value exits 2 and names the key."""
         config = tmp_path / "bad.toml"
