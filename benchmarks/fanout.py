@@ -43,7 +43,7 @@ TARGET = 0.7  # issue 24: throughput against bare httpx, both databases
 
 def _hook_settings(url: str) -> Any:
     from syncd.config import DeliverySettings  # noqa: PLC0415
-    from syncd.delivery.routing import Endpoint, EndpointSpec  # noqa: PLC0415
+    from syncd.domain.routing import Endpoint, EndpointSpec  # noqa: PLC0415
 
     hook = Endpoint(EndpointSpec("bench", f"{url}/hook", "-"), (SECRET,), timeout=15.0)
     return hook, DeliverySettings(workers=WORKERS)
@@ -231,8 +231,8 @@ def run_slack(store: Any, pages: Pages, endpoints: int, papers: int, reps: int) 
     """
     from syncd.config import DeliverySettings  # noqa: PLC0415
     from syncd.delivery.messages import message_body  # noqa: PLC0415
-    from syncd.delivery.routing import Endpoint, EndpointSpec  # noqa: PLC0415
     from syncd.delivery.worker import Dispatcher  # noqa: PLC0415
+    from syncd.domain.routing import Endpoint, EndpointSpec  # noqa: PLC0415
     from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup  # noqa: PLC0415
 
     with Server("hooks") as receiver:

@@ -11,10 +11,10 @@ from syncd.cli.table import Column
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.messages import sample_body
 from syncd.delivery.payload import test_body
-from syncd.delivery.routing import Endpoint
 from syncd.delivery.sender import WebhookSender
 from syncd.domain.counting import counted
 from syncd.domain.model import EndpointSummary
+from syncd.domain.routing import Endpoint
 from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import endpoint_json
 from syncd.domain.vocabulary import DeliveryFormat

@@ -28,9 +28,9 @@ from syncd.config import DeliverySettings
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.payload import claim_body
 from syncd.delivery.redaction import scrub
-from syncd.delivery.routing import Endpoint
 from syncd.delivery.schedule import next_retry_delay
 from syncd.delivery.sender import DeliveryResult, WebhookSender, never_shown
+from syncd.domain.routing import Endpoint
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import StoreError
 from syncd.faults import fault_point

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from syncd.config import DatabaseSettings, Settings
 from syncd.delivery.apprise_urls import url_scheme
 from syncd.delivery.redaction import url_origin
-from syncd.delivery.routing import Endpoint, EndpointSpec, url_hash
 from syncd.delivery.signing import signing_key
 from syncd.domain.model import EndpointSummary
+from syncd.domain.routing import Endpoint, EndpointSpec, url_hash
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
 from syncd.storage import Storage

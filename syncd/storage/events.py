@@ -11,9 +11,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.delivery.routing import accepts
 from syncd.domain.model import Event
 from syncd.domain.record import Record
+from syncd.domain.routing import accepts
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus, EventType
 from syncd.errors import NotFoundError
 from syncd.storage import rows

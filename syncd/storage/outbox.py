@@ -14,8 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.delivery.routing import EndpointSpec
 from syncd.domain.model import EndpointSummary
+from syncd.domain.routing import EndpointSpec
 from syncd.domain.vocabulary import DeliveryStatus
 from syncd.faults import fault_point
 from syncd.storage.database import Database, chunks, now, utc

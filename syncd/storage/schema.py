@@ -142,7 +142,7 @@ endpoints_table = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("name", sa.String(200), nullable=False, unique=True),
-    # Never the URL itself: it carries credentials (see syncd.delivery.routing).
+    # Never the URL itself: it carries credentials (see syncd.domain.routing).
     sa.Column("url_hash", sa.String(64)),
     sa.Column("format", sa.String(16), nullable=False, server_default="standard"),
     # What one message carries (DeliveryGroup); "group" is an SQL keyword.

@@ -12,10 +12,10 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.config import DeliverySettings
-from syncd.delivery.routing import Endpoint, EndpointSpec
 from syncd.delivery.sender import WebhookSender
 from syncd.delivery.worker import Dispatcher
 from syncd.domain.planner import seed_writes
+from syncd.domain.routing import Endpoint, EndpointSpec
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade

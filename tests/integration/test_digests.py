@@ -12,9 +12,9 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.delivery.payload import claim_body
-from syncd.delivery.routing import EndpointSpec
 from syncd.domain.model import Event, NewRevision, PaperWrite, SyncStats
 from syncd.domain.record import Record
+from syncd.domain.routing import EndpointSpec
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, EventType, Origin, PaperStatus
 from syncd.storage import DIGEST_MAX_BYTES, Attempt, Claim, Storage
 from syncd.storage.database import now
