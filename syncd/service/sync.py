@@ -135,7 +135,7 @@ def sync_all(
         sweeps = _sort_sweeps(storage, client, seeded, sweep_interval)
         for batch in author_batches(sweeps.due):
             results += _sync_batch(storage, client, batch, settings, sweeps.window, known=known)
-        results += _read_feeds_alone(storage, client, sweeps, settings, claim_window)
+        results += _read_feeds_alone(storage, client, sweeps, settings, claim_window, known=known)
     if any(r.ok for r in results):
         backfill_flagged(storage, client, known)
     return results
@@ -226,6 +226,8 @@ def _read_feeds_alone(
     sweeps: _Sweeps,
     settings: SyncSettings,
     claim_window: float | None,
+    *,
+    known: dict[str, Record],
 ) -> list[CycleResult]:
     """A feed-only cycle for each author of ``sweeps.feeds``, claimed as cycles are."""
     results: list[CycleResult] = []
@@ -243,6 +245,7 @@ def _read_feeds_alone(
             continue
         cycle = _Cycle(author, run_id, started, complete=False)
         results.append(_finish(storage, client, cycle, settings))
+        known.update(cycle.fetched)
     return results
 
 

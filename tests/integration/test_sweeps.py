@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from datetime import timedelta
 
+import pytest
 import sqlalchemy as sa
 
 from syncd.storage import Storage
@@ -101,7 +102,12 @@ def _slots_pass(syncd: Syncd) -> None:
 
 
 def _name_queries(arxiv: FakeArxiv) -> list[str]:
-    return [r.params["search_query"] for r in arxiv.requests if "search_query" in r.params]
+    """The name queries arXiv answered from their first page (later pages are the same query)."""
+    return [
+        r.params["search_query"]
+        for r in arxiv.requests
+        if "search_query" in r.params and r.params.get("start", "0") == "0"
+    ]
 
 
 def _sorted_lines(daemon: Daemon) -> list[Mapping[str, object]]:
@@ -156,3 +162,25 @@ def test_only_the_due_sweeps_and_feeds_are_read(
     assert {name: runs[name] for name in SWEPT} == dict.fromkeys(SWEPT, failed_then_ok)
     assert runs[FEEDING] == ["ok", "ok"]  # its sweep, then its feed alone
     assert runs[RESTING] == ["ok"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_replicas_sweep_each_slot_once(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Two harvesting replicas started together: every author is swept once in its slot."""
+    _configure(syncd)
+    arxiv.claim(ORCID)
+    for i, name in enumerate((*SWEPT[1:], RESTING, FEEDING)):
+        _publish(arxiv, i, name)
+    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(2)]
+    daemons.extend(replicas)
+    everyone = {*SWEPT, RESTING, FEEDING}
+    eventually(lambda: set(_runs(syncd)) == everyone, 30, "every author's first sweep")
+    for replica in replicas:
+        eventually(lambda r=replica: len(_sorted_lines(r)) >= 3, 30, "cycles of both replicas")
+    for replica in replicas:
+        replica.stop()
+    assert _runs(syncd) == {name: ["ok"] for name in everyone}
+    queried = [name for q in _name_queries(arxiv) for name in everyone if f'"{name}"' in q]
+    assert sorted(queried) == sorted(everyone)
