@@ -48,6 +48,7 @@ __all__ = [
     "PAPER_STATUSES",
     "REGISTRY",
     "STATUS_CLASSES",
+    "SWEEP_RESULTS",
     "StoreCollector",
     "StoreSnapshot",
     "asgi_app",
@@ -61,6 +62,7 @@ __all__ = [
     "observe_pacing",
     "observe_retry",
     "observe_revisions",
+    "observe_sweeps",
     "observe_upstream",
     "observe_version_refused",
     "register_store_collector",
@@ -85,6 +87,9 @@ CYCLE_RESULTS = ("ok", "failed")
 # An author's own arXiv feed: read, no usable answer (404, 5xx, ...), or emptied
 # (it listed claims before and none now); the last two fail the author's cycle.
 AUTHOR_FEED_RESULTS = ("ok", "failed", "emptied")
+# While harvesting, each cycle finds every author's full API sweep due (its slot
+# of sweep_interval not yet swept) or not due.
+SWEEP_RESULTS = ("due", "not_due")
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
 EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
@@ -145,6 +150,12 @@ _LAST_SUCCESSFUL_SYNC = Gauge(
 _AUTHOR_FEEDS = Counter(
     "syncd_author_feeds",
     "Authors' own arXiv feeds (ORCID iD or arXiv author id) read, by result.",
+    ["result"],
+    registry=REGISTRY,
+)
+_AUTHOR_SWEEPS = Counter(
+    "syncd_author_sweeps",
+    "While harvesting, authors whose full API sweep each cycle found due or not due.",
     ["result"],
     registry=REGISTRY,
 )
@@ -251,6 +262,7 @@ def _initialise() -> None:
     for counter, values in (
         (_SYNC_CYCLES, CYCLE_RESULTS),
         (_AUTHOR_FEEDS, AUTHOR_FEED_RESULTS),
+        (_AUTHOR_SWEEPS, SWEEP_RESULTS),
         (_UPSTREAM_REQUESTS, STATUS_CLASSES),
         (_EVENTS, EVENT_TYPES),
         (_EVENT_KINDS, EVENT_KINDS),
@@ -295,6 +307,12 @@ def observe_cycle(ok: bool, duration: float, finished_at: float) -> None:
 def observe_author_feed(result: str) -> None:
     """Count one author feed read by its result (``AUTHOR_FEED_RESULTS``)."""
     _AUTHOR_FEEDS.labels(_known(result, AUTHOR_FEED_RESULTS)).inc()
+
+
+def observe_sweeps(due: int, not_due: int) -> None:
+    """Count one cycle's authors whose sweep was due and not due."""
+    _AUTHOR_SWEEPS.labels("due").inc(due)
+    _AUTHOR_SWEEPS.labels("not_due").inc(not_due)
 
 
 def observe_harvest_page(records: int) -> None:

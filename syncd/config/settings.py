@@ -404,7 +404,12 @@ class Settings(BaseSettings):
         if self.http.ready_max_age is not None:
             return self.http.ready_max_age
         period = self.schedule.interval if self.schedule.cron is None else 86400.0
-        return 2 * period + self.schedule.jitter + 600
+        slack = 2 * period + self.schedule.jitter + 600
+        if self.harvest.enabled:
+            # Each author is swept once per sweep_interval: with few authors,
+            # most cycles sweep none (the harvester has its own check).
+            return self.harvest.sweep_interval + slack
+        return slack
 
     @field_validator("webhooks")
     @classmethod

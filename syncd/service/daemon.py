@@ -103,10 +103,10 @@ class _Daemon:
         # Replicas share the schedule: the first to fire in a half period runs it.
         self._claim_window = schedule_period(self._settings.schedule, self._started_at) / 2
         harvesting = self._settings.harvest
-        if harvesting.enabled:
-            # The harvest follows the changes; each author's API cycle is then
-            # the periodic full sweep (absences, names written differently).
-            self._claim_window = max(self._claim_window, harvesting.sweep_interval)
+        # The harvest follows the changes; each author's API cycle is then the
+        # periodic full sweep (absences, names written differently), spread
+        # over sweep_interval by the author's name.
+        self._sweep_interval = harvesting.sweep_interval if harvesting.enabled else None
         # A harvest is late after two of its periods without one complete.
         self._harvest_max_age = 2 * schedule_period(
             ScheduleSettings(cron=harvesting.cron, jitter=0), self._started_at
@@ -133,6 +133,7 @@ class _Daemon:
                     authors,
                     self._settings.sync,
                     claim_window=self._claim_window,
+                    sweep_interval=self._sweep_interval,
                 )
             except StoreError as exc:
                 _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)

@@ -8,6 +8,11 @@ planner decide the writes, and applies them in one transaction per author.
 Any upstream answer that cannot be trusted fails the cycle before anything
 is written.  Authors without a custom query share batched OR queries.
 
+While harvesting, an author's cycle is its periodic full sweep, once per
+slot of ``[harvest] sweep_interval`` (``syncd.domain.cadence``); between
+sweeps, an author whose own feed is due has it read alone, in a feed-only
+cycle that counts no absence.
+
 Once the cycles are stored, the earlier versions of papers they flagged
 (linked or added at vN > 1, or seen jumping versions) are backfilled for
 every author at once (``syncd.service.backfill``); that can fail without touching
@@ -16,9 +21,8 @@ what the cycles stored.
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -26,6 +30,7 @@ import structlog
 
 from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
+from syncd.domain.cadence import feed_due, sweep_due, sweep_slot
 from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
 from syncd.domain.model import AuthorSyncState, Event, Paper, SyncStats
 from syncd.domain.planner import (
@@ -38,7 +43,7 @@ from syncd.domain.planner import (
     seed_writes,
 )
 from syncd.domain.record import Record, split_arxiv_id, versioned_id
-from syncd.domain.vocabulary import PaperStatus
+from syncd.domain.vocabulary import PaperStatus, RunStatus
 from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
@@ -51,7 +56,6 @@ __all__ = [
     "CycleResult",
     "author_batches",
     "batch_query",
-    "feed_due",
     "observe",
     "plan_author",
     "seed_author",
@@ -98,14 +102,18 @@ def sync_all(
     settings: SyncSettings,
     *,
     claim_window: float | None = None,
+    sweep_interval: float | None = None,
 ) -> list[CycleResult]:
     """Seed (if needed) and sync every author; record each cycle in the metrics.
 
     Authors without a custom query share batched ``au:"A" OR au:"B"``
     requests, so N authors cost about N / batch requests, not N.  With
     ``claim_window``, an author whose cycle another replica started within
-    that many seconds is skipped (see ``SyncRuns.start``).  When a cycle
-    succeeded, flagged papers' missing versions are backfilled last.
+    that many seconds is skipped (see ``SyncRuns.start``).  With
+    ``sweep_interval`` (harvesting), only the authors whose sweep is due get
+    a cycle, claimed once per slot; the others' feeds that are due are read
+    alone (see the module's doc).  When a cycle succeeded, flagged papers'
+    missing versions are backfilled last.
     """
     results: list[CycleResult] = []
     # Earlier versions the cycles fetched to link seeds: the backfill needs no request for them.
@@ -118,8 +126,16 @@ def sync_all(
             results.append(_failed(storage, _Cycle(author, None, time.monotonic()), exc))
         else:
             seeded.append(author)
-    for batch in author_batches(seeded):
-        results += _sync_batch(storage, client, batch, settings, claim_window, known=known)
+    if sweep_interval is None:
+        for batch in author_batches(seeded):
+            results += _sync_batch(
+                storage, client, batch, settings, lambda _: claim_window, known=known
+            )
+    else:
+        sweeps = _sort_sweeps(storage, client, seeded, sweep_interval)
+        for batch in author_batches(sweeps.due):
+            results += _sync_batch(storage, client, batch, settings, sweeps.window, known=known)
+        results += _read_feeds_alone(storage, client, sweeps, settings, claim_window, known=known)
     if any(r.ok for r in results):
         backfill_flagged(storage, client, known)
     return results
@@ -154,6 +170,85 @@ def batch_query(authors: Sequence[AuthorSettings]) -> str:
     return " OR ".join(a.search_query for a in authors)
 
 
+@dataclass(frozen=True, slots=True)
+class _Sweeps:
+    """One cycle's verdicts while harvesting: whose sweep is due, whose feed is read alone.
+
+    ``feeds`` pairs each author swept in its current slot whose own feed is
+    due with when its latest claiming cycle started.
+    """
+
+    interval: float
+    due: list[AuthorSettings]
+    feeds: list[tuple[AuthorSettings, datetime]]
+
+    def window(self, author: AuthorSettings) -> float:
+        """The author's claim window: any cycle started since its slot began claims the slot."""
+        now = datetime.now(UTC)
+        return (now - sweep_slot(author.name, now, self.interval)).total_seconds()
+
+
+def _sort_sweeps(
+    storage: Storage, client: ArxivClient, authors: Sequence[AuthorSettings], interval: float
+) -> _Sweeps:
+    """Whose sweep is due; of the others, whose own feed is due (see ``_Sweeps``).
+
+    Only after a sweep that succeeded: while the slot's sweep is running it
+    reads the feed itself, and a feed-only cycle must never be the one that
+    claims a slot whose sweep failed.
+    """
+    now = datetime.now(UTC)
+    last = storage.runs.last_claims([a.name for a in authors])
+    due: list[AuthorSettings] = []
+    feeds: list[tuple[AuthorSettings, datetime]] = []
+    for author in authors:
+        run = last.get(author.name)
+        if run is None or sweep_due(author.name, run.started_at, now, interval):
+            due.append(author)
+        elif run.status is RunStatus.OK and _feed_due(storage, client, author, now):
+            feeds.append((author, run.started_at))
+    metrics.observe_sweeps(due=len(due), not_due=len(authors) - len(due))
+    _log.info("sweeps_sorted", due=len(due), not_due=len(authors) - len(due), feeds=len(feeds))
+    return _Sweeps(interval, due, feeds)
+
+
+def _feed_due(storage: Storage, client: ArxivClient, author: AuthorSettings, now: datetime) -> bool:
+    """Whether the author has an own arXiv feed and it is due."""
+    if author.feed_id is None:
+        return False
+    last_read = storage.baselines.state(author.name).feed_fetched_at
+    return feed_due(author.name, last_read, now, client.settings.author_feed_interval)
+
+
+def _read_feeds_alone(
+    storage: Storage,
+    client: ArxivClient,
+    sweeps: _Sweeps,
+    settings: SyncSettings,
+    claim_window: float | None,
+    *,
+    known: dict[str, Record],
+) -> list[CycleResult]:
+    """A feed-only cycle for each author of ``sweeps.feeds``, claimed as cycles are."""
+    results: list[CycleResult] = []
+    for author, last_claim in sweeps.feeds:
+        if sweep_due(author.name, last_claim, datetime.now(UTC), sweeps.interval):
+            continue  # its next slot began since: the next cycle sweeps it, feed included
+        started = time.monotonic()
+        try:
+            run_id = storage.runs.start(author.name, unless_started_within=claim_window)
+        except StoreError as exc:
+            results.append(_failed(storage, _Cycle(author, None, started, complete=False), exc))
+            continue
+        if run_id is None:
+            _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
+            continue
+        cycle = _Cycle(author, run_id, started, complete=False)
+        results.append(_finish(storage, client, cycle, settings))
+        known.update(cycle.fetched)
+    return results
+
+
 @dataclass
 class _Cycle:
     """One author's cycle in progress: its run, its clock and what arXiv said so far."""
@@ -161,6 +256,8 @@ class _Cycle:
     author: AuthorSettings
     run_id: int | None
     started: float
+    # A name query ran, so what it did not return is absent; a feed-only cycle's is not.
+    complete: bool = True
     observed: Observed = field(default_factory=Observed)
     # The ids the author's own arXiv feed lists, when it was read this cycle.
     claims: list[str] | None = None
@@ -178,7 +275,7 @@ def _sync_batch(
     client: ArxivClient,
     batch: Sequence[AuthorSettings],
     settings: SyncSettings,
-    claim_window: float | None,
+    claim_window: Callable[[AuthorSettings], float | None],
     *,
     known: dict[str, Record],
 ) -> list[CycleResult]:
@@ -187,7 +284,7 @@ def _sync_batch(
     for author in batch:
         started = time.monotonic()
         try:
-            run_id = storage.runs.start(author.name, unless_started_within=claim_window)
+            run_id = storage.runs.start(author.name, unless_started_within=claim_window(author))
         except StoreError as exc:
             failed.append(_failed(storage, _Cycle(author, None, started), exc))
             continue
@@ -271,7 +368,9 @@ def _finish(
     with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=author.name):
         try:
             requests_before = client.requests
-            missing = [i for i in author.include_ids if i not in cycle.observed.seen]
+            # include_ids are the sweep's: a feed-only cycle fetches none.
+            wanted = author.include_ids if cycle.complete else ()
+            missing = [i for i in wanted if i not in cycle.observed.seen]
             if missing:
                 _take(storage, cycle, client.fetch_ids(missing))
             state = storage.baselines.state(author.name)
@@ -283,9 +382,9 @@ def _finish(
                 cycle.observed,
                 fetched=cycle.fetched,
                 settings=settings,
-                complete=True,
+                complete=cycle.complete,
                 claims=cycle.claims or (),
-                baseline=state.baseline_at is None,
+                baseline=cycle.complete and state.baseline_at is None,
             )
             cycle.requests += client.requests - requests_before
             assert cycle.run_id is not None  # only cycles with a run get here
@@ -339,21 +438,6 @@ def _read_claims(
     _take(storage, cycle, [r for r in claims if r.arxiv_id not in cycle.observed.seen])
     cycle.claims = [r.arxiv_id or "" for r in claims]
     _log.info("author_feed_read", feed=feed_id, claimed=len(claims))
-
-
-def feed_due(author: str, last_read: datetime | None, now: datetime, interval: float) -> bool:
-    """Whether the author's own feed is read this cycle: never read, or long enough ago.
-
-    Long enough is ``interval`` plus a stable share of it, from 0 to 1 by the
-    author's name: never twice within ``interval``, and the feeds of many
-    authors added at once (all read at their first sync) come due spread over
-    a whole interval, not all in one cycle a day later.
-    """
-    if last_read is None:
-        return True
-    digest = hashlib.blake2b(author.encode("utf-8"), digest_size=8).digest()
-    share = int.from_bytes(digest) / 2**64
-    return (now - last_read).total_seconds() >= interval * (1.0 + share)
 
 
 def plan_author(

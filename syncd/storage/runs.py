@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
@@ -184,6 +184,28 @@ class SyncRuns:
         for run in found:
             by_name.setdefault(run.author, []).append(run)
         return [_author_syncs(name, by_name[name]) for name in sorted(by_name)]
+
+    def last_claims(self, authors: Sequence[str]) -> dict[str, SyncRun]:
+        """Each author's latest cycle that claims it (running or succeeded), by name.
+
+        Authors without one are left out.
+        """
+        runs = sync_runs_table
+        latest = (
+            sa.select(sa.func.max(runs.c.id))
+            .where(runs.c.status.in_(_CLAIMING))
+            .group_by(runs.c.author_id)
+        )
+        found: dict[str, SyncRun] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(authors):
+                query = (
+                    sa.select(runs, authors_table.c.name.label("author"))
+                    .join(authors_table)
+                    .where(runs.c.id.in_(latest), authors_table.c.name.in_(chunk))
+                )
+                found.update((row.author, rows.sync_run(row)) for row in conn.execute(query))
+        return found
 
     def first_success(self, authors: Collection[str]) -> datetime | None:
         """When the earliest successful cycle of any of ``authors`` started; None if none did."""

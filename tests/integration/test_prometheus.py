@@ -37,6 +37,7 @@ EXPECTED_TYPES = {
     "syncd_sync_cycle_duration_seconds": "histogram",
     "syncd_last_successful_sync_timestamp_seconds": "gauge",
     "syncd_author_feeds_total": "counter",
+    "syncd_author_sweeps_total": "counter",
     "syncd_upstream_requests_total": "counter",
     "syncd_upstream_retries_total": "counter",
     "syncd_upstream_backoff_seconds_total": "counter",
@@ -87,6 +88,7 @@ def _observe_a_little_of_everything() -> None:
     metrics.observe_revisions(2)
     metrics.observe_delivery("delivered", 0.4)
     metrics.observe_delivery("retry", None)
+    metrics.observe_sweeps(due=3, not_due=500)
     metrics.observe_harvest_page(1000)
     metrics.observe_harvest(time.time() - 86400, time.time())
 

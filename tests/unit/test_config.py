@@ -225,6 +225,13 @@ timeout = 86400
 
 
 class TestHarvest:
+    def test_readiness_waits_a_sweep_interval_for_a_cycle(self, tmp_path: Path) -> None:
+        """Harvesting, most cycles sweep nobody: /readyz allows a sweep interval more."""
+        text = MINIMAL + "[schedule]\ninterval = 3600\njitter = 60\n"
+        assert load_settings(_write(tmp_path, text)).ready_max_age == 2 * 3600 + 60 + 600
+        text += "[harvest]\nenabled = true\nsweep_interval = 86400\n"
+        assert load_settings(_write(tmp_path, text)).ready_max_age == 86400 + 2 * 3600 + 60 + 600
+
     def test_defaults(self, tmp_path: Path) -> None:
         harvest = load_settings(_write(tmp_path, MINIMAL)).harvest
         assert not harvest.enabled

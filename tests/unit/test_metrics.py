@@ -381,3 +381,14 @@ def test_harvest_metrics() -> None:
     assert (pages(), records()) == (1, 7)
     assert value("syncd_harvest_from_timestamp_seconds") == 1_780_000_000.0
     assert value("syncd_last_successful_harvest_timestamp_seconds") == 1_780_050_000.0
+
+
+def test_sweep_metrics() -> None:
+    """One cycle's authors, by whether their sweep was due; both series exist from the start."""
+    for result in metrics.SWEEP_RESULTS:
+        labels = {"result": result}
+        assert REGISTRY.get_sample_value("syncd_author_sweeps_total", labels) is not None
+    due = Delta("syncd_author_sweeps_total", {"result": "due"})
+    not_due = Delta("syncd_author_sweeps_total", {"result": "not_due"})
+    metrics.observe_sweeps(due=3, not_due=497)
+    assert (due(), not_due()) == (3, 497)

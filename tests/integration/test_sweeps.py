@@ -1,0 +1,186 @@
+"""While harvesting, `syncd run` sweeps each author once per slot of the sweep interval.
+
+A real daemon cycling every second against the fake arXiv: after the first
+cycle (every author new, so every sweep due), only the authors whose slot
+began since their last sweep get a name query; a sweep that failed is tried
+again at the next cycle; an author swept in its slot whose own feed is due
+has that feed read alone, and the authors left to the harvest cost nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+
+from syncd.storage import Storage
+from syncd.storage.schema import authors_table, sync_runs_table
+from tests import fakearxiv as fa
+from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record
+from tests.helpers import eventually
+from tests.integration.conftest import Syncd
+from tests.integration.daemons import Daemon
+from tests.receiver import Receiver
+from tests.scenario import AUTHOR
+
+WEEK = timedelta(days=7)
+ORCID = "0000-0002-7970-7855"
+# Swept again in the test (their runs are moved a week back), left to the harvest, and
+# left to the harvest but with an own feed due.
+SWEPT = (AUTHOR, "Ada Lovelace")
+RESTING = "Emmy Noether"
+FEEDING = "Grace Hopper"
+
+
+def _configure(syncd: Syncd) -> None:
+    """Four authors, harvesting (on a cron that does not fire during the test)."""
+    syncd.extra = f"""
+[[authors]]
+name = "{SWEPT[1]}"
+
+[[authors]]
+name = "{RESTING}"
+
+[[authors]]
+name = "{FEEDING}"
+orcid = "{ORCID}"
+
+[harvest]
+enabled = true
+url = "{syncd.arxiv.oai_url}"
+cron = "0 0 1 1 *"
+"""
+
+
+def _publish(arxiv: FakeArxiv, number: int, author: str) -> str:
+    arxiv_id = f"2611.{number:05d}"
+    arxiv.publish(make_record(arxiv_id, authors=(author, "Charles Babbage")))
+    return arxiv_id
+
+
+def _runs(syncd: Syncd) -> dict[str, list[str]]:
+    """Each author's runs' statuses, oldest first."""
+    storage = Storage(syncd.database_url)
+    try:
+        recent = storage.runs.recent(limit=100)
+    finally:
+        storage.close()
+    runs: dict[str, list[str]] = {}
+    for run in reversed(recent):
+        runs.setdefault(run.author, []).append(run.status)
+    return runs
+
+
+def _tracked(syncd: Syncd) -> set[str]:
+    return {p["arxiv_id"] for p in syncd.papers().values() if p["status"] == "tracked"}
+
+
+def _slots_pass(syncd: Syncd) -> None:
+    """A week passes for the ``SWEPT`` authors' runs (their slot began since), and the
+    ``FEEDING`` author's feed was read three days ago (due again), in one transaction."""
+    runs, authors = sync_runs_table, authors_table
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.begin() as conn:
+            swept = conn.execute(
+                sa.select(runs.c.id, runs.c.started_at)
+                .join(authors)
+                .where(authors.c.name.in_(SWEPT))
+            ).all()
+            for run_id, started_at in swept:
+                update = runs.update().where(runs.c.id == run_id)
+                conn.execute(update.values(started_at=started_at - WEEK))
+            feeding = authors.c.name == FEEDING
+            read = conn.scalar(sa.select(authors.c.feed_fetched_at).where(feeding))
+            earlier = read - timedelta(days=3)
+            conn.execute(authors.update().where(feeding).values(feed_fetched_at=earlier))
+    finally:
+        engine.dispose()
+
+
+def _name_queries(arxiv: FakeArxiv) -> list[str]:
+    """The name queries arXiv answered from their first page (later pages are the same query)."""
+    return [
+        r.params["search_query"]
+        for r in arxiv.requests
+        if "search_query" in r.params and r.params.get("start", "0") == "0"
+    ]
+
+
+def _sorted_lines(daemon: Daemon) -> list[Mapping[str, object]]:
+    """The daemon's ``sweeps_sorted`` lines.
+
+    APScheduler's own warnings (a cycle longer than the 1 s interval) are not
+    JSON, and may land at the end of one of syncd's lines.
+    """
+    lines = daemon.log.read_text().splitlines()
+    decode = json.JSONDecoder().raw_decode
+    return [decode(line)[0] for line in lines if '"event": "sweeps_sorted"' in line]
+
+
+def test_only_the_due_sweeps_and_feeds_are_read(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    _configure(syncd)
+    arxiv.claim(ORCID)
+    first = [_publish(arxiv, i, name) for i, name in enumerate((*SWEPT[1:], RESTING, FEEDING))]
+    daemon = Daemon(syncd, receiver, interval=1)
+    daemons.append(daemon)
+    everyone = {*SWEPT, RESTING, FEEDING}
+    eventually(lambda: set(_runs(syncd)) == everyone, 30, "every author's first sweep")
+    eventually(lambda: len(_sorted_lines(daemon)) >= 3, 30, "cycles with nothing due")
+    first_cycle, *later = _sorted_lines(daemon)
+    assert (first_cycle["due"], first_cycle["not_due"]) == (4, 0)
+    assert all((line["due"], line["not_due"], line["feeds"]) == (0, 4, 0) for line in later)
+
+    # A week later for the SWEPT authors; a new paper each for three authors, one claimed.
+    swept_paper = _publish(arxiv, 11, SWEPT[1])
+    resting_paper = _publish(arxiv, 12, RESTING)
+    claimed_paper = _publish(arxiv, 13, FEEDING)
+    arxiv.claim(ORCID, claimed_paper)
+    # The first sweep of the slot fails (every try answers 500): the next cycle tries again.
+    arxiv.inject(fa.status(500, times=3, when=lambda p: SWEPT[1] in p.get("search_query", "")))
+    arxiv.reset_log()
+    _slots_pass(syncd)
+    eventually(lambda: claimed_paper in _tracked(syncd), 30, "the claimed paper, read alone")
+    eventually(lambda: swept_paper in _tracked(syncd), 30, "the swept author's new paper")
+    cycles = len(_sorted_lines(daemon))
+    eventually(lambda: len(_sorted_lines(daemon)) >= cycles + 2, 30, "two cycles more")
+    daemon.stop()
+
+    assert set(first) < _tracked(syncd)
+    assert resting_paper not in _tracked(syncd)  # left to the harvest
+    queries = _name_queries(arxiv)
+    assert queries and all(q == f'au:"{SWEPT[0]}" OR au:"{SWEPT[1]}"' for q in queries)
+    feeds = [r for r in arxiv.requests if r.path.startswith(AUTHOR_FEED_PREFIX)]
+    assert len(feeds) == 1
+    runs = _runs(syncd)
+    failed_then_ok = ["ok", "failed", "ok"]
+    assert {name: runs[name] for name in SWEPT} == dict.fromkeys(SWEPT, failed_then_ok)
+    assert runs[FEEDING] == ["ok", "ok"]  # its sweep, then its feed alone
+    assert runs[RESTING] == ["ok"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_replicas_sweep_each_slot_once(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Two harvesting replicas started together: every author is swept once in its slot."""
+    _configure(syncd)
+    arxiv.claim(ORCID)
+    for i, name in enumerate((*SWEPT[1:], RESTING, FEEDING)):
+        _publish(arxiv, i, name)
+    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(2)]
+    daemons.extend(replicas)
+    everyone = {*SWEPT, RESTING, FEEDING}
+    eventually(lambda: set(_runs(syncd)) == everyone, 30, "every author's first sweep")
+    for replica in replicas:
+        eventually(lambda r=replica: len(_sorted_lines(r)) >= 3, 30, "cycles of both replicas")
+    for replica in replicas:
+        replica.stop()
+    assert _runs(syncd) == {name: ["ok"] for name in everyone}
+    queried = [name for q in _name_queries(arxiv) for name in everyone if f'"{name}"' in q]
+    assert sorted(queried) == sorted(everyone)
