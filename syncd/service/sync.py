@@ -199,25 +199,23 @@ def _sort_sweeps(
     """
     now = datetime.now(UTC)
     last = storage.runs.last_claims([a.name for a in authors])
+    read = storage.baselines.feeds_read([a.name for a in authors if a.feed_id is not None])
+    feed_interval = client.settings.author_feed_interval
     due: list[AuthorSettings] = []
     feeds: list[tuple[AuthorSettings, datetime]] = []
     for author in authors:
         run = last.get(author.name)
         if run is None or sweep_due(author.name, run.started_at, now, interval):
             due.append(author)
-        elif run.status is RunStatus.OK and _feed_due(storage, client, author, now):
+        elif (
+            run.status is RunStatus.OK
+            and author.feed_id is not None
+            and feed_due(author.name, read.get(author.name), now, feed_interval)
+        ):
             feeds.append((author, run.started_at))
     metrics.observe_sweeps(due=len(due), not_due=len(authors) - len(due))
     _log.info("sweeps_sorted", due=len(due), not_due=len(authors) - len(due), feeds=len(feeds))
     return _Sweeps(interval, due, feeds)
-
-
-def _feed_due(storage: Storage, client: ArxivClient, author: AuthorSettings, now: datetime) -> bool:
-    """Whether the author has an own arXiv feed and it is due."""
-    if author.feed_id is None:
-        return False
-    last_read = storage.baselines.state(author.name).feed_fetched_at
-    return feed_due(author.name, last_read, now, client.settings.author_feed_interval)
 
 
 def _read_feeds_alone(

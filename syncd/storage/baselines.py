@@ -39,6 +39,18 @@ class Baselines:
         with self._db.transaction() as conn:
             return set(conn.execute(query).scalars())
 
+    def feeds_read(self, authors: Collection[str]) -> dict[str, datetime]:
+        """When each of ``authors`` had their own feed last read; never read are left out."""
+        a = authors_table
+        found: dict[str, datetime] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(sorted(authors)):
+                query = sa.select(a.c.name, a.c.feed_fetched_at).where(
+                    a.c.name.in_(chunk), a.c.feed_fetched_at.is_not(None)
+                )
+                found |= {row.name: utc(row.feed_fetched_at) for row in conn.execute(query)}
+        return found
+
     def state(self, author: str) -> AuthorSyncState:
         """The author's state; an author without a row yet has had nothing."""
         a, p = authors_table, papers_table
