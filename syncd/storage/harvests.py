@@ -36,7 +36,8 @@ class HarvestState:
 
     ``from_date`` is the next harvest's ``from`` (None before the first);
     ``started_response_date``, ``set_index`` and ``token`` describe the
-    harvest in progress, if one was interrupted.
+    harvest in progress (running, or interrupted); ``pages`` and ``records``
+    count what it applied so far, or what the last complete one applied.
     """
 
     from_date: date | None = None
@@ -156,9 +157,11 @@ class Harvests:
 def store_progress(conn: Connection, progress: HarvestProgress) -> None:
     """Record a page's progress inside the transaction that applies its writes."""
     table = harvest_state_table
+    # The first page of a harvest starts its counts; the others add to them.
+    first = table.c.started_response_date.is_(None)
     values: dict[str, object] = {
-        "pages": table.c.pages + 1,
-        "records": table.c.records + progress.records,
+        "pages": sa.case((first, 1), else_=table.c.pages + 1),
+        "records": sa.case((first, progress.records), else_=table.c.records + progress.records),
     }
     if progress.complete:
         values |= {
