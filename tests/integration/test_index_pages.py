@@ -155,9 +155,9 @@ class TestStatusStrip:
         assert "sync-status" not in site.get("/papers/nothing-such").text  # errors: no database
 
     def test_the_harvester_has_its_line_when_enabled(self, syncd: Syncd) -> None:
-        """Off: no line.  On: a harvest that stopped on a cut page (when, why, the page it
-        kept) after a complete one; one running; then complete (when, the next ``from``);
-        one let go mid-way without an error."""
+        """Off: no line.  On: none complete yet; one that stopped on a cut page (when,
+        why, the page it kept) after a complete one; one running; then complete (when, the
+        next ``from``); one let go mid-way without an error."""
 
         def harvest_line() -> str:
             with serving(syncd) as site:
@@ -167,6 +167,9 @@ class TestStatusStrip:
 
         sync_ok(syncd)
         assert harvest_line() == ""
+        syncd.sections = f'[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\n'
+        assert harvest_line() == "arXiv harvest no complete harvest yet"
+        syncd.sections = ""  # the helper enables it
         harvest_stopped_on_its_second_page(syncd)
         line = harvest_line()
         assert line.startswith("arXiv harvest last harvested ")
