@@ -26,7 +26,8 @@ test: lint
 
 # The property tests with random examples, ten times as many as `make test`'s fixed
 # ones (tests/hypothesis_profiles.py): a nightly-style search; pin a find with @example.
-PROPERTY_TESTS ?= $(shell grep -rl '@given' tests)
+# The tests seeded by random_seed() draw a fresh seed (replay one with SYNCD_TEST_SEED).
+PROPERTY_TESTS ?= $(shell grep -rlE --include='test_*.py' '@given|random_seed' tests)
 .PHONY: explore
 explore: $(BIN)/syncd
 	HYPOTHESIS_PROFILE=explore $(BIN)/pytest $(PROPERTY_TESTS) $(PYTEST_ARGS)

@@ -12,16 +12,20 @@ examples, ten times as many, to find what ``ci``'s fixed ones miss; pin each
 find with ``@example``.
 
 A test that sets its own ``max_examples`` asks ``examples(n)``, so the
-profile scales it too.
+profile scales it too.  A test that draws from its own ``random.Random``
+takes its seed from ``random_seed(default)``: ``default`` under ``ci``, a fresh
+one under ``explore``, and ``$SYNCD_TEST_SEED`` under either (to replay a
+failure, whose message names its seed).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 
 from hypothesis import HealthCheck, settings
 
-__all__ = ["CI_EXAMPLES", "examples", "load_profile"]
+__all__ = ["CI_EXAMPLES", "examples", "load_profile", "random_seed"]
 
 # Hypothesis's own default; a test's examples(n) is n times this profile's share of it.
 CI_EXAMPLES = 100
@@ -49,3 +53,12 @@ def load_profile() -> str:
 def examples(count: int) -> int:
     """``count`` examples under ``ci``, as many more under a profile that asks for more."""
     return count * settings.default.max_examples // CI_EXAMPLES
+
+
+def random_seed(default: int) -> int:
+    """A seeded test's seed: ``$SYNCD_TEST_SEED``, else ``default`` under a derandomized
+    profile (``ci``), else a fresh one (``explore``)."""
+    chosen = os.environ.get("SYNCD_TEST_SEED")
+    if chosen:
+        return int(chosen)
+    return default if settings.default.derandomize else secrets.randbelow(2**32)

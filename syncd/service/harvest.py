@@ -33,7 +33,7 @@ from syncd.domain.attribution import NameIndex
 from syncd.domain.model import Event, PaperWrite
 from syncd.domain.planner import Observed
 from syncd.domain.record import Record
-from syncd.errors import BadResumptionToken, FeedError
+from syncd.errors import BadResumptionToken, FeedError, StoreError, UpstreamError
 from syncd.faults import fault_point
 from syncd.service.authors import followed_settings
 from syncd.service.backfill import backfill_flagged
@@ -101,14 +101,18 @@ def harvest(
     if claimed is None:
         _log.info("harvest_skipped", reason="another replica is harvesting")
         return HarvestResult(claimed=False)
+    failure: str | None = None
     try:
         if since is not None:
             # Only once claimed: another replica's harvest in progress stays its own.
             storage.harvests.start_from(since)
             claimed = HarvestState(from_date=since)
         return _run(storage, client, settings, claimed, dry_run=False, on_page=on_page)
+    except (UpstreamError, StoreError) as exc:
+        failure = str(exc)  # for the pages' status strip, until a harvest completes
+        raise
     finally:
-        storage.harvests.release()
+        storage.harvests.release(failure)
 
 
 def _run(

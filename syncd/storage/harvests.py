@@ -36,7 +36,8 @@ class HarvestState:
 
     ``from_date`` is the next harvest's ``from`` (None before the first);
     ``started_response_date``, ``set_index`` and ``token`` describe the
-    harvest in progress, if one was interrupted.
+    harvest in progress (running, or interrupted); ``pages`` and ``records``
+    count what it applied so far, or what the last complete one applied.
     """
 
     from_date: date | None = None
@@ -47,11 +48,21 @@ class HarvestState:
     records: int = 0
     last_response_date: str | None = None
     last_success_at: datetime | None = None
+    claimed_at: datetime | None = None
+    last_failure_at: datetime | None = None
+    last_error: str | None = None
 
     @property
     def in_progress(self) -> bool:
         """Whether a harvest was interrupted and resumes where it stopped."""
         return self.started_response_date is not None
+
+    @property
+    def failing(self) -> bool:
+        """Whether the last harvest to end stopped on an error (none completed since)."""
+        if self.last_failure_at is None:
+            return False
+        return self.last_success_at is None or self.last_failure_at > self.last_success_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +147,18 @@ class Harvests:
                 .values(token=None)
             )
 
-    def release(self) -> None:
-        """Let go of the claim: the harvest ended here, complete or not."""
+    def release(self, failure: str | None = None) -> None:
+        """Let go of the claim: the harvest ended here, complete or not; ``failure`` is
+        the error it stopped on, recorded with the time."""
+        values: dict[str, object] = {"claimed_at": None, "backend_pid": None}
+        if failure is not None:
+            values |= {"last_failure_at": now(), "last_error": failure}
         try:
             with self._db.transaction() as conn:
                 conn.execute(
                     harvest_state_table.update()
                     .where(harvest_state_table.c.id == _ROW)
-                    .values(claimed_at=None, backend_pid=None)
+                    .values(values)
                 )
         finally:
             self._liveness.release(HARVEST_MARK)
@@ -156,9 +171,11 @@ class Harvests:
 def store_progress(conn: Connection, progress: HarvestProgress) -> None:
     """Record a page's progress inside the transaction that applies its writes."""
     table = harvest_state_table
+    # The first page of a harvest starts its counts; the others add to them.
+    first = table.c.started_response_date.is_(None)
     values: dict[str, object] = {
-        "pages": table.c.pages + 1,
-        "records": table.c.records + progress.records,
+        "pages": sa.case((first, 1), else_=table.c.pages + 1),
+        "records": sa.case((first, progress.records), else_=table.c.records + progress.records),
     }
     if progress.complete:
         values |= {
@@ -201,4 +218,7 @@ def _read(conn: Connection) -> HarvestState:
         records=row.records,
         last_response_date=row.last_response_date,
         last_success_at=utc(row.last_success_at) if row.last_success_at else None,
+        claimed_at=utc(row.claimed_at) if row.claimed_at else None,
+        last_failure_at=utc(row.last_failure_at) if row.last_failure_at else None,
+        last_error=row.last_error,
     )

@@ -233,7 +233,8 @@ author_decisions_table = sa.Table(
 # ``from_date`` is the next harvest's ``from``; while a harvest runs,
 # ``started_response_date`` is its first page's responseDate, ``set_index``
 # the set it walks and ``token`` its next page's; ``claimed_at`` and
-# ``backend_pid`` are the claim of the replica running it.
+# ``backend_pid`` are the claim of the replica running it; ``last_failure_at``
+# and ``last_error`` the last harvest that stopped on an error.
 harvest_state_table = sa.Table(
     "harvest_state",
     metadata,
@@ -248,4 +249,6 @@ harvest_state_table = sa.Table(
     sa.Column("last_success_at", _TIME),
     sa.Column("claimed_at", _TIME),
     sa.Column("backend_pid", sa.Integer),
+    sa.Column("last_failure_at", _TIME),
+    sa.Column("last_error", sa.Text),
 )

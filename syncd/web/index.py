@@ -2,7 +2,8 @@
 
 ``sync_status`` is the one source of the status strip every page carries
 (and of the index's "every sync so far failed"): per followed author the
-last good cycle and a failure since, and when this process syncs next.
+last good cycle and a failure since, when this process syncs next, and,
+with ``[harvest] enabled``, how the OAI-PMH harvester goes (its stored state).
 The next sync is known only to the process that schedules it (``syncd
 run``); a web server without the scheduler says it does not know.
 
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 
 from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
 from syncd.domain.record import normalize_name, split_arxiv_id
+from syncd.storage import HarvestState
 
 __all__ = [
     "MAX_QUERY",
@@ -41,11 +43,13 @@ class SyncStatus:
 
     ``scheduled`` is whether this process schedules cycles at all (``syncd
     run``); without it ``next_sync`` is None because it cannot be known here.
+    ``harvest`` is the harvester's state, None when it is not enabled.
     """
 
     authors: tuple[AuthorSyncs, ...]
     scheduled: bool
     next_sync: datetime | None
+    harvest: HarvestState | None = None
 
     @property
     def every_sync_failed(self) -> SyncRun | None:
@@ -57,13 +61,17 @@ class SyncStatus:
 
 
 def sync_status(
-    found: Sequence[AuthorSyncs], followed: Sequence[str], next_sync: NextSync | None
+    found: Sequence[AuthorSyncs],
+    followed: Sequence[str],
+    next_sync: NextSync | None,
+    harvest: HarvestState | None = None,
 ) -> SyncStatus:
-    """The status of the ``followed`` authors (in that order) from their runs ``found``."""
+    """The status of the ``followed`` authors (in that order) from their runs ``found``,
+    and of the harvester if ``harvest`` holds its state."""
     by_name = {author.author: author for author in found}
     authors = tuple(by_name.get(name, AuthorSyncs(name, None, None, False)) for name in followed)
     when = next_sync() if next_sync is not None else None
-    return SyncStatus(authors, next_sync is not None, when)
+    return SyncStatus(authors, next_sync is not None, when, harvest)
 
 
 def search(papers: Sequence[Paper], query: str) -> list[Paper]:

@@ -231,7 +231,8 @@ def page_renderer(app: App, next_sync: NextSync | None = None) -> Callable[..., 
     """Render a template as a page carrying the sync status strip (every page but errors)."""
 
     def page(template: str, **context: Any) -> Response:
-        status = sync_status(app.storage.runs.by_author(), followed_names(app), next_sync)
+        harvest = app.storage.harvests.state() if app.settings.harvest.enabled else None
+        status = sync_status(app.storage.runs.by_author(), followed_names(app), next_sync, harvest)
         return _page(template, sync=status, **context)
 
     return page

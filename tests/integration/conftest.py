@@ -23,7 +23,7 @@ from syncd.storage.schema import events_table, revisions_table, sync_runs_table
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests import scenario
-from tests.fakearxiv import FakeArxiv, make_record
+from tests.fakearxiv import FakeArxiv, make_record, truncate
 from tests.integration.browser import launch_browser, open_page
 from tests.scenario import NESTPIPE
 
@@ -217,6 +217,18 @@ def sync_ok(syncd: Syncd) -> None:
     """One ``syncd sync`` that must succeed."""
     outcome = syncd("sync")
     assert outcome.code == 0, outcome.err
+
+
+def harvest_stopped_on_its_second_page(syncd: Syncd) -> None:
+    """``[harvest] enabled`` on the fake's OAI-PMH endpoint; a sync, a complete harvest of
+    the fake's day, then one whose second page comes cut: its first page stays applied."""
+    syncd.sections += f'\n[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\n'
+    sync_ok(syncd)
+    day = syncd.arxiv.oai.today.isoformat()
+    outcome = syncd("harvest", "--from", day)
+    assert outcome.code == 0, outcome.err
+    syncd.arxiv.inject(replace(truncate(0.7), when=lambda params: "resumptionToken" in params))
+    assert syncd("harvest", "--from", day).code == 1
 
 
 @pytest.fixture

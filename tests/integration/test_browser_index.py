@@ -2,7 +2,8 @@
 
 Debian's Chromium under Playwright (tests/integration/browser.py), over the
 fake arXiv on loopback.  Screenshots: build/screenshots/index-*.png,
-index-failed-*.png, index-first-run-failed-*.png, subscribe-*.png, docs-*.png.
+index-failed-*.png, index-harvest-failed-*.png, index-first-run-failed-*.png,
+subscribe-*.png, docs-*.png.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ import pytest
 
 from tests.fakearxiv import FakeArxiv, status
 from tests.integration.browser import DESKTOP, PHONE, fits_the_width, shot
-from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.integration.conftest import (
+    Site,
+    Syncd,
+    harvest_stopped_on_its_second_page,
+    serving,
+    sync_ok,
+)
 from tests.scenario import AUTHOR, NESTPIPE
 
 VIEWPORTS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -109,6 +116,28 @@ def test_the_strip_shows_a_failed_sync_and_its_reason(
         assert page.locator(".all-failed").count() == 0
         assert fits_the_width(page)
         shot(page, f"index-failed-{_name(viewport)}")
+
+
+@VIEWPORTS
+def test_the_strip_shows_the_harvester_and_why_it_stopped(
+    syncd: Syncd, page: Any, viewport: Any
+) -> None:
+    """``[harvest] enabled``: the strip has the harvester's line after the authors' (its
+    last complete harvest, its failure in words, the page it kept), on every page."""
+    harvest_stopped_on_its_second_page(syncd)
+    with serving(syncd) as site:
+        page.set_viewport_size(viewport)
+        for path in ("/", "/events", f"/papers/{NESTPIPE}", "/authors"):
+            page.goto(f"{site.url}{path}")
+            line = page.locator(".sync-status li.harvest.failing")
+            assert line.locator(".who").inner_text() == "arXiv harvest"
+            assert "last harvested" in line.inner_text()
+            assert "(cut short?)" in line.locator(".failure bdi.reason").inner_text()
+            failure = line.locator(".failure").inner_text()
+            assert "(1 page applied, the next harvest resumes):" in failure
+        page.goto(f"{site.url}/")
+        assert fits_the_width(page)
+        shot(page, f"index-harvest-failed-{_name(viewport)}")
 
 
 @VIEWPORTS

@@ -12,10 +12,16 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from syncd.domain.vocabulary import EventType, RunStatus
-from syncd.storage import Storage
+from syncd.storage import HarvestProgress, Storage
 from tests.fakearxiv import FakeArxiv, status
 from tests.helpers import eventually
-from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.integration.conftest import (
+    Site,
+    Syncd,
+    harvest_stopped_on_its_second_page,
+    serving,
+    sync_ok,
+)
 from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR, NESTPIPE
@@ -147,6 +153,48 @@ class TestStatusStrip:
             assert "(1 event)" in text
             assert "next sync not known here" in text
         assert "sync-status" not in site.get("/papers/nothing-such").text  # errors: no database
+
+    def test_the_harvester_has_its_line_when_enabled(self, syncd: Syncd) -> None:
+        """Off: no line.  On: none complete yet; one that stopped on a cut page (when,
+        why, the page it kept) after a complete one; one running; then complete (when, the
+        next ``from``); one let go mid-way without an error."""
+
+        def harvest_line() -> str:
+            with serving(syncd) as site:
+                strip = _tree(site, "/").xpath("//aside[@class='sync-status']")[0]
+            found = strip.xpath(".//li[contains(@class, 'harvest')]")
+            return " ".join(found[0].text_content().split()) if found else ""
+
+        sync_ok(syncd)
+        assert harvest_line() == ""
+        syncd.sections = f'[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\n'
+        assert harvest_line() == "arXiv harvest no complete harvest yet"
+        syncd.sections = ""  # the helper enables it
+        harvest_stopped_on_its_second_page(syncd)
+        line = harvest_line()
+        assert line.startswith("arXiv harvest last harvested ")
+        assert "last harvest failed " in line and "(cut short?)" in line
+        assert "(1 page applied, the next harvest resumes): the OAI-PMH page" in line
+        other = Storage(syncd.database_url)
+        try:
+            assert other.harvests.claim() is not None
+            assert "harvesting now, 1 page applied" in harvest_line()
+            other.harvests.release()
+        finally:
+            other.close()
+        assert syncd("harvest").code == 0
+        line = harvest_line()
+        assert f", next from {syncd.arxiv.oai.today.isoformat()}" in line
+        assert "failed" not in line and "applied" not in line
+        # One let go mid-way with no error (a daemon shut down): what it kept, no alarm.
+        other = Storage(syncd.database_url)
+        try:
+            assert other.harvests.claim() is not None
+            other.apply_harvest_page([], HarvestProgress("2026-06-02T12:00:00Z", 0, "next", 3))
+            other.harvests.release()
+        finally:
+            other.close()
+        assert harvest_line().endswith(" stopped: 1 page applied, the next harvest resumes")
 
     def test_a_first_run_that_failed_says_so(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """No sync ever succeeded: the index says so, with the reason, instead of bare counts."""

@@ -407,3 +407,27 @@ def test_0014_indexes_a_papers_events_and_downgrades_without_it(database_url: st
         assert schema_drift(storage.engine) == []
     finally:
         storage.close()
+
+
+def test_0015_records_a_harvests_failure_and_downgrades_without_it(database_url: str) -> None:
+    """0014 → head adds the last failure's time and error to a stored harvest_state; back
+    to 0014 drops them and keeps the harvest's ``from``."""
+    storage = Storage(database_url)
+    try:
+        upgrade(storage.engine, "0014")
+        storage.harvests.start_from(date(2026, 7, 1))  # writes only 0014's columns
+        upgrade(storage.engine)
+        assert storage.harvests.state().last_failure_at is None
+        assert storage.harvests.claim() is not None
+        storage.harvests.release("arXiv answered 503")
+        assert storage.harvests.state().last_error == "arXiv answered 503"
+        assert storage.harvests.state().failing
+        _downgrade(storage.engine, "0014")
+        columns = {c["name"] for c in sa.inspect(storage.engine).get_columns("harvest_state")}
+        assert not columns & {"last_failure_at", "last_error"}
+        upgrade(storage.engine)
+        assert storage.harvests.state().from_date == date(2026, 7, 1)
+        assert storage.harvests.state().last_error is None
+        assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()
