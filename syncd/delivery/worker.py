@@ -48,11 +48,12 @@ _Bodies = dict[tuple[DeliveryFormat, bool, tuple[int, ...]], bytes]
 # and how many a transaction deletes (short, so claims never wait long behind it).
 PRUNE_EVERY = 3600.0
 _PRUNE_BATCH = 5000
-# Deliveries a batch claims per worker.  A claim and a record cost about 8 ms
-# whatever their size (statements, a commit each; the claim's events read
-# back); at 16 a worker they were 330 to 390 µs of every delivery's CPU, at 64
-# 170 to 210 µs.  The price: a crash sends up to that many again, each under
-# its own webhook-id, and a batch records its results a little later.
+# Deliveries a batch claims per worker.  A claim and a record cost about 17 ms
+# of CPU a batch whatever its size (statements, a commit each), plus about
+# 130 µs a delivery (its event read back and decoded): at 16 a worker 400-430 µs
+# of every delivery's CPU, at 64 190-210 µs, and the pool stands idle while they
+# run.  The price: a crash sends up to that many again, each under its own
+# webhook-id, and a batch records its results a little later.
 CLAIMS_PER_WORKER = 64
 
 
