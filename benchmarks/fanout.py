@@ -14,6 +14,12 @@ With a ``budget`` the drain is cut after that many seconds (``drain(budget)``)
 and the throughput is what it delivered in that time: at 10,000 queued events
 a full drain takes far longer than a benchmark run can wait (see the report).
 
+CPU per delivery: ``time.process_time()`` of this process (every thread) over
+each side, per delivery or post; the receiver and the database server are
+other processes.  On a loaded machine it moves far less than the wall time:
+the side that does less per post is preempted less, so the throughput ratio
+under load reads close to the ratio of the CPU figures.
+
 Latency "commit to 2xx" per delivery: ``deliveries.delivered_at`` (written
 right after the 2xx) minus the moment the deliveries became due, which is the
 commit of the cycle for the first drain and the commit of the reset for the
@@ -72,9 +78,9 @@ def _utc(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _bare_posts(posts: list[tuple[str, bytes]]) -> float:
+def _bare_posts(posts: list[tuple[str, bytes]], cpu: list[float] | None = None) -> float:
     """The baseline: POST each (url, body) with one bare ``httpx.Client`` from ``WORKERS``
-    threads; return the seconds it took."""
+    threads; return the seconds it took (and append the process's CPU seconds to ``cpu``)."""
     fresh_heap()
     headers = {"content-type": "application/json"}
     with httpx.Client(timeout=15.0) as client, ThreadPoolExecutor(WORKERS) as pool:
@@ -82,9 +88,11 @@ def _bare_posts(posts: list[tuple[str, bytes]]) -> float:
         def post(item: tuple[str, bytes]) -> int:
             return client.post(item[0], content=item[1], headers=headers).status_code
 
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         statuses = list(pool.map(post, posts))
         elapsed = time.perf_counter() - started
+        if cpu is not None:
+            cpu.append(time.process_time() - cpu_started)
     if any(status != 204 for status in statuses):
         raise RuntimeError("the bare client got a non-204")
     return elapsed
@@ -137,15 +145,17 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
         url = hook.spec.url
         drains: list[dict[str, Any]] = []
         created_based: list[float] = []
+        bare_cpu: list[float] = []
 
         def syncd_side(i: int) -> float:
             if i:
                 due["at"] = _reset(store)
             fresh_heap()
             with Dispatcher(store.outbox, {hook.name: hook}, delivery) as dispatcher:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 dispatcher.drain(budget if budget is not None else 3600)
                 elapsed = time.perf_counter() - started
+                cpu = time.process_time() - cpu_started
             left, dead = store.outbox.counts()
             delivered = events - left - dead
             if budget is None and (left or dead):
@@ -157,6 +167,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
                     "seconds": elapsed,
                     "delivered": delivered,
                     "rate": delivered / elapsed,
+                    "cpu_us": cpu / max(delivered, 1) * 1e6,
                     "p50": percentile(since_due, 0.5) if complete else None,
                     "p99": percentile(since_due, 0.99) if complete else None,
                 }
@@ -166,7 +177,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
             return elapsed
 
         def baseline_side(_: int) -> float:
-            return _bare_posts([(url, body) for body in bodies])
+            return _bare_posts([(url, body) for body in bodies], bare_cpu)
 
         paired: Paired = alternate(reps, syncd_side, baseline_side)
         bare_rates = [events / t for t in paired.baseline]
@@ -187,6 +198,8 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
             "baseline_events_per_second": round(statistics.median(bare_rates), 1),
             "throughput_ratios": [round(r, 4) for r in ratios],
             "throughput_ratio": round(ratio, 4),
+            "syncd_cpu_us_per_delivery": [round(d["cpu_us"]) for d in drains],
+            "baseline_cpu_us_per_post": [round(c / events * 1e6) for c in bare_cpu],
             "target": f"throughput >= {TARGET}x bare httpx",
             "met": ratio >= TARGET,
         }

@@ -509,6 +509,13 @@ def _yes(met: bool | None) -> str:
     return "n/a" if met is None else ("yes" if met else "NO")
 
 
+def _cpu(row: dict[str, Any], key: str) -> str:
+    """ "; CPU n µs" (the median of the repetitions), for results that have it."""
+    if not row.get(key):
+        return ""
+    return f"; CPU {statistics.median(row[key]):.0f} µs"
+
+
 def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """(row, syncd, baseline, ratio, target, met) for every measured row."""
     out: list[tuple[str, str, str, str, str, str]] = []
@@ -575,8 +582,10 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
         out.append(
             (
                 f"Webhook fan-out, {kind}: {r['events']:,} events, {r['workers']} workers",
-                f"{r['syncd_events_per_second']:.0f}/s{extra}",
-                f"httpx {r['baseline_events_per_second']:.0f}/s",
+                f"{r['syncd_events_per_second']:.0f}/s{extra}"
+                + _cpu(r, "syncd_cpu_us_per_delivery"),
+                f"httpx {r['baseline_events_per_second']:.0f}/s"
+                + _cpu(r, "baseline_cpu_us_per_post"),
                 f"{r['throughput_ratio']:.3f}x throughput",
                 ">= 0.7x",
                 _yes(r["met"]),

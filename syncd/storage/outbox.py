@@ -18,7 +18,7 @@ from syncd.domain.model import EndpointSummary
 from syncd.domain.routing import EndpointSpec
 from syncd.domain.vocabulary import DeliveryStatus
 from syncd.faults import fault_point
-from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.database import Database, among, chunks, now, utc
 from syncd.storage.events import event_seq, events_where
 from syncd.storage.models import Attempt, Claim
 from syncd.storage.schema import (
@@ -122,7 +122,7 @@ class Outbox:
                 for chunk in chunks(candidates)
                 for delivery_id in conn.scalars(
                     d.update()
-                    .where(d.c.id.in_(chunk), d.c.status == DeliveryStatus.PENDING)
+                    .where(among(conn, d.c.id, chunk), d.c.status == DeliveryStatus.PENDING)
                     .where(sa.or_(d.c.lease_until.is_(None), d.c.lease_until < at))
                     .values(lease_owner=owner, lease_until=until)
                     .returning(d.c.id)
@@ -154,7 +154,7 @@ class Outbox:
                 for chunk in chunks(ids):
                     conn.execute(
                         d.update()
-                        .where(d.c.id.in_(chunk), d.c.status == DeliveryStatus.PENDING)
+                        .where(among(conn, d.c.id, chunk), d.c.status == DeliveryStatus.PENDING)
                         .values(
                             status=DeliveryStatus.DELIVERED,
                             delivered_at=at,
@@ -204,7 +204,7 @@ class Outbox:
                 conn.execute(
                     d.update()
                     .where(
-                        d.c.id.in_(chunk),
+                        among(conn, d.c.id, chunk),
                         d.c.lease_owner == owner,
                         d.c.status == DeliveryStatus.PENDING,
                     )
@@ -344,7 +344,7 @@ def _claims(conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
         for row in conn.execute(
             sa.select(d.c.id, d.c.event_seq, d.c.attempts, d.c.digest_id, e.c.name)
             .join(e, e.c.id == d.c.endpoint_id)
-            .where(d.c.id.in_(chunk))
+            .where(among(conn, d.c.id, chunk))
         )
     ]
     rows.sort(key=lambda row: row.event_seq)
@@ -352,7 +352,8 @@ def _claims(conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
     seqs = {row.id: [] if row.digest_id else [row.event_seq] for row in rows}
     digests = [row.id for row in rows if row.digest_id is not None]
     for chunk in chunks(digests):
-        for row in conn.execute(sa.select(carried).where(carried.c.delivery_id.in_(chunk))):
+        query = sa.select(carried).where(among(conn, carried.c.delivery_id, chunk))
+        for row in conn.execute(query):
             seqs[row.delivery_id].append(row.event_seq)
     for listed in seqs.values():
         listed.sort()
@@ -360,7 +361,7 @@ def _claims(conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:
     events = {
         ev.seq: ev
         for chunk in chunks(wanted)
-        for ev in events_where(conn, events_table.c.seq.in_(chunk))
+        for ev in events_where(conn, among(conn, events_table.c.seq, chunk))
     }
     return [
         Claim(
