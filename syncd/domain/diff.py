@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from syncd.domain.record import Record, normalize_name
 from syncd.domain.vocabulary import KINDS, RECORD_FIELDS, RecordField
 
@@ -79,6 +77,10 @@ def _list_change(old: list[str], new: list[str]) -> dict[str, list[str]]:
 
     A reordered list changes but adds and removes nothing.
     """
+    # Imported here: deepdiff takes 0.2 s to import, and the commands that only
+    # read (`syncd papers`, `events`) reach this module through the history.
+    from deepdiff import DeepDiff  # noqa: PLC0415
+
     delta = DeepDiff(old, new, ignore_order=True, report_repetition=True, verbose_level=0)
     return {
         "added": list(delta.get("iterable_item_added", {}).values()),

@@ -266,6 +266,15 @@ class TestStartUp:
         ).stdout.strip()
         assert loaded == "True"
 
+    def test_reading_commands_load_no_diff_library(self) -> None:
+        """``syncd papers``, ``events`` and ``history`` reach the diff module through the
+        history; deepdiff (0.2 s to import) loads only when a list is diffed."""
+        code = "import sys, syncd.cli.records\nprint('deepdiff' in sys.modules)"
+        loaded = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.strip()
+        assert loaded == "False"
+
 
 class TestSizes:
     def test_modules_stay_under_the_limit(self) -> None:

@@ -9,7 +9,13 @@ from syncd.sources.arxiv._client import (
     Pacer,
     id_list_batches,
 )
-from syncd.sources.arxiv._parser import FeedPage, clean_text, parse_feed, refuse_declarations
+from syncd.sources.arxiv._parser import (
+    FeedPage,
+    clean_text,
+    hardened_parser,
+    parse_feed,
+    refuse_declarations,
+)
 
 __all__ = [
     "MAX_IDS_PER_REQUEST",
@@ -18,6 +24,7 @@ __all__ = [
     "FeedPage",
     "Pacer",
     "clean_text",
+    "hardened_parser",
     "id_list_batches",
     "parse_feed",
     "refuse_declarations",

@@ -35,7 +35,7 @@ from syncd.domain.record import (
 from syncd.domain.withdrawal import detect_withdrawal
 from syncd.errors import ApiError, FeedError
 
-__all__ = ["FeedPage", "clean_text", "parse_feed", "refuse_declarations"]
+__all__ = ["FeedPage", "clean_text", "hardened_parser", "parse_feed", "refuse_declarations"]
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -124,8 +124,8 @@ class _DenyResolver(etree.Resolver):
         return self.resolve_string("", context, base_url=None)
 
 
-def _make_parser() -> etree.XMLParser:
-    """A fresh hardened parser (lxml parsers must not be shared between threads)."""
+def hardened_parser() -> etree.XMLParser:
+    """A fresh hardened parser for arXiv's XML (lxml parsers must not be shared by threads)."""
     parser = etree.XMLParser(
         encoding="utf-8",
         resolve_entities=False,
@@ -232,7 +232,7 @@ def _syntax_hint(body: bytes) -> str:
 def _parse_tree(body: bytes) -> etree._Element:
     """Parse with the hardened parser and check the result's structure."""
     try:
-        root = etree.fromstring(body, _make_parser())
+        root = etree.fromstring(body, hardened_parser())
     except etree.LxmlError as exc:
         raise FeedError(f"the body is not well-formed XML{_syntax_hint(body)}: {exc}") from exc
     docinfo = root.getroottree().docinfo

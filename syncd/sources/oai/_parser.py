@@ -1,9 +1,13 @@
 """Turn one OAI-PMH ``ListRecords`` page in ``arXivRaw`` into an ``OaiPage``.
 
-The page is walked with ``lxml.etree.iterparse``, and only the elements
-that say whose paper a record may be (its header and its author names) reach
-Python; the rest of a record is read by ``OaiEntry.read`` when the record
-turns out to matter, which on a day's harvest is one record in hundreds.
+The page is parsed whole by the API's hardened parser (a page is bounded by
+arXiv's page size and the client's response cap), and of each record only
+the elements that say whose paper it may be (its header and its author
+names) reach Python, found by lxml's tag matching; the rest of a record is
+read by ``OaiEntry.read`` when the record turns out to matter, which on a
+day's harvest is one record in hundreds.  (``iterparse`` would stream, but
+its parser holds the tree in a reference cycle, freed only by a full
+collection: a harvest of fifty pages held fifty trees.)
 Nothing is handed on before the whole page has parsed: a page cut short or
 not well-formed anywhere raises ``FeedError`` and yields no record, so a
 harvest applies nothing of it; a record read whole and found malformed
@@ -17,7 +21,6 @@ error (``syncd.errors.OaiError``).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -33,14 +36,13 @@ from syncd.errors import (
     NoRecordsMatch,
     OaiError,
 )
-from syncd.sources.arxiv import clean_text, refuse_declarations
+from syncd.sources.arxiv import clean_text, hardened_parser, refuse_declarations
 
 __all__ = ["OaiEntry", "OaiPage", "parse_page"]
 
 _OAI = "{http://www.openarchives.org/OAI/2.0/}"
 _RAW = "{http://arxiv.org/OAI/arXivRaw/}"
 
-_ROOT = _OAI + "OAI-PMH"
 _RESPONSE_DATE = _OAI + "responseDate"
 _ERROR = _OAI + "error"
 _RECORD = _OAI + "record"
@@ -55,20 +57,8 @@ _ARXIV_RAW = _RAW + "arXivRaw"
 _VERSION = _RAW + "version"
 
 _AUTHORS = _RAW + "authors"
-_RECORD_PARTS = frozenset((_IDENTIFIER, _DATESTAMP, _HEADER, _AUTHORS))
-# Only these end events reach Python: for a record, what tells whose paper it may be.
-_WATCHED = (
-    _IDENTIFIER,
-    _DATESTAMP,
-    _HEADER,
-    _AUTHORS,
-    _RECORD,
-    _RESPONSE_DATE,
-    _TOKEN,
-    _LIST_RECORDS,
-    _ERROR,
-    _ROOT,
-)
+# What tells whose paper a record may be: read for every record, the rest only when asked.
+_RECORD_PARTS = (_IDENTIFIER, _DATESTAMP, _HEADER, _AUTHORS)
 _IDENTIFIER_PREFIX = "oai:arXiv.org:"
 _ERRORS: dict[str, type[OaiError]] = {
     error.code: error for error in (BadArgument, BadResumptionToken)
@@ -168,52 +158,38 @@ def parse_page(body: bytes) -> OaiPage:
     rest of a record only by ``OaiEntry.read``.
     """
     refuse_declarations(body)
-    entries: list[OaiEntry] = []
-    response_date: str | None = None
-    token: str | None = None
-    listed = False
-    current = _Header()
-    parser = etree.iterparse(
-        io.BytesIO(body),
-        events=("end",),
-        tag=_WATCHED,
-        encoding="utf-8",
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        recover=False,
-    )
     try:
-        for _, element in parser:
-            tag = element.tag
-            if tag in _RECORD_PARTS:
-                current.take(tag, element)
-            elif tag == _RECORD:
-                entries.append(_entry(element, current, len(entries) + 1))
-                current = _Header()
-            elif tag == _RESPONSE_DATE:
-                response_date = _text(element, "responseDate")
-            elif tag == _TOKEN:
-                token = _text(element, "resumptionToken")
-            elif tag == _LIST_RECORDS:
-                listed = True
-            elif tag == _ERROR:
-                _raise_error(element, response_date)
-            elif tag == _ROOT and element.getparent() is None:
-                _check_root(element)
+        root = etree.fromstring(body, hardened_parser())
     except etree.LxmlError as exc:
         raise FeedError(f"the OAI-PMH page is not well-formed XML (cut short?): {exc}") from exc
-    if not listed:
+    _check_root(root)
+    response_date: str | None = None
+    listed: etree._Element | None = None
+    for child in root:
+        tag = child.tag
+        if tag == _RESPONSE_DATE:
+            response_date = _text(child, "responseDate")
+        elif tag == _ERROR:
+            _raise_error(child, response_date)
+        elif tag == _LIST_RECORDS:
+            listed = child
+    if listed is None:
         raise FeedError("the OAI-PMH answer has no <ListRecords>")
     if response_date is None:
         raise FeedError("the OAI-PMH answer has no <responseDate>")
-    return OaiPage(response_date, tuple(entries), token)
+    entries = [
+        _entry(record, position)
+        for position, record in enumerate(listed.iterchildren(_RECORD), start=1)
+    ]
+    token = listed.find(_TOKEN)
+    next_page = _text(token, "resumptionToken") if token is not None else None
+    return OaiPage(response_date, tuple(entries), next_page)
 
 
-def _entry(record: etree._Element, header: _Header, position: int) -> OaiEntry:
+def _entry(record: etree._Element, position: int) -> OaiEntry:
+    header = _Header()
+    for element in record.iter(*_RECORD_PARTS):
+        header.take(element.tag, element)
     if not header.seen:
         raise FeedError(f"record {position} has no <header>")
     identifier, datestamp = header.identifier, header.datestamp
