@@ -1,6 +1,6 @@
 """Run every benchmark row, print the table, write the results as JSON.
 
-    python -m benchmarks.run          # full run (about 10 minutes): benchmarks/results.json
+    python -m benchmarks.run          # full run (about 36 minutes): benchmarks/results.json
     python -m benchmarks.run --quick  # small sizes, a smoke run for CI (under a minute)
     python -m benchmarks.run --only parse,quiet --output /tmp/r.json
 
