@@ -1,0 +1,85 @@
+# ruff: noqa: RUF001 -- Greek and other non-Latin letters are what is converted
+"""TeX in arXiv's text reads as arXiv's own ``tex2utf`` writes it: accents, letters, Greek."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from syncd.domain.record import normalize_text
+from syncd.domain.tex import tex_to_utf8
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-real" / "oai"
+
+# (case, TeX as a submitter writes it, what arXiv's API and ``arXiv`` OAI format write)
+CASES = [
+    ("acute", r"Jos\'e", "José"),
+    ("braced letter", r"Jos\'{e}", "José"),
+    ("braces around a command stay", r"Pl{\"o}tz", "Pl{ö}tz"),
+    ("umlaut", r"Pl\"otz", "Plötz"),
+    ("caron needs braces", r"Li\v{s}ka", "Liška"),
+    ("double acute", r"Cs\"org\H{o}", "Csörgő"),
+    ("cedilla", r"Fran\c{c}ois", "François"),
+    ("ring letter", r"H. -{\AA}. Gustafsson", "H. -Å. Gustafsson"),
+    ("sharp s before a space", r"Wei\ss e", "Weiße"),
+    ("sharp s with empty braces", r"Gro\ss{}mann", "Großmann"),
+    ("slashed o braced", r"{\O}rsted", "Ørsted"),
+    ("control space", r"\o\ rsted", "ø rsted"),
+    ("a command inside a word is not a letter", r"\ldots", r"\ldots"),
+    ("dotless i", r"\'{\i}", r"\'ı"),
+    ("dotless j", r"{\j}ava", "java"),
+    ("Greek in math", r"H$\alpha$ flux", "H$α$ flux"),
+    ("Greek before a subscript", r"$\mu_0$", "$μ_0$"),
+    ("Greek ends at a space", r"$\Delta \eta$", "$Δη$"),
+    ("phi is the closed form", r"$\phi$ and $\varphi$", "$ϕ$ and $φ$"),
+    ("arXiv's table lacks upsilon", r"$\upsilon$", r"$\upsilon$"),
+    (
+        "other math stays TeX",
+        r"$\sqrt{s_{NN}}$ and $\varepsilon$",
+        r"$\sqrt{s_{NN}}$ and $\varepsilon$",
+    ),
+    ("symbols", r"\copyright\ 2007, \S 3", "© 2007, §3"),
+    ("unknown accent keeps the letter", r"\'g and \~e", "g and e"),
+    ("unknown named accent keeps both letters", r"\v{y}", "vy"),
+    ("double braces reduced", "{{LHC}} data", "{LHC} data"),
+    ("tie", r"\t{o}o", "oo"),
+    ("no TeX", "Plain text, 5% of it", "Plain text, 5% of it"),
+]
+
+
+@pytest.mark.parametrize(("tex", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_converts_as_arxiv_does(tex: str, expected: str) -> None:
+    """Each kind of TeX arXiv converts is converted, and nothing else is."""
+    assert tex_to_utf8(tex) == expected
+
+
+@pytest.mark.parametrize(("tex", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_converted_text_stays_as_it_is(tex: str, expected: str) -> None:
+    """Text the API already converted reads the same again: one version, one record."""
+    assert tex_to_utf8(tex_to_utf8(tex)) == tex_to_utf8(tex)
+
+
+def _texts(name: str, field: str) -> dict[str, str | None]:
+    """``field`` of every record of an OAI page, by arXiv id."""
+    found: dict[str, str | None] = {}
+    for metadata in etree.parse(REAL / name).iter("{*}metadata"):
+        (record,) = metadata
+        found[record.findtext("{*}id") or ""] = record.findtext("{*}" + field)
+    return found
+
+
+@pytest.mark.parametrize("field", ["title", "abstract"])
+def test_every_raw_text_reads_as_arxivs_own_conversion(field: str) -> None:
+    """Over arXiv's own answers, arXivRaw's TeX converted equals the ``arXiv`` format's text."""
+    raw = _texts("ListRecords_arXivRaw_page1.xml", field)
+    converted = _texts("ListRecords_arXiv_page1.xml", field)
+    assert raw.keys() == converted.keys() and len(raw) == 200
+    differ = [
+        arxiv_id
+        for arxiv_id, text in raw.items()
+        if normalize_text(tex_to_utf8(text or "")) != normalize_text(converted[arxiv_id])
+    ]
+    assert differ == []
+    assert sum(normalize_text(t) != normalize_text(converted[i]) for i, t in raw.items()) > 0
