@@ -13,7 +13,8 @@ and flags); those versions are still fetched from the API by the backfill.
 
 The per-version source flags are the authoritative withdrawal verdict
 (``syncd.domain.withdrawal.source_type_verdict``): a withdrawn version has
-``I`` (no files) and a size of 0 kb.
+``I`` (no files) and a size of 0 kb.  The size alone says nothing: arXiv
+rounds sizes down, so a 484-byte source is listed as ``0kb`` too.
 """
 
 from __future__ import annotations
@@ -44,15 +45,14 @@ class RawVersion:
 
     @property
     def withdrawal_verdict(self) -> bool | None:
-        """Whether this version is withdrawn by its flags; ``None`` when they do not say.
+        """Whether this version is withdrawn by its flags; ``None`` when it has none.
 
-        ``I`` marks a version without files; a 0 kb version without flags
-        is one too.  A version with other flags, or a size, is not withdrawn
-        when it has flags, and undecided (its text decides) when it has none.
+        ``I`` marks a version without files; other flags mark one with files.
+        Without flags the text decides, whatever the size: a source under
+        1024 bytes is ``0kb`` too (2310.08262 in arXiv's test data: 484 bytes,
+        listed ``(0kb)``), and the 2015 service often wrote no flags at all.
         """
-        if self.source_type is not None:
-            return source_type_verdict(self.source_type)
-        return True if self.size_kb == 0 else None
+        return source_type_verdict(self.source_type)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.domain.arxivraw import ArxivRawRecord, split_authors
+from syncd.domain.arxivraw import ArxivRawRecord, RawVersion, split_authors
 from syncd.errors import BadArgument, BadResumptionToken, FeedError, NoRecordsMatch
 from syncd.sources.oai import parse_page
 from syncd.sources.oai._parser import _date
@@ -139,6 +139,45 @@ class TestWithdrawalFromFlags:
     def test_no_flags_leave_the_text_to_decide(self) -> None:
         paper = RawPaper("2603.00001", abstract="This paper has been withdrawn by Ada.")
         assert parse_page(list_records_xml([paper])).records[0].as_record().withdrawn is True
+
+    def test_zero_kb_without_flags_is_not_a_withdrawal(self) -> None:
+        """A ``0kb`` version without flags is a tiny source, not a withdrawal, when its text
+        announces none: arXiv rounds sizes down (2310.08262 in arXiv's test data is 484
+        bytes, listed ``(0kb)``)."""
+        versions = (RawVersionXml(), RawVersionXml(size="0kb"))
+        paper = RawPaper("2603.00001", versions=versions)
+        record = parse_page(list_records_xml([paper])).records[0].as_record()
+        assert (record.withdrawn, record.withdrawn_by) == (False, None)
+
+    def test_zero_kb_without_flags_and_a_notice_is_a_withdrawal(self) -> None:
+        """Without flags the text decides, as for 0906.3336v2 of arXiv's ``browse.db``: stored
+        as a 110-byte TeX source, so arXiv writes ``0kb`` and no ``source_type``."""
+        versions = (RawVersionXml(size="8kb"), RawVersionXml(size="0kb"))
+        paper = RawPaper(
+            "0906.3336",
+            versions=versions,
+            abstract="This paper has been withdrawn since the results are not satisfied.",
+            comments="This paper has been withdrawn",
+        )
+        record = parse_page(list_records_xml([paper])).records[0].as_record()
+        assert (record.withdrawn, record.withdrawn_by) == (True, "author")
+
+    @pytest.mark.parametrize(
+        ("size_kb", "source_type", "verdict"),
+        [
+            pytest.param(0, "I", True, id="0kb I"),
+            pytest.param(0, None, None, id="0kb no flags"),
+            pytest.param(0, "H", False, id="0kb html"),
+            pytest.param(617, None, None, id="no flags"),
+            pytest.param(853, "D", False, id="pdftex"),
+        ],
+    )
+    def test_only_the_flags_decide(
+        self, size_kb: int, source_type: str | None, verdict: bool | None
+    ) -> None:
+        """A version's verdict comes from its flags alone, never from its size."""
+        version = RawVersion(2, datetime(2011, 2, 2, tzinfo=UTC), size_kb, source_type)
+        assert version.withdrawal_verdict is verdict
 
 
 class TestPages:
