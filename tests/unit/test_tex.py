@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ from lxml import etree
 from syncd.domain.record import normalize_text
 from syncd.domain.tex import tex_to_utf8
 
-REAL = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-real" / "oai"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-real"
+REAL = CORPUS / "oai"
+ORACLE = CORPUS / "oracle"
 
 # (case, TeX as a submitter writes it, what arXiv's API and ``arXiv`` OAI format write)
 CASES = [
@@ -61,25 +64,48 @@ def test_converted_text_stays_as_it_is(tex: str, expected: str) -> None:
     assert tex_to_utf8(tex_to_utf8(tex)) == tex_to_utf8(tex)
 
 
-def _texts(name: str, field: str) -> dict[str, str | None]:
+def _texts(page: Path, field: str) -> dict[str, str | None]:
     """``field`` of every record of an OAI page, by arXiv id."""
     found: dict[str, str | None] = {}
-    for metadata in etree.parse(REAL / name).iter("{*}metadata"):
+    for metadata in etree.parse(page).iter("{*}metadata"):
         (record,) = metadata
         found[record.findtext("{*}id") or ""] = record.findtext("{*}" + field)
     return found
 
 
-@pytest.mark.parametrize("field", ["title", "abstract"])
-def test_every_raw_text_reads_as_arxivs_own_conversion(field: str) -> None:
+RAW_PAGES = sorted(REAL.glob("ListRecords_arXivRaw_page*.xml"))
+
+
+@pytest.mark.parametrize("field", ["title", "abstract", "comments", "journal-ref"])
+@pytest.mark.parametrize("raw_page", RAW_PAGES, ids=[p.name for p in RAW_PAGES])
+def test_every_raw_text_reads_as_arxivs_own_conversion(raw_page: Path, field: str) -> None:
     """Over arXiv's own answers, arXivRaw's TeX converted equals the ``arXiv`` format's text."""
-    raw = _texts("ListRecords_arXivRaw_page1.xml", field)
-    converted = _texts("ListRecords_arXiv_page1.xml", field)
-    assert raw.keys() == converted.keys() and len(raw) == 200
+    raw = _texts(raw_page, field)
+    converted = _texts(raw_page.with_name(raw_page.name.replace("arXivRaw", "arXiv")), field)
+    assert raw.keys() == converted.keys() and raw
     differ = [
         arxiv_id
         for arxiv_id, text in raw.items()
         if normalize_text(tex_to_utf8(text or "")) != normalize_text(converted[arxiv_id])
     ]
     assert differ == []
-    assert sum(normalize_text(t) != normalize_text(converted[i]) for i, t in raw.items()) > 0
+
+
+@pytest.mark.parametrize("source", ["oai-browse-db.json", "abs-files.json"])
+def test_every_text_of_the_oracle_converts_as_arxiv_converts_it(source: str) -> None:
+    """Every title, abstract, comment, journal-ref and author string arXiv's own ``tex2utf``
+    converted (its browse.db and its .abs files) reads the same here, byte for byte."""
+    records = json.loads((ORACLE / source).read_text(encoding="utf-8"))["records"]
+    compared, differ = 0, []
+    for arxiv_id, record in records.items():
+        for field in ("title", "abstract", "comments", "journal_ref", "authors"):
+            if record.get(field) is None:
+                continue
+            compared += 1
+            if tex_to_utf8(record[field]) != record[field + "_tex2utf"]:
+                differ.append((arxiv_id, field))
+    assert differ == []
+    changed = sum(
+        r[f] != r[f + "_tex2utf"] for r in records.values() for f in ("title", "abstract")
+    )
+    assert compared > 2000 and changed > 10  # the corpus holds TeX to convert
