@@ -51,7 +51,7 @@ __all__ = ["split_authors"]
 # arXiv's "and" between names: spaces on both sides, a comma before it absorbed;
 # a doubled one ("Dong Liu and and Linsheng Zhu") is one separator here, not in arXiv.
 _AND_RE = re.compile(r",?\s+(?:and|&)(?:\s+(?:and|&))*\s")
-# A dot glued to what follows, as in initials "C.N."; TeX's "\\." is an accent,
+# A dot glued to what follows, as in initials "C.N."; TeX's "\." is an accent,
 # and the second dot of ".." is left alone as arXiv's own rule leaves it.
 _GLUED_DOT_RE = re.compile(r"\.(?<![\\.]\.)(?=\S)")
 _PARENTHESIS_RE = re.compile(r"[()]")
@@ -63,7 +63,12 @@ _COLLABORATION_NOUN_RE = re.compile(r"\s(?:collaboration|group|team)", re.IGNORE
 _SUFFIXES = frozenset({"Jr", "Jr."})
 # What a dropped note leaves: a separator of its own (XML text never holds a NUL).
 _NOTE = "\x00"
+# Between names; kept in the split where a suffix or a nickname must know which.
 _SEPARATOR_RE = re.compile(r"([,:\x00])")
+_ANY_SEPARATOR_RE = re.compile(r"[,:\x00]")
+_INNERMOST_NOTE_RE = re.compile(r"\([^()]*\)")
+# A name right after a note, no separator between: "Zhe (Rita) Liang".
+_NAME_AFTER_NOTE_RE = re.compile(r"\x00 ?[^\s,:\x00]")
 
 
 def split_authors(text: str) -> tuple[str, ...]:
@@ -74,10 +79,13 @@ def split_authors(text: str) -> tuple[str, ...]:
     """
     if "(" in text:
         text = _without_notes(text)
-    if _NOTE in text or ":" in text or "Jr" in text:
-        parts = _parts(_spaced(text))
-    else:  # the common case, "A. B, C. D and E. F": commas alone separate
-        parts = _spaced(text).split(",")
+    spaced = _spaced(text)
+    if "Jr" in spaced or (_NOTE in spaced and _NAME_AFTER_NOTE_RE.search(spaced)):
+        parts = _parts(spaced)  # a suffix or a nickname joins two parts
+    elif _NOTE in spaced or ":" in spaced:
+        parts = _ANY_SEPARATOR_RE.split(spaced)
+    else:  # the common case, "A. B, C. D and E. F"
+        parts = spaced.split(",")
     # A capital other than the E of "Et al." starts a name: most parts are done there.
     names = [
         part
@@ -91,6 +99,12 @@ def split_authors(text: str) -> tuple[str, ...]:
 
 def _without_notes(text: str) -> str:
     """The text with each top-level parenthesised note, nested ones inside it, as ``_NOTE``."""
+    flat, found = text, 1
+    while found and "(" in flat:  # innermost first, each pass in C
+        flat, found = _INNERMOST_NOTE_RE.subn(_NOTE, flat)
+    if "(" not in flat and ")" not in flat:
+        return flat
+    # A parenthesis without its pair: count depths, as arXiv does.
     kept: list[str] = []
     depth = start = 0
     for match in _PARENTHESIS_RE.finditer(text):
@@ -103,7 +117,7 @@ def _without_notes(text: str) -> str:
             depth -= 1
             if depth == 0:
                 start = at + 1
-    # A note left open runs to the end; a stray ")" leaves the rest as it is.
+    # A note left open runs to the end; after a stray ")" the rest is text.
     kept.append("" if depth > 0 else text[start:])
     return _NOTE.join(kept)
 
@@ -158,7 +172,7 @@ def _is_nickname_between(before: str, after: str) -> bool:
 
 
 def _is_name(part: str) -> bool:
-    """Whether a part is a name: not a stray parenthesis's, not "et al", not bare punctuation."""
+    """Whether a part is a name: not "(..." or "]...", not "et al", not bare punctuation."""
     if part[0] in "(]" or _ET_AL_RE.match(part):
         return False
     return part[0].isalnum() or _LETTER_OR_DIGIT_RE.search(part) is not None
