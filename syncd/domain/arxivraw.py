@@ -19,19 +19,13 @@ rounds sizes down, so a 484-byte source is listed as ``0kb`` too.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from syncd.domain.record import Record
 from syncd.domain.withdrawal import detect_withdrawal, source_type_verdict
 
-__all__ = ["ArxivRawRecord", "RawVersion", "arxiv_time", "split_authors"]
-
-# Affiliations and notes arXiv keeps inside the author string: "A (MIT), B (1)".
-_PARENTHESES_RE = re.compile(r"\([^()]*\)")
-# Between two names: a comma, a semicolon, or the word "and" (", and" gives an empty part).
-_NAME_SEPARATOR_RE = re.compile(r"[,;]|\band\b")
+__all__ = ["ArxivRawRecord", "RawVersion", "arxiv_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +99,3 @@ class ArxivRawRecord:
 def arxiv_time(moment: datetime) -> str:
     """A moment as the API writes ``<published>`` and ``<updated>``: ``2026-03-01T09:00:00Z``."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def split_authors(text: str) -> tuple[str, ...]:
-    """arXivRaw's one author string as the API's list of names.
-
-    arXiv writes ``A, B, and C`` or ``A and B``, with affiliations in
-    parentheses (``A (MIT), B``); the API lists each name without them.
-    ``text`` is already unwrapped (one space between words).
-    """
-    previous = None
-    while "(" in text and previous != text:  # nested parentheses: innermost first
-        previous, text = text, _PARENTHESES_RE.sub(" ", text)
-    names = (" ".join(part.split()) for part in _NAME_SEPARATOR_RE.split(text))
-    return tuple(name for name in names if name)

@@ -68,9 +68,14 @@ def attribute(record: Record, facts: IdentityFacts) -> Attribution:
     return Attribution(True) if identity.plausible else Attribution(False, _NOTHING_SHARED)
 
 
-# ASCII punctuation as ``normalize_name`` folds it: a space (``\w`` keeps "_").
+# ASCII punctuation as ``normalize_name`` folds it: TeX's braces go, the rest is
+# a space (``\w`` keeps "_").
 _ASCII_FOLD = str.maketrans(
-    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c in "_ \t\n\r\x0b\x0c")}
+    {
+        c: "" if c in "{}" else " "
+        for c in map(chr, range(128))
+        if not (c.isalnum() or c in "_ \t\n\r\x0b\x0c")
+    }
 )
 
 

@@ -66,6 +66,7 @@ _OLD_ARCHIVES = frozenset(
     }
 )
 _SHAPE = "not YYMM.NNNNN or archive/YYMMNNN, with an optional version vN"
+_TEX_BRACES = str.maketrans("", "", "{}")
 
 
 def normalize_text(value: str | None) -> str | None:
@@ -80,8 +81,13 @@ def normalize_text(value: str | None) -> str | None:
 
 
 def normalize_name(name: str) -> str:
-    """A comparison key for a person's name: accents, case and punctuation folded."""
-    decomposed = unicodedata.normalize("NFKD", name)
+    """A comparison key for a person's name: accents, case and punctuation folded.
+
+    TeX's grouping braces go without a trace: arXiv keeps them around a
+    converted accent (``Pl{\\"o}tz`` reads ``Pl{ö}tz``), and the same person
+    is ``Plötz`` elsewhere.
+    """
+    decomposed = unicodedata.normalize("NFKD", name.translate(_TEX_BRACES))
     letters = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(re.sub(r"[^\w\s]", " ", letters.casefold()).split())
 

@@ -40,6 +40,26 @@ class TestNormalizeText:
         assert normalize_text("0") == "0"
 
 
+class TestNormalizeName:
+    def test_folds_case_and_accents(self) -> None:
+        """Names compare without case, accents or punctuation."""
+        assert normalize_name("Zhída  JIANG") == normalize_name("zhida jiang")
+
+    @pytest.mark.parametrize(
+        ("one", "other"),
+        [
+            ("A. Pl{ö}tz", "A. Plötz"),
+            ("Pl{o}tz", "Plotz"),
+            ("C.N. Pope", "C. N. Pope"),
+            ("J.-P. Blaizot", "J. -P. Blaizot"),
+        ],
+        ids=["TeX braces", "TeX braces in ASCII", "spaced initials", "hyphenated initials"],
+    )
+    def test_same_person(self, one: str, other: str) -> None:
+        """A name with TeX's braces or glued initials folds as it does without them."""
+        assert normalize_name(one) == normalize_name(other)
+
+
 class TestIds:
     @pytest.mark.parametrize(
         ("raw", "expected"),
@@ -188,7 +208,3 @@ class TestRecord:
         old = Record(arxiv_id="1", version=2, withdrawn=True, withdrawn_by="admin")
         merged = old.merged_with(Record(arxiv_id="1", version=3))
         assert (merged.withdrawn, merged.withdrawn_by) == (False, None)
-
-    def test_names_fold(self) -> None:
-        """Names compare without case, accents or punctuation."""
-        assert normalize_name("Zhída  JIANG") == normalize_name("zhida jiang")

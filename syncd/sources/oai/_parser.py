@@ -27,7 +27,8 @@ from email.utils import parsedate_to_datetime
 
 from lxml import etree
 
-from syncd.domain.arxivraw import ArxivRawRecord, RawVersion, split_authors
+from syncd.domain.arxivraw import ArxivRawRecord, RawVersion
+from syncd.domain.author_list import split_authors
 from syncd.domain.record import ArxivIdError, split_arxiv_id
 from syncd.errors import (
     BadArgument,
