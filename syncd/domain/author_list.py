@@ -6,9 +6,11 @@ et al``.  The API, the author feeds and the ``arXiv`` OAI format list the
 same people one by one, as arXiv's own parser (arXiv/arxiv-base
 ``arxiv.authors.parse_author_affil``, run after ``tex2utf``) splits the
 string, each written "Forenames Keyname Suffix".  A name read differently
-here than there is a false author change, so this module follows arXiv's
-rules, quirks included, with three exceptions where arXiv's reading is
-plainly wrong (below).
+here than there is a false author change when a harvest and a name query
+meet the same version, so this module follows arXiv's rules, quirks
+included, even where arXiv's reading is plainly odd: "Zhe (Rita) Liang"
+reads "Zhe" and "Liang", a stray ";" or ":" between notes is a name, and
+"Dong Liu and and Linsheng Zhu" lists "and Linsheng Zhu".
 
 arXiv's rules, in the order they apply:
 
@@ -18,7 +20,8 @@ arXiv's rules, in the order they apply:
   a part starting with ``(`` or ``]`` is not a name.
 - Between names: a comma, a colon, or ``and`` / ``&`` with spaces on both
   sides (case-sensitive: ``And`` is part of a name).  A semicolon is not a
-  separator: ``A; B`` is one name.
+  separator: ``A; B`` is one name.  A colon is also a name of its own,
+  ``:``, unless it follows a collaboration that opens the list.
 - ``Jr`` or ``Jr.`` after a comma stays with the name before it
   (``M. Finger, Jr.``); ``Sr.``, ``II`` and ``III`` after a comma are names
   of their own, as arXiv lists them.
@@ -30,12 +33,6 @@ arXiv's rules, in the order they apply:
   that noun, letters, digits and spaces only: "Fermi-LAT Collaboration" reads
   "LAT Collaboration", "ATLAS Collaborations" reads "ATLAS Collaboration".
 
-Where this module reads better than arXiv (each a known difference in
-``tests/unit/test_author_conformance.py``): a nickname in parentheses after a
-first name stays inside the name ("Zhe (Rita) Liang" is one person, arXiv
-lists "Zhe" and "Liang"); bare punctuation is not a name (arXiv lists a
-stray ";" or ":"); a doubled "and" is one separator (arXiv lists "and
-Linsheng Zhu").
 
 Braces a converted TeX accent leaves (``Pl{ö}tz``) stay: arXiv keeps them, and
 ``normalize_name`` folds them away.  The text comes converted from TeX and
@@ -48,27 +45,26 @@ import re
 
 __all__ = ["split_authors"]
 
-# arXiv's "and" between names: spaces on both sides, a comma before it absorbed;
-# a doubled one ("Dong Liu and and Linsheng Zhu") is one separator here, not in arXiv.
-_AND_RE = re.compile(r",?\s+(?:and|&)(?:\s+(?:and|&))*\s")
+# arXiv's "and" between names: spaces on both sides, a comma before it absorbed.
+_AND_RE = re.compile(r",?\s+(?:and|&)\s")
 # A dot glued to what follows, as in initials "C.N."; TeX's "\." is an accent,
 # and the second dot of ".." is left alone as arXiv's own rule leaves it.
 _GLUED_DOT_RE = re.compile(r"\.(?<![\\.]\.)(?=\S)")
 _PARENTHESIS_RE = re.compile(r"[()]")
 _ET_AL_RE = re.compile(r"et\.?\s+al", re.IGNORECASE)
-_LETTER_OR_DIGIT_RE = re.compile(r"[^\W_]")
 _COLLABORATION_RE = re.compile(r"[a-z0-9\s]+\s+(?:collaboration|group|team)", re.IGNORECASE)
 # Its noun alone: the whole pattern backtracks over every letter of a name without one.
 _COLLABORATION_NOUN_RE = re.compile(r"\s(?:collaboration|group|team)", re.IGNORECASE)
 _SUFFIXES = frozenset({"Jr", "Jr."})
 # What a dropped note leaves: a separator of its own (XML text never holds a NUL).
 _NOTE = "\x00"
-# Between names; kept in the split where a suffix or a nickname must know which.
-_SEPARATOR_RE = re.compile(r"([,:\x00])")
-_ANY_SEPARATOR_RE = re.compile(r"[,:\x00]")
+# Between names; kept in the split where a suffix must know which.
+_SEPARATOR_RE = re.compile(r"([,\x00])")
+_ANY_SEPARATOR_RE = re.compile(r"[,\x00]")
+# arXiv keeps a colon as a part of its own, so it is a name (":") unless a
+# collaboration opening the list swallows it: "LHCb Collaboration: R. Aaij".
+_COLON = ":"
 _INNERMOST_NOTE_RE = re.compile(r"\([^()]*\)")
-# A name right after a note, no separator between: "Zhe (Rita) Liang".
-_NAME_AFTER_NOTE_RE = re.compile(r"\x00 ?[^\s,:\x00]")
 
 
 def split_authors(text: str) -> tuple[str, ...]:
@@ -80,9 +76,9 @@ def split_authors(text: str) -> tuple[str, ...]:
     if "(" in text:
         text = _without_notes(text)
     spaced = _spaced(text)
-    if "Jr" in spaced or (_NOTE in spaced and _NAME_AFTER_NOTE_RE.search(spaced)):
-        parts = _parts(spaced)  # a suffix or a nickname joins two parts
-    elif _NOTE in spaced or ":" in spaced:
+    if "Jr" in spaced:
+        parts = _parts(spaced)  # a suffix joins two parts
+    elif _NOTE in spaced:
         parts = _ANY_SEPARATOR_RE.split(spaced)
     else:  # the common case, "A. B, C. D and E. F"
         parts = spaced.split(",")
@@ -127,26 +123,24 @@ def _spaced(text: str) -> str:
     if "&" in text:
         text = _AND_RE.sub(",", text)
     else:  # the same, in single-spaced text, at a third of the cost
-        while " and and " in text:
-            text = text.replace(" and and ", " and ")
         text = text.replace(", and ", ",").replace(" and ", ",")
+    if _COLON in text:
+        text = text.replace(_COLON, f",{_COLON},")
     return _GLUED_DOT_RE.sub(". ", text) if "." in text else text
 
 
 def _parts(spaced: str) -> list[str]:
-    """The names, ``Jr.`` after a comma joined to the name before it, a nickname's name joined."""
+    """The names, ``Jr.`` after a comma joined to the name before it."""
     pieces = _SEPARATOR_RE.split(spaced)
     names = [pieces[0].strip()]
     # Each separator with the name after it; an empty name stands for a
     # separator that follows another, as in "A,, Jr." or "A (1), B".
     for separator, piece in zip(pieces[1::2], map(str.strip, pieces[2::2]), strict=True):
         before = names[-1]
-        if piece in _SUFFIXES and separator == ",":
+        if piece in _SUFFIXES and separator == "," and before != _COLON:
             # arXiv joins it to whatever came before the comma: a note or a
             # separator swallows it.
             names[-1] = _with_suffix(before, piece) if before else ""
-        elif separator == _NOTE and _is_nickname_between(before, piece):
-            names[-1] = f"{before} {piece}"
         else:
             names.append(piece)
     return names
@@ -161,21 +155,9 @@ def _with_suffix(name: str, suffix: str) -> str:
     return f"{name} , {suffix}" if name.endswith(".") else f"{name}, {suffix}"
 
 
-def _is_nickname_between(before: str, after: str) -> bool:
-    """Whether a note between these two is a nickname: "Zhe (Rita) Liang" is one person.
-
-    arXiv ends a name at every note and lists "Zhe" and "Liang"; a lone first
-    name before the note and a name right after it (no separator) read better
-    as one.
-    """
-    return bool(before and after) and " " not in before and _is_name(before) and _is_name(after)
-
-
 def _is_name(part: str) -> bool:
-    """Whether a part is a name: not "(..." or "]...", not "et al", not bare punctuation."""
-    if part[0] in "(]" or _ET_AL_RE.match(part):
-        return False
-    return part[0].isalnum() or _LETTER_OR_DIGIT_RE.search(part) is not None
+    """Whether a part is a name: not "(..." or "]...", not "et al" (arXiv keeps a lone ";")."""
+    return part[0] not in "(]" and _ET_AL_RE.match(part) is None
 
 
 def _collaboration(name: str) -> str | None:
@@ -187,11 +169,11 @@ def _collaboration(name: str) -> str | None:
 
 
 def _collaborations_first(names: list[str]) -> tuple[str, ...]:
-    """The names, with the collaborations that open the list cut to their noun phrase."""
+    """The names, with the collaborations that open the list cut to their noun phrase,
+    each swallowing a colon right after it."""
     leading: list[str] = []
-    for name in names:
-        collaboration = _collaboration(name)
-        if collaboration is None:
-            break
+    at = 0
+    while at < len(names) and (collaboration := _collaboration(names[at])) is not None:
         leading.append(collaboration)
-    return (*leading, *names[len(leading) :])
+        at += 2 if names[at + 1 : at + 2] == [_COLON] else 1
+    return (*leading, *names[at:])

@@ -67,9 +67,9 @@ COLLABORATIONS: list[Case] = [
     ("cut at a hyphen", "Fermi-LAT Collaboration: A. A. Abdo", ("LAT Collaboration", "A. A. Abdo")),
     ("team", "Planck Team: A. B. Author", ("Planck Team", "A. B. Author")),
     (
-        "a dotted name is no collaboration",
+        "a dotted name is no collaboration, nor swallows its colon",
         "The H.E.S.S. Collaboration: A. B. Author",
-        ("The H. E. S. S. Collaboration", "A. B. Author"),
+        ("The H. E. S. S. Collaboration", ":", "A. B. Author"),
     ),
     (
         "a collaboration later stays whole",
@@ -137,31 +137,25 @@ NOTES: list[Case] = [
     ("a stray closing parenthesis", "A. One) B. Two", ("A. One) B. Two",)),
 ]
 
-# (case, text, syncd's reading, arXiv's reading)
-BETTER: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
+# (case, text, arXiv's reading, what a person might read instead)
+QUIRKS: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
     (
-        "a nickname stays inside the name",
+        "a note ends a name, a nickname too",
         "Zhe (Rita) Liang, Matei I. Radulescu",
-        ("Zhe Liang", "Matei I. Radulescu"),
         ("Zhe", "Liang", "Matei I. Radulescu"),
+        ("Zhe Liang", "Matei I. Radulescu"),
     ),
     (
-        "a stray semicolon is no name",
+        "a stray semicolon is a name",
         "Gibor Basri (6); (1 - Swarthmore College; 2 - Vanderbilt)",
-        ("Gibor Basri",),
         ("Gibor Basri", ";"),
+        ("Gibor Basri",),
     ),
     (
-        "a stray colon is no name",
-        "The CMS and LHCb Collaborations: V. Khachatryan",
-        ("The CMS", "LHCb Collaborations", "V. Khachatryan"),
-        ("The CMS", "LHCb Collaborations", ":", "V. Khachatryan"),
-    ),
-    (
-        "a doubled and is one separator",
+        "a doubled and is a name's first word",
         "Naihong Hu, Dong Liu and and Linsheng Zhu",
-        ("Naihong Hu", "Dong Liu", "Linsheng Zhu"),
         ("Naihong Hu", "Dong Liu", "and Linsheng Zhu"),
+        ("Naihong Hu", "Dong Liu", "Linsheng Zhu"),
     ),
 ]
 
@@ -208,15 +202,14 @@ class TestNotes:
         assert split_authors(text) == names
 
 
-class TestBetterThanArxiv:
+class TestArxivsQuirks:
     @pytest.mark.parametrize(
-        ("text", "ours", "arxivs"), [case[1:] for case in BETTER], ids=[case[0] for case in BETTER]
+        ("text", "arxivs", "nicer"), [case[1:] for case in QUIRKS], ids=[case[0] for case in QUIRKS]
     )
-    def test_reads_the_person(
-        self, text: str, ours: tuple[str, ...], arxivs: tuple[str, ...]
-    ) -> None:
-        """Where arXiv lists a fragment as a person, the person is read instead."""
-        assert split_authors(text) == ours != arxivs
+    def test_kept(self, text: str, arxivs: tuple[str, ...], nicer: tuple[str, ...]) -> None:
+        """Where arXiv reads a fragment as a person, so does syncd: the API lists it so, and
+        a nicer reading would be a false author change when a harvest meets a name query."""
+        assert split_authors(text) == arxivs != nicer
 
 
 _WORD = st.text("abcdefghijklmnopqrstuvwxyzéøł-'", min_size=1, max_size=8).filter(
