@@ -69,7 +69,8 @@ class NameIndex:
         """The followed authors a paper listing ``names`` may be by (``names.could_be``)."""
         found: set[str] = set()
         for listed in names:
-            for author in self.sharing_key(listed):
+            key = index_key(listed)
+            for author in self._by_key.get(key, ()) if key is not None else ():
                 if author not in found and name_match(listed, author) >= NameMatch.INITIALS:
                     found.add(author)
         return found
