@@ -106,13 +106,12 @@ class Reading:
     ``listed`` is the name on the paper that reads best as the author (None
     when none can be them), at ``level``; ``rivals`` the other followed
     authors that name reads as at least as well, none of whom the paper
-    names elsewhere; ``own`` every listed name that could be the author.
+    names elsewhere.
     """
 
     level: NameMatch
     listed: str | None = None
     rivals: tuple[str, ...] = ()
-    own: tuple[str, ...] = ()
 
     def doubt(self, author: str) -> str:
         """Why the name alone does not make the paper the author's, as a reviewer reads it."""
@@ -133,7 +132,7 @@ def read(names: Sequence[str], author: str, followed: NameIndex | None = None) -
         return Reading(max(levels, default=NameMatch.NONE))
     options = [(level, _rivals(names, i, level, author, followed), i) for i, level in own]
     level, rivals, index = min(options, key=lambda o: (-o[0], len(o[1]), o[2]))
-    return Reading(level, names[index], rivals, tuple(names[i] for i, _ in own))
+    return Reading(level, names[index], rivals)
 
 
 def _rivals(

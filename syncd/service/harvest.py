@@ -6,9 +6,9 @@ same planner as a sync cycle: a record of a paper an author has is that
 paper seen again (new version, field changes, withdrawal); a record of an
 unknown paper goes to the followed authors it may be by (an index of
 folded names, ``syncd.domain.attribution``: never to one whose name it only
-resembles), and the identity rules decide whether it is theirs, a
-namesake's candidate, or a name two followed authors could be.  A harvest sees only what
-changed, so it counts no absence: removals are the periodic API sweep's.
+resembles), and the identity rules decide whether it is theirs or a
+candidate held with its reason.  A harvest sees only what changed, so it
+counts no absence: removals are the periodic API sweep's.
 
 Progress is durable: a page's writes, events and deliveries are stored in
 one transaction with the token of the next page, so a harvest killed at any

@@ -89,10 +89,13 @@ def _announced(site: Syncd) -> dict[str, list[tuple[str, str | None]]]:
 
 
 def _reasons(site: Syncd, author: str) -> dict[str, str]:
-    """The author's candidates and their reasons, as the API shows them."""
+    """The author's candidates and their reasons, as the API shows them (and their page)."""
     with serving(site) as web:
         shown: dict[str, Any] = web.get(f"/api/v1/authors/{author}").json()
-    return {c["arxiv_id"]: c["reason"] for c in shown["candidate_papers"]}
+        page = web.get(f"/authors/{author}").text
+    reasons = {c["arxiv_id"]: c["reason"] for c in shown["candidate_papers"]}
+    assert all(reason in page for reason in reasons.values())
+    return reasons
 
 
 @pytest.mark.parametrize("janes_field", ["math.AG", "cs.LG"], ids=["other-field", "same-field"])
