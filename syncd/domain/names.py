@@ -101,7 +101,8 @@ def index_key(name: str) -> tuple[str, str] | None:
     # A harvest asks this of every name on every record: the ASCII ones fold in
     # two string methods (lower-casing commutes with the punctuation table).
     if name.isascii():
-        words = _split(name.lower().translate(_ASCII_FOLD))
+        folded = name.lower().translate(_ASCII_FOLD)
+        words = folded.split() if "-" not in folded else _split(folded)
     else:
         words = [word.casefold() for word in _words(name)]
     count = len(words)
