@@ -29,7 +29,7 @@ _FIRST = ["Ada", "Grace", "Alan", "Emmy", "Kurt", "Sofia", "Niels", "Marie", "Pa
 
 
 def names(count: int) -> list[str]:
-    """Distinct synthetic authors whose surnames never match one another's (``name_matches``)."""
+    """Distinct synthetic authors whose surnames never match one another's (``names.could_be``)."""
     return [f"{_FIRST[i % len(_FIRST)]} Benchmarkson{i:03d}" for i in range(count)]
 
 

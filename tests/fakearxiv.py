@@ -460,11 +460,27 @@ def _folded(text: str | None) -> str:
     return normalize_name(text or "")
 
 
-def _term_predicate(token: _Token) -> _Predicate:
-    """What one ``field:value`` term matches (authors exactly, text fields by substring)."""
+def _initialized(name: str) -> str:
+    """A name as arXiv's search index initialises it: "John Q. Smith" is "j q smith"."""
+    *forenames, surname = normalize_name(name).split() or [""]
+    return " ".join([*(f[0] for f in forenames), surname])
+
+
+def _term_predicate(token: _Token, initialized: bool = False) -> _Predicate:
+    """What one ``field:value`` term matches (authors exactly, text fields by substring).
+
+    With ``initialized``, ``au:`` also matches a name whose initialised form is
+    the query's ("Jane Smith" and "J. Smith" for ``au:"John Smith"``).
+    """
     value = token.value if token.quoted else token.value.replace("_", " ")
     if token.field == "au":
         key = normalize_name(value)
+        if initialized:
+            short = _initialized(value)
+            return lambda record: any(
+                normalize_name(name) == key or _initialized(name) == short
+                for name in record.authors
+            )
         return lambda record: any(normalize_name(name) == key for name in record.authors)
     if token.field == "cat":
         return lambda record: token.value in _categories(record)
@@ -487,8 +503,9 @@ def _term_predicate(token: _Token) -> _Predicate:
 class _SearchParser:
     """``term (AND|OR|ANDNOT term)*`` with parentheses; AND binds tighter than OR."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, initialized: bool = False) -> None:
         self._text = text
+        self._initialized = initialized
         self._tokens = _tokenize(text)
         self._position = 0
 
@@ -542,7 +559,7 @@ class _SearchParser:
     def _unary(self) -> _Predicate:
         token = self._next()
         if token.kind == "term":
-            return _term_predicate(token)
+            return _term_predicate(token, self._initialized)
         if token.kind != "(":
             self._fail()
         inner = self._any()
@@ -603,7 +620,7 @@ def _parse_ids(id_list: str) -> tuple[tuple[str, int | None], ...]:
     return tuple(ids)
 
 
-def _parse_query(params: Mapping[str, str]) -> _Query:
+def _parse_query(params: Mapping[str, str], initialized: bool = False) -> _Query:
     start = _integer(params, "start", 0)
     max_results = _integer(params, "max_results", 10)
     if max_results > MAX_RESULTS_LIMIT:
@@ -620,7 +637,7 @@ def _parse_query(params: Mapping[str, str]) -> _Query:
         search_query=search_query,
         id_list=id_list,
         ids=_parse_ids(id_list),
-        predicate=_SearchParser(search_query).parse(),
+        predicate=_SearchParser(search_query, initialized).parse(),
         start=start,
         max_results=max_results,
         sort_by=sort_by,
@@ -1029,6 +1046,14 @@ class FakeArxiv(LoopbackServer):
     or off; ``clock`` gives the feed's ``<updated>``; ``epoch`` and ``step``
     drive the times filled into records published without them.  ``backend``
     and ``wrap`` may be changed while serving.
+
+    ``initialized_names`` makes ``au:`` as loose as arXiv's: its search also
+    matches every name whose initialised form (forenames' initials, then the
+    surname) is the query's, so ``au:"John Smith"`` finds "Jane Smith",
+    "Joe Smith" and "J. Smith" (arXiv/arxiv-search: the classic API strips a
+    term's quotes, and its author query then matches ``full_name_initialized``
+    exactly; its phrase and any-order matches are not modelled).  Off by
+    default: most tests pin exact names.
     """
 
     def __init__(
@@ -1039,8 +1064,10 @@ class FakeArxiv(LoopbackServer):
         clock: Callable[[], datetime] | None = None,
         epoch: datetime = DEFAULT_EPOCH,
         step: timedelta = timedelta(days=1),
+        initialized_names: bool = False,
     ) -> None:
         super().__init__(_Handler)
+        self.initialized_names = initialized_names
         self.backend: Backend = backend
         self.wrap = wrap
         self._clock = clock if clock is not None else (lambda: datetime.now(UTC))
@@ -1314,7 +1341,7 @@ class FakeArxiv(LoopbackServer):
     def _answer(self, params: Mapping[str, str], fault: Fault | None) -> _Plan:
         backend = self.backend
         try:
-            query = _parse_query(params)
+            query = _parse_query(params, self.initialized_names)
         except _ApiError as error:
             missed = fault is not None and fault.kind in _ENTRY_FAULTS
             body = render_error_feed(str(error), backend=backend)

@@ -5,12 +5,21 @@ has nothing to tell them from namesakes: ``au:"Ke Zhang"`` finds every Ke
 Zhang.  But one person's papers hang together through their co-authors, and
 a namesake's through others.  So the first sync groups the papers into the
 connected components of co-authorship (two papers are joined when they
-share a co-author; the author's own name, as ``name_matches`` reads it,
-joins nothing) and takes the largest group as the author's basis when it is
-clearly the largest: at least ``margin`` times the papers of the next.  The
-rest stay candidates, each with the reason a reviewer reads.  With no clear
-winner nothing is taken: every paper is a candidate whose reason starts with
-``NEEDS_REVIEW``.
+share a co-author; every form of the author's own name, as
+``syncd.domain.names.could_be`` reads it, joins nothing) and takes the
+largest group as the author's basis when it is clearly the largest: at least
+``margin`` times the papers of the next.  The rest stay candidates, each
+with the reason a reviewer reads.  With no clear winner nothing is taken:
+every paper is a candidate whose reason starts with ``NEEDS_REVIEW``.
+
+Only papers that name the author as surely as their name can be written
+are grouped (``syncd.domain.attribution.read``): for "John Smith", those
+listing "John Smith" (or "John A. Smith") that no other followed author could
+be.  A paper that gives only initials ("J. Smith"), or a name another
+followed author could be as well, decides nothing about the basis: it joins
+the basis when it shares a co-author with it, and is held with its doubt
+otherwise.  A paper no name of which can be the author is not the basis's
+to judge (``syncd.domain.attribution.attribute`` holds it).
 
 Groups of equal size are ordered by how many of the query's papers share a
 category with them (the author's main field first), then by their smallest
@@ -22,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from syncd.domain.linking import name_matches
+from syncd.domain.attribution import NameIndex, Reading, read
+from syncd.domain.names import NameMatch, could_be, name_match
 from syncd.domain.record import Record, normalize_name
 
 __all__ = ["NEEDS_REVIEW", "Basis", "choose_basis", "coauthor_groups"]
@@ -45,6 +55,15 @@ class Basis:
         return not self.taken and bool(self.reasons)
 
 
+def _coauthors(record: Record, author: str) -> set[str]:
+    """The folded names on ``record`` that cannot be ``author``."""
+    return {
+        key
+        for name in record.authors
+        if not could_be(name, author) and (key := normalize_name(name))
+    }
+
+
 def coauthor_groups(records: Sequence[Record], author: str) -> list[list[Record]]:
     """The records' connected components through shared co-authors, largest first.
 
@@ -61,12 +80,7 @@ def coauthor_groups(records: Sequence[Record], author: str) -> list[list[Record]
 
     first_with: dict[str, int] = {}
     for index, record in enumerate(records):
-        for name in record.authors:
-            if name_matches(name, author):
-                continue
-            key = normalize_name(name)
-            if not key:
-                continue
+        for key in _coauthors(record, author):
             other = first_with.setdefault(key, index)
             parent[root(index)] = root(other)
     groups: dict[int, list[Record]] = {}
@@ -81,24 +95,59 @@ def coauthor_groups(records: Sequence[Record], author: str) -> list[list[Record]
     return sorted(groups.values(), key=rank)
 
 
-def choose_basis(records: Sequence[Record], author: str, margin: float) -> Basis:
-    """The author's basis among ``records`` (one name query's papers), or none when unclear."""
-    groups = coauthor_groups(records, author)
-    if not groups:
-        return Basis(frozenset(), {})
-    largest = groups[0]
+def choose_basis(
+    records: Sequence[Record], author: str, margin: float, followed: NameIndex | None = None
+) -> Basis:
+    """The author's basis among ``records`` (one name query's papers), or none when unclear.
+
+    ``followed`` names every followed author, so a name another of them could
+    be is known to be contested.
+    """
+    surest = name_match(author, author)  # "Z. Jiang" is never written out
+    sure: list[Record] = []
+    unsure: list[tuple[Record, Reading]] = []
+    for record in records:
+        reading = read(record.authors, author, followed)
+        if reading.level >= surest and not reading.rivals:
+            sure.append(record)
+        elif reading.level >= NameMatch.INITIALS:
+            unsure.append((record, reading))
+    groups = coauthor_groups(sure, author)
     runner_up = len(groups[1]) if len(groups) > 1 else 0
-    if len(largest) >= margin * runner_up:
-        taken = frozenset(r.arxiv_id or "" for r in largest)
-        reason = f"shares no co-author with the {_papers(len(largest))} of the basis"
-        held = {r.arxiv_id or "": reason for g in groups[1:] for r in g}
-        return Basis(taken, held)
-    reason = (
-        f"{NEEDS_REVIEW}: no co-author group is clearly the author's"
-        f" (the largest holds {_papers(len(largest))}, the next {runner_up};"
-        f" [sync] basis_margin is {margin:g})"
-    )
-    return Basis(frozenset(), {r.arxiv_id or "": reason for g in groups for r in g})
+    if not groups or len(groups[0]) < margin * runner_up:
+        return _unclear(groups, unsure, author, margin)
+    largest = groups[0]
+    taken = {r.arxiv_id or "" for r in largest}
+    held = f"shares no co-author with the {_papers(len(largest))} of the basis"
+    reasons = {r.arxiv_id or "": held for g in groups[1:] for r in g}
+    circle = set().union(*(_coauthors(r, author) for r in largest))
+    for record, reading in unsure:
+        if _coauthors(record, author) & circle:
+            taken.add(record.arxiv_id or "")
+        else:
+            reasons[record.arxiv_id or ""] = f"{reading.doubt(author)}; the paper {held}"
+    return Basis(frozenset(taken), reasons)
+
+
+def _unclear(
+    groups: Sequence[Sequence[Record]],
+    unsure: Sequence[tuple[Record, Reading]],
+    author: str,
+    margin: float,
+) -> Basis:
+    """No group is clearly the author's: every paper held, its reason starting ``NEEDS_REVIEW``."""
+    if groups:
+        runner_up = len(groups[1]) if len(groups) > 1 else 0
+        why = (
+            f"{NEEDS_REVIEW}: no co-author group is clearly the author's"
+            f" (the largest holds {_papers(len(groups[0]))}, the next {runner_up};"
+            f" [sync] basis_margin is {margin:g})"
+        )
+    else:
+        why = f"{NEEDS_REVIEW}: no paper names the author beyond doubt"
+    reasons = {r.arxiv_id or "": why for g in groups for r in g}
+    reasons |= {r.arxiv_id or "": f"{why}; {reading.doubt(author)}" for r, reading in unsure}
+    return Basis(frozenset(), reasons)
 
 
 def _papers(count: int) -> str:

@@ -9,7 +9,8 @@ Everything syncd links lives here, as pure functions of records:
   seed paper has against every version of an entry we know, so a paper
   retitled since its capture still links;
 * new entries to the author (``identify``): a name found by an ``au:`` query
-  is not a person, so an entry is scored for identity before it is announced.
+  is not a person, so an entry is scored for identity before it is announced
+  (``syncd.domain.attribution`` weighs the score with how the name reads).
 
 Similarity is the Jaccard index of content words.  It is blunt on purpose:
 abstracts of one author's papers share a field's vocabulary, so what decides
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Generic, TypeVar
 
+from syncd.domain.names import could_be
 from syncd.domain.record import Record, normalize_name, normalize_text, versioned_id
 
 __all__ = [
@@ -37,11 +39,11 @@ __all__ = [
     "Identity",
     "abstract_key",
     "assign",
+    "coauthor_keys",
     "earlier_version_ids",
     "identify",
     "link_seed_documents",
     "link_seeds_to_arxiv",
-    "name_matches",
     "record_similarity",
     "text_similarity",
 ]
@@ -266,36 +268,30 @@ class Identity:
     shared_categories: tuple[str, ...]
 
 
+def coauthor_keys(names: Iterable[str], author: str) -> frozenset[str]:
+    """The folded names among ``names`` that cannot be ``author``: their co-authors.
+
+    Every form of the author's own name is left out ("J. Smith" on one of
+    John Smith's papers), or it would vouch for every paper listing it.
+    """
+    return frozenset(normalize_name(n) for n in names if not could_be(n, author))
+
+
 def identify(
-    entry: Record, known_names: Collection[str], known_categories: Collection[str], author: str
+    entry: Record, known_people: Collection[str], known_categories: Collection[str], author: str
 ) -> Identity:
-    """Score ``entry`` against the names and categories of the author's known papers.
+    """Score ``entry`` against the known papers' co-authors (``coauthor_keys``) and categories.
 
     Plausible when it shares at least one co-author or one category with
-    them.  The author's own name is not a co-author: every entry of an
-    ``au:`` query has it.
+    them.  No name on ``entry`` that could be the author counts as a
+    co-author: every entry of an ``au:`` query has one.
     """
-    me = normalize_name(author)
-    known_people = {normalize_name(n) for n in known_names} - {me}
-    coauthors = tuple(n for n in entry.authors if normalize_name(n) in known_people)
+    coauthors = tuple(
+        n for n in entry.authors if normalize_name(n) in known_people and not could_be(n, author)
+    )
     categories = tuple(c for c in entry.categories if c in known_categories)
     return Identity(
         plausible=bool(coauthors or categories),
         shared_coauthors=coauthors,
         shared_categories=categories,
     )
-
-
-def name_matches(listed: str, author: str) -> bool:
-    """Whether a name on a paper can be ``author``: equal when folded, or same surname and initial.
-
-    Used to give the entries of a batched ``au:"A" OR au:"B"`` query back to
-    their authors; arXiv's own ``au:`` matching is looser than equality
-    (``Z. Jiang`` is found by ``au:"Zhida Jiang"``).
-    """
-    a, b = normalize_name(listed).split(), normalize_name(author).split()
-    if not a or not b:
-        return False
-    if a == b:
-        return True
-    return a[-1] == b[-1] and a[0][0] == b[0][0]

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from syncd.domain.attribution import IdentityFacts, attribute
+from syncd.domain.attribution import IdentityFacts, NameIndex, attribute
 from syncd.domain.basis import Basis, choose_basis
 from syncd.domain.diff import Change, diff_records
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
@@ -95,6 +95,8 @@ class Snapshot:
     # A name-only author's baseline takes the largest co-author group of the new
     # entries as theirs when it holds this many times the next (``choose_basis``).
     basis_margin: float | None = None
+    # Every followed author's name: whom else a name on a paper could be.
+    followed: NameIndex | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +196,7 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
         categories,
         claimed=claimed,
         basis_reasons=None if basis is None else basis.reasons,
+        followed=snapshot.followed,
     )
 
     def held(record: Record) -> str | None:
@@ -233,7 +236,7 @@ def _basis(snapshot: Snapshot, observed: Observed, linked_ids: Collection[str]) 
     if not snapshot.baseline or snapshot.basis_margin is None:
         return None
     grouped = [r for i, r in observed.new.items() if i not in linked_ids]
-    return choose_basis(grouped, snapshot.author, snapshot.basis_margin)
+    return choose_basis(grouped, snapshot.author, snapshot.basis_margin, snapshot.followed)
 
 
 def _unannounced(write: PaperWrite) -> PaperWrite:

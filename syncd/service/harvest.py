@@ -4,10 +4,11 @@ A harvest lists the records changed since its ``from`` date (``ListRecords``
 in arXivRaw, per configured set), page by page.  Each page is planned by the
 same planner as a sync cycle: a record of a paper an author has is that
 paper seen again (new version, field changes, withdrawal); a record of an
-unknown paper goes to the followed authors whose name it lists (an index of
-folded names, ``syncd.domain.attribution``), and the identity rules decide
-whether it is theirs or a namesake's candidate.  A harvest sees only what
-changed, so it counts no absence: removals are the periodic API sweep's.
+unknown paper goes to the followed authors it may be by (an index of
+folded names, ``syncd.domain.attribution``: never to one whose name it only
+resembles), and the identity rules decide whether it is theirs or a
+candidate held with its reason.  A harvest sees only what changed, so it
+counts no absence: removals are the periodic API sweep's.
 
 Progress is durable: a page's writes, events and deliveries are stored in
 one transaction with the token of the next page, so a harvest killed at any
@@ -66,15 +67,18 @@ class HarvestResult:
 
 @dataclass(frozen=True, slots=True)
 class _Followed:
-    """The followed authors, by name, and the index that finds them on a record."""
+    """The authors a harvest plans for, by name, and the index of every followed name.
+
+    Every followed author is in the index, baselined or not: whom a name could
+    be does not wait for their first sync.
+    """
 
     authors: dict[str, AuthorSettings]
     index: NameIndex
 
     @classmethod
-    def of(cls, authors: Sequence[AuthorSettings]) -> _Followed:
-        by_name = {a.name: a for a in authors}
-        return cls(by_name, NameIndex(by_name))
+    def of(cls, authors: Sequence[AuthorSettings], everyone: Sequence[str]) -> _Followed:
+        return cls({a.name: a for a in authors}, NameIndex(everyone))
 
 
 def harvest(
@@ -127,8 +131,9 @@ def _run(
     oai = OaiClient(client, settings.harvest)
     # Authors whose baseline is done: a first sync is the API's (it announces nothing).
     baselined = storage.baselines.baselined()
-    authors = [a for a in followed_settings(storage, settings) if a.name in baselined]
-    followed = _Followed.of(authors)
+    everyone = followed_settings(storage, settings)
+    authors = [a for a in everyone if a.name in baselined]
+    followed = _Followed.of(authors, [a.name for a in everyone])
     sets: Sequence[str | None] = settings.harvest.sets or (None,)
     since = state.from_date or _first_from(storage, authors)
     result = HarvestResult(from_date=since)
@@ -212,6 +217,7 @@ def _plan_page(
             fetched=fetched,
             settings=settings.sync,
             complete=False,
+            followed=followed.index,
         )
         for note in plan.notes:
             _log.info(note.event, author=name, **note.fields)

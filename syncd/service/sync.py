@@ -30,8 +30,9 @@ import structlog
 
 from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
+from syncd.domain.attribution import NameIndex, split_batch
 from syncd.domain.cadence import feed_due, sweep_due, sweep_slot
-from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
+from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv
 from syncd.domain.model import AuthorSyncState, Event, Paper, SyncStats
 from syncd.domain.planner import (
     Observed,
@@ -115,6 +116,8 @@ def sync_all(
     alone (see the module's doc).  When a cycle succeeded, flagged papers'
     missing versions are backfilled last.
     """
+    # Every followed author, not only these: a name is contested by whoever it could be.
+    followed = NameIndex(storage.authors.followed_names())
     results: list[CycleResult] = []
     # Earlier versions the cycles fetched to link seeds: the backfill needs no request for them.
     known: dict[str, Record] = {}
@@ -129,13 +132,23 @@ def sync_all(
     if sweep_interval is None:
         for batch in author_batches(seeded):
             results += _sync_batch(
-                storage, client, batch, settings, lambda _: claim_window, known=known
+                storage,
+                client,
+                batch,
+                settings,
+                lambda _: claim_window,
+                known=known,
+                followed=followed,
             )
     else:
         sweeps = _sort_sweeps(storage, client, seeded, sweep_interval)
         for batch in author_batches(sweeps.due):
-            results += _sync_batch(storage, client, batch, settings, sweeps.window, known=known)
-        results += _read_feeds_alone(storage, client, sweeps, settings, claim_window, known=known)
+            results += _sync_batch(
+                storage, client, batch, settings, sweeps.window, known=known, followed=followed
+            )
+        results += _read_feeds_alone(
+            storage, client, sweeps, settings, claim_window, known=known, followed=followed
+        )
     if any(r.ok for r in results):
         backfill_flagged(storage, client, known)
     return results
@@ -226,6 +239,7 @@ def _read_feeds_alone(
     claim_window: float | None,
     *,
     known: dict[str, Record],
+    followed: NameIndex,
 ) -> list[CycleResult]:
     """A feed-only cycle for each author of ``sweeps.feeds``, claimed as cycles are."""
     results: list[CycleResult] = []
@@ -242,7 +256,7 @@ def _read_feeds_alone(
             _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
             continue
         cycle = _Cycle(author, run_id, started, complete=False)
-        results.append(_finish(storage, client, cycle, settings))
+        results.append(_finish(storage, client, cycle, settings, followed))
         known.update(cycle.fetched)
     return results
 
@@ -276,6 +290,7 @@ def _sync_batch(
     claim_window: Callable[[AuthorSettings], float | None],
     *,
     known: dict[str, Record],
+    followed: NameIndex,
 ) -> list[CycleResult]:
     cycles: list[_Cycle] = []
     failed: list[CycleResult] = []
@@ -309,39 +324,29 @@ def _sync_batch(
     # The batch's requests are shared; each author's run reports them all.
     for cycle in cycles:
         cycle.requests = client.requests - requests_before
-    finished = [_finish(storage, client, c, settings) for c in cycles]
+    finished = [_finish(storage, client, c, settings, followed) for c in cycles]
     for cycle in cycles:
         known.update(cycle.fetched)
     return [*failed, *finished]
 
 
 def _gather(storage: Storage, client: ArxivClient, cycles: Sequence[_Cycle]) -> None:
-    """Stream the batch's pages, handing each entry to the authors it belongs to."""
+    """Stream the batch's pages, handing each entry to the authors it may be by."""
     query = batch_query([c.author for c in cycles])
     for page in client.search(query):
         fault_point("sync.page_fetched")
+        if len(cycles) == 1:
+            _take(storage, cycles[0], page.records)
+            continue
+        shares, orphans = split_batch(page.records, [c.author.name for c in cycles])
+        if orphans:
+            # A lost entry reads as an absent paper: fail rather than guess.
+            raise FeedError(
+                "batched query returned entries no author's name matches: "
+                + ", ".join(str(r.arxiv_id) for r in orphans[:5])
+            )
         for cycle in cycles:
-            mine = page.records
-            if len(cycles) > 1:
-                mine = tuple(r for r in mine if _belongs(r, cycle.author))
-            _take(storage, cycle, mine)
-        if len(cycles) > 1:
-            _check_attribution(page.records, [c.author for c in cycles])
-
-
-def _belongs(record: Record, author: AuthorSettings) -> bool:
-    return any(name_matches(n, author.name) for n in record.authors)
-
-
-def _check_attribution(records: Sequence[Record], authors: Sequence[AuthorSettings]) -> None:
-    # An entry arXiv matched that no author claims would be silently lost,
-    # and a lost entry reads as an absent paper: fail rather than guess.
-    orphans = [r.arxiv_id for r in records if not any(_belongs(r, a) for a in authors)]
-    if orphans:
-        raise FeedError(
-            "batched query returned entries no author's name matches: "
-            + ", ".join(map(str, orphans[:5]))
-        )
+            _take(storage, cycle, shares.get(cycle.author.name, ()))
 
 
 def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
@@ -359,7 +364,11 @@ def observe(
 
 
 def _finish(
-    storage: Storage, client: ArxivClient, cycle: _Cycle, settings: SyncSettings
+    storage: Storage,
+    client: ArxivClient,
+    cycle: _Cycle,
+    settings: SyncSettings,
+    followed: NameIndex,
 ) -> CycleResult:
     """Complete one author's cycle: decide, store atomically, log; or fail storing nothing."""
     author = cycle.author
@@ -383,6 +392,7 @@ def _finish(
                 complete=cycle.complete,
                 claims=cycle.claims or (),
                 baseline=cycle.complete and state.baseline_at is None,
+                followed=followed,
             )
             cycle.requests += client.requests - requests_before
             assert cycle.run_id is not None  # only cycles with a run get here
@@ -449,6 +459,7 @@ def plan_author(
     complete: bool,
     claims: Sequence[str] = (),
     baseline: bool = False,
+    followed: NameIndex | None = None,
 ) -> Plan:
     """Load what an author's decisions need, link seed papers, and plan the writes.
 
@@ -457,7 +468,8 @@ def plan_author(
     absent; a harvest sees only what changed and counts no absence.
     Earlier versions fetched to link seeds go into ``fetched``.  ``claims`` are
     the author's own feed's papers, and ``baseline`` says this is the author's
-    first complete sync (it announces nothing but ``author.added``).
+    first complete sync (it announces nothing but ``author.added``);
+    ``followed`` indexes every followed author's name (``Snapshot.followed``).
     """
     name = author.name
     changed = storage.papers.with_ids(name, observed.changed)
@@ -481,6 +493,7 @@ def plan_author(
         baseline=baseline,
         # Nothing tells the author from namesakes: their co-author groups will.
         basis_margin=None if author.seeds or claims else settings.basis_margin,
+        followed=followed,
     )
     return plan_cycle(snapshot, observed, links)
 

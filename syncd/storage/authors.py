@@ -169,6 +169,13 @@ class Authors:
             for i, definition in authors.items()
         ]
 
+    def followed_names(self) -> list[str]:
+        """The names of the authors followed now, by name."""
+        a = authors_table
+        query = sa.select(a.c.name).where(a.c.removed_at.is_(None)).order_by(a.c.name)
+        with self._db.transaction() as conn:
+            return list(conn.scalars(query))
+
     def known(self, name: str) -> bool:
         """Whether syncd follows or has followed an author of that name."""
         query = sa.select(authors_table.c.id).where(authors_table.c.name == name)

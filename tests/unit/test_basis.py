@@ -7,8 +7,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from syncd.domain.attribution import NameIndex
 from syncd.domain.basis import NEEDS_REVIEW, choose_basis, coauthor_groups
-from syncd.domain.linking import name_matches
+from syncd.domain.names import could_be
 from syncd.domain.record import Record, normalize_name
 from tests.hypothesis_profiles import examples
 
@@ -53,6 +54,71 @@ def test_the_author_themself_joins_nothing() -> None:
     assert len(coauthor_groups([first, second], ME)) == 2
 
 
+def test_a_namesake_is_a_coauthor_not_the_author() -> None:
+    """ "Kai Zhang" on two of Ke Zhang's papers is someone else: a co-author who joins them."""
+    papers = [_paper(1, "Kai Zhang"), _paper(2, "Kai Zhang"), _paper(3, "Alan Turing")]
+    assert [len(g) for g in coauthor_groups(papers, ME)] == [2, 1]
+
+
+JOHN = "John Smith"
+
+
+def _johns(number: int, *names: str, category: str = "cs.LG") -> Record:
+    return Record(
+        arxiv_id=f"2601.{number:05d}",
+        version=1,
+        authors=names,
+        primary_category=category,
+        categories=(category,),
+    )
+
+
+def test_initials_neither_make_the_basis_nor_join_it_without_a_coauthor() -> None:
+    """Five "J. Smith" papers of one circle are not John's basis against his three written-out
+    ones; a "J. Smith" paper with a co-author of his basis joins it, the others are held."""
+    mine = [_johns(1, JOHN, "Ada Lovelace"), _johns(2, JOHN, "Ada Lovelace"), _johns(3, JOHN)]
+    initials = [_johns(10 + i, "J. Smith", "Grace Hopper") for i in range(5)]
+    with_ada = _johns(20, "J. Smith", "Ada Lovelace", category="hep-th")
+    basis = choose_basis([*initials, with_ada, *mine], JOHN, 2.0)
+    assert basis.taken == {"2601.00001", "2601.00002", "2601.00020"}
+    assert basis.reasons["2601.00010"] == (
+        "J. Smith may be John Smith, but only initials (or part of the name) agree;"
+        " the paper shares no co-author with the 2 papers of the basis"
+    )
+    assert basis.reasons["2601.00003"] == "shares no co-author with the 2 papers of the basis"
+
+
+def test_a_name_another_followed_author_could_be_is_held_as_ambiguous() -> None:
+    """With Jane Smith followed too, a "J. Smith" paper sharing nothing with John's basis is
+    held naming her; one sharing a co-author with it is still his."""
+    mine = [_johns(1, JOHN, "Ada Lovelace"), _johns(2, JOHN, "Ada Lovelace")]
+    contested = [_johns(3, "J. Smith"), _johns(4, "J. Smith", "Ada Lovelace")]
+    janes = _johns(5, "Jane Smith", "Ada Lovelace")  # never handed to John; a namesake if it is
+    basis = choose_basis([*mine, *contested, janes], JOHN, 2.0, NameIndex([JOHN, "Jane Smith"]))
+    assert basis.taken == {"2601.00001", "2601.00002", "2601.00004"}
+    assert basis.reasons == {
+        "2601.00003": "ambiguous: J. Smith could be John Smith or Jane Smith;"
+        " the paper shares no co-author with the 2 papers of the basis"
+    }
+
+
+def test_the_basis_is_made_of_papers_as_sure_as_the_name_can_be() -> None:
+    """Followed as "John Smith", papers giving only "J. Smith" make no basis: every one needs
+    review.  Followed as "Z. Jiang", initials are as sure as the name gets: they make one."""
+    basis = choose_basis([_johns(1, "J. Smith", "Ada Lovelace")], JOHN, 2.0)
+    assert basis.needs_review
+    assert basis.reasons["2601.00001"] == (
+        f"{NEEDS_REVIEW}: no paper names the author beyond doubt; J. Smith may be John Smith,"
+        " but only initials (or part of the name) agree"
+    )
+    papers = [
+        _johns(1, "Z. Jiang", "Ada Lovelace"),
+        _johns(2, "Zhida Jiang", "Ada Lovelace"),
+        _johns(3, "Z. Jiang", "Alan Turing"),
+    ]
+    assert choose_basis(papers, "Z. Jiang", 2.0).taken == {"2601.00001", "2601.00002"}
+
+
 def test_no_clear_winner_holds_everything_for_review() -> None:
     """Three papers against two is not twice as many: nothing is taken."""
     papers = [
@@ -95,7 +161,7 @@ _papers = st.lists(
 
 
 def _others(record: Record) -> set[str]:
-    return {normalize_name(n) for n in record.authors if not name_matches(n, ME)}
+    return {normalize_name(n) for n in record.authors if not could_be(n, ME)}
 
 
 @settings(max_examples=examples(200))

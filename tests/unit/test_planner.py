@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from syncd.domain.attribution import NameIndex
 from syncd.domain.model import Paper, PaperState
 from syncd.domain.planner import Observed, Snapshot, check_trust, needs_identity_basis, plan_cycle
 from syncd.domain.record import Record, content_hash
@@ -322,3 +323,51 @@ class TestBaseline:
         assert held[0].candidate_reason == "shares no co-author with the 3 papers of the basis"
         assert plan.baseline is not None and not plan.baseline.needs_review
         assert plan.baseline.changes(AUTHOR, None, None)["author"]["papers"] == 3
+
+
+class TestNames:
+    """A name two followed authors could be takes a seed, a claim or a co-author, not a field."""
+
+    FOLLOWED = NameIndex([AUTHOR, "Zhen Jiang"])
+
+    def _entry(self, number: int, *names: str) -> Record:
+        return replace(ENTRY, arxiv_id=f"2401.0010{number}", authors=names)
+
+    def test_a_linked_seed_vouches_through_its_coauthors(self) -> None:
+        """The seed links to its entry; a "Z. Jiang" entry sharing its co-author is tracked, one
+        sharing only its field is held naming the rival, and nothing goes to the rival's
+        namesake paper."""
+        seed = _paper(
+            Record(title="A paper", abstract="Words about scheduling."), PaperStatus.UNLINKED
+        )
+        linked = self._entry(1, "Z. Jiang", "Yang Xu")
+        mate, field_only = self._entry(2, "Z. Jiang", "Yang Xu"), self._entry(3, "Z. Jiang")
+        zhens = self._entry(4, "Zhen Jiang", "Yang Xu")
+        observed = Observed()
+        observed.take([linked, mate, field_only, zhens], {})
+        snapshot = _snapshot(unlinked=[seed], followed=self.FOLLOWED)
+        plan = plan_cycle(snapshot, observed, {seed.id: "2401.00101"})
+        status = {w.arxiv_id: (w.status, w.candidate_reason) for w in plan.writes}
+        assert status == {
+            "2401.00101": (PaperStatus.TRACKED, None),
+            "2401.00102": (PaperStatus.TRACKED, None),
+            "2401.00103": (
+                PaperStatus.CANDIDATE,
+                "ambiguous: Z. Jiang could be Zhida Jiang or Zhen Jiang;"
+                " no claim, seed or co-author of the known papers says which",
+            ),
+            "2401.00104": (PaperStatus.CANDIDATE, "no name on the paper can be Zhida Jiang"),
+        }
+
+    def test_a_held_ambiguous_candidate_waits_for_a_coauthor(self) -> None:
+        """A contested candidate seen again in the same field stays held; once the author's
+        known papers share its co-author, it is theirs and announced."""
+        entry = self._entry(3, "Z. Jiang", "Hu Xu")
+        held = _paper(entry, PaperStatus.CANDIDATE)
+        observed = Observed()
+        observed.take([entry], {entry.arxiv_id or "": _state(held)})
+        facts = {"changed": [held], "followed": self.FOLLOWED, "identity_categories": ("cs.DC",)}
+        assert plan_cycle(_snapshot(**facts), observed, {}).writes == ()  # held, unchanged
+        with_mate = _snapshot(**facts, identity_names=("Zhida Jiang", "Hu Xu"))
+        (write,) = plan_cycle(with_mate, observed, {}).writes
+        assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
