@@ -12,13 +12,15 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.domain.authors import AuthorDefinition
+from syncd.domain.planner import seed_writes
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConflictError
+from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table
 from tests.fakearxiv import FakeArxiv, make_record
-from tests.integration.conftest import Syncd, serving, sync_ok
+from tests.integration.conftest import SEEDS, Syncd, serving, sync_ok
 from tests.integration.test_authors import ADA, ADA_PAPERS, authors, publish_ada, write_csv
 from tests.scenario import AUTHOR
 
@@ -188,8 +190,9 @@ class TestDuplicates:
         assert sorted(authors(syncd)) == sorted([AUTHOR, ADA])
 
     def test_the_database_keeps_one_row_per_name(self, database_url: str) -> None:
-        """The unique key on the folded name refuses a second spelling written past the checks,
-        and reconciling the file takes over a run-time author of the same name, renamed."""
+        """The unique key on the folded name refuses a second spelling written past the checks;
+        reconciling the file takes over a run-time author of the same name, renamed; writes
+        under another spelling reach the same author."""
         storage = Storage(database_url)
         try:
             upgrade(storage.engine)
@@ -203,6 +206,10 @@ class TestDuplicates:
             storage.authors.reconcile([AuthorDefinition("Jane Smith", AuthorOrigin.CONFIG)])
             (row,) = storage.authors.summaries()
             assert (row.name, row.definition.origin) == ("Jane Smith", AuthorOrigin.CONFIG)
+            assert storage.import_seeds("JANE  SMITH", seed_writes(load_seeds(SEEDS))) == 9
+            (row,) = storage.authors.summaries()
+            assert (row.name, row.tracked) == ("Jane Smith", 0)
+            assert {p.author for p in storage.papers.all()} == {"Jane Smith"}
         finally:
             storage.close()
 
