@@ -191,8 +191,13 @@ class Authors:
         ]
 
     def names(self) -> list[str]:
-        """The name of every author syncd follows or has followed, by name."""
-        query = sa.select(authors_table.c.name).order_by(authors_table.c.name)
+        """The name of every author syncd follows or has followed, by name.
+
+        Not the duplicates migration 0016 stopped following: they hold no key,
+        and another spelling of their name means the author who does.
+        """
+        a = authors_table
+        query = sa.select(a.c.name).where(a.c.name_key.is_not(None)).order_by(a.c.name)
         with self._db.transaction() as conn:
             return list(conn.scalars(query))
 

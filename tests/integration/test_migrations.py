@@ -18,7 +18,7 @@ from syncd.domain.authors import AuthorDefinition
 from syncd.domain.planner import seed_writes
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import AuthorOrigin
-from syncd.errors import StoreError
+from syncd.errors import ConflictError, StoreError
 from syncd.logs import configure_logging
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage, migrate
@@ -514,6 +514,9 @@ def test_0016_keeps_one_author_per_name_and_stops_hostile_ones(database_url: str
             "Emmy Noether",
             "Jane Smith",
         ]
+        assert "jane smith" not in storage.authors.names()  # the name "Jane Smith" keeps
+        with pytest.raises(ConflictError, match="kept by author #2, a duplicate"):
+            storage.authors.reconcile([AuthorDefinition("jane smith", AuthorOrigin.CONFIG)])
         fixed = AuthorDefinition("Grace Hopper", AuthorOrigin.RUNTIME, query='au:"Hopper_G"')
         assert storage.authors.put([fixed]) == [Put.UPDATED]  # followed again, history and all
         _downgrade(storage.engine, "0015")
