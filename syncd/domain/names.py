@@ -75,9 +75,17 @@ _OPERATOR = re.compile(r"\b(ANDNOT|AND|OR)\b")
 _REFUSED_CATEGORIES = ("C", "Zl", "Zp")
 
 
-def _describe(char: str) -> str:
-    name = unicodedata.name(char, "")
-    return f"U+{ord(char):04X}" + (f" {name}" if name else "")
+def _refused_character(text: str) -> str | None:
+    """The first character of a refused category in ``text``, described; None if there is none."""
+    # str.isprintable() is false for every "other" and separator character
+    # but the space: most names are settled without a look at each character.
+    if text.isprintable():
+        return None
+    for char in text:
+        if unicodedata.category(char).startswith(_REFUSED_CATEGORIES):
+            name = unicodedata.name(char, "")
+            return f"U+{ord(char):04X}" + (f" {name}" if name else "")
+    return None
 
 
 def check_name(raw: str) -> str:
@@ -89,12 +97,12 @@ def check_name(raw: str) -> str:
     refused.
     """
     text = unicodedata.normalize("NFC", raw)
-    for char in text:
-        if unicodedata.category(char).startswith(_REFUSED_CATEGORIES):
-            raise ValueError(
-                f"contains {_describe(char)}: line breaks, control and invisible characters"
-                " are not part of a name"
-            )
+    refused = _refused_character(text)
+    if refused is not None:
+        raise ValueError(
+            f"contains {refused}: line breaks, control and invisible characters"
+            " are not part of a name"
+        )
     name = " ".join(text.split())
     if not name:
         raise ValueError("must not be empty")
@@ -170,9 +178,9 @@ def check_query(query: str) -> str | None:
         return None
     if len(text) > MAX_QUERY_CHARS:
         raise ValueError(f"at most {MAX_QUERY_CHARS} characters (this one has {len(text)})")
-    for char in text:
-        if unicodedata.category(char).startswith(_REFUSED_CATEGORIES):
-            raise ValueError(f"contains {_describe(char)}, a control or invisible character")
+    refused = _refused_character(text)
+    if refused is not None:
+        raise ValueError(f"contains {refused}, a control or invisible character")
     depth = 0
     quote_at = None
     for position, char in enumerate(text, start=1):
