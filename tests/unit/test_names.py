@@ -24,7 +24,7 @@ from syncd.domain.names import (
     repeated_names,
     spelled_otherwise,
 )
-from syncd.service.sync import batch_query
+from syncd.service.sync import author_batches, batch_query
 from tests.fakearxiv import _tokenize
 
 # Names a person has, each put between the quotes as it is.
@@ -231,3 +231,18 @@ class TestCheckQuery:
         assert check_query("   ") is None
         author = AuthorSettings(name="Ada Lovelace", query=" ")
         assert (author.query, author.search_query) == (None, 'au:"Ada Lovelace"')
+
+    def test_a_custom_query_is_sent_alone(self) -> None:
+        """A custom query, whatever it says, is a batch of its own: it never joins another
+        author's OR, so it can widen or fail only its own author's answer."""
+        wide = AuthorSettings(name="Grace Hopper", query="au:Hopper_G OR cat:cs.LG")
+        ada, emmy = AuthorSettings(name="Ada Lovelace"), AuthorSettings(name="Emmy Noether")
+        batches = author_batches([ada, wide, emmy])
+        assert [[a.name for a in batch] for batch in batches] == [
+            ["Grace Hopper"],
+            ["Ada Lovelace", "Emmy Noether"],
+        ]
+        assert [batch_query(b) for b in batches] == [
+            "au:Hopper_G OR cat:cs.LG",
+            'au:"Ada Lovelace" OR au:"Emmy Noether"',
+        ]
