@@ -46,8 +46,8 @@ from syncd.delivery.destinations import (
     check_host,
 )
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
+from syncd.domain.author_names import author_term, check_name, check_query, repeated_names
 from syncd.domain.identifiers import check_arxiv_author_id, check_orcid
-from syncd.domain.names import author_term, check_name, check_query, repeated_names
 from syncd.domain.record import split_arxiv_id
 from syncd.errors import ConfigError
 

@@ -18,8 +18,8 @@ from apscheduler.triggers.cron import CronTrigger
 
 from syncd.config import AuthorSettings, ScheduleSettings, Settings
 from syncd.config.runtime import runtime_author
+from syncd.domain.author_names import name_key, repeated_names, spelled_otherwise
 from syncd.domain.authors import AuthorDefinition, AuthorSummary
-from syncd.domain.names import name_key, repeated_names, spelled_otherwise
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.author_names import name_key, spelled_otherwise
 from syncd.domain.authors import (
     AuthorDefinition,
     AuthorSummary,
@@ -23,7 +24,6 @@ from syncd.domain.authors import (
 )
 from syncd.domain.basis import NEEDS_REVIEW
 from syncd.domain.model import Event
-from syncd.domain.names import name_key, spelled_otherwise
 from syncd.domain.planner import confirmed_write
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, RunStatus
 from syncd.errors import ConflictError, NotFoundError

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.author_names import name_key
 from syncd.domain.model import (
     LatestChange,
     NewRevision,
@@ -22,7 +23,6 @@ from syncd.domain.model import (
     PaperWrite,
     Revision,
 )
-from syncd.domain.names import name_key
 from syncd.domain.record import content_hash, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows

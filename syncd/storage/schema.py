@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
-from syncd.domain.names import name_key
+from syncd.domain.author_names import name_key
 
 __all__ = [
     "arxiv_pacer_table",

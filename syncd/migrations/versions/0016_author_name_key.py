@@ -7,7 +7,7 @@ Create Date: 2026-12-08 09:00:00
 Issue 29: names are data.  A name is kept in its normal form (NFC, spaces
 collapsed) and is one author without regard to case: "Jane Smith", "jane
 smith" and "JANE  SMITH" are one, and a unique index on ``name_key`` (the
-folded name, ``syncd.domain.names.name_key``) keeps it so.  Names, keys and
+folded name, ``syncd.domain.author_names.name_key``) keeps it so.  Names, keys and
 the rules are syncd's current code, imported rather than copied, so the
 rows equal what this syncd writes.
 
@@ -57,7 +57,7 @@ import sqlalchemy as sa
 import structlog
 from alembic import op
 
-from syncd.domain.names import MAX_NAME_CHARS, check_name, check_query, name_key
+from syncd.domain.author_names import MAX_NAME_CHARS, check_name, check_query, name_key
 
 revision: str = "0016"
 down_revision: str | None = "0015"

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from syncd.config import AuthorSettings
-from syncd.domain.names import (
+from syncd.domain.author_names import (
     MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
     author_term,
