@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,10 +12,7 @@ from pydantic import ValidationError
 from syncd.config.settings import AuthorSettings
 from syncd.errors import ConfigError
 
-__all__ = ["MAX_NAME_CHARS", "runtime_author"]
-
-MAX_NAME_CHARS = 200  # authors.name
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+__all__ = ["runtime_author"]
 
 
 def runtime_author(
@@ -29,19 +25,15 @@ def runtime_author(
 ) -> AuthorSettings:
     """The settings of a run-time author; ``ConfigError`` naming the field that is wrong.
 
-    Empty strings (a CSV's empty cells) mean "not given".
+    Empty strings (a CSV's empty cells) mean "not given".  The name is
+    checked and normalised as an ``[[authors]]`` table's is (``check_name``).
     """
-    name = name.strip()
-    if not name:
-        raise ConfigError("name: must not be empty")
-    if len(name) > MAX_NAME_CHARS or _CONTROL.search(name):
-        raise ConfigError(f"name: at most {MAX_NAME_CHARS} characters, no control characters")
     try:
         author = AuthorSettings(
             name=name,
             orcid=(orcid or "").strip() or None,
             arxiv_author_id=(arxiv_author_id or "").strip() or None,
-            query=(query or "").strip() or None,
+            query=query or None,
             seeds=tuple(p.resolve() for p in seeds),
         )
     except ValidationError as exc:

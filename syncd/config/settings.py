@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from pydantic import (
+    AfterValidator,
     Field,
     SecretStr,
     ValidationError,
@@ -45,6 +46,7 @@ from syncd.delivery.destinations import (
     check_host,
 )
 from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
+from syncd.domain.author_names import author_term, check_name, check_query, repeated_names
 from syncd.domain.identifiers import check_arxiv_author_id, check_orcid
 from syncd.domain.record import split_arxiv_id
 from syncd.errors import ConfigError
@@ -175,12 +177,12 @@ def _in_memory(url: sa.engine.URL) -> bool:
 class AuthorSettings(Section):
     """One tracked author: a name, the seed snapshot, and optional overrides."""
 
-    name: str = Field(min_length=1)
+    name: Annotated[str, AfterValidator(check_name)]
     seeds: tuple[Path, ...] = ()
-    query: str | None = None
+    query: Annotated[str, AfterValidator(check_query)] | None = None
     # The author's own arXiv feed (https://arxiv.org/a/<id>.atom2): papers they claimed.
-    orcid: str | None = None
-    arxiv_author_id: str | None = None
+    orcid: Annotated[str, AfterValidator(check_orcid)] | None = None
+    arxiv_author_id: Annotated[str, AfterValidator(check_arxiv_author_id)] | None = None
     include_ids: tuple[str, ...] = ()
     exclude_ids: tuple[str, ...] = ()
 
@@ -196,16 +198,6 @@ class AuthorSettings(Section):
     def _arxiv_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(split_arxiv_id(v)[0] for v in values)
 
-    @field_validator("orcid")
-    @classmethod
-    def _orcid(cls, value: str | None) -> str | None:
-        return None if value is None else check_orcid(value)
-
-    @field_validator("arxiv_author_id")
-    @classmethod
-    def _arxiv_author_id(cls, value: str | None) -> str | None:
-        return None if value is None else check_arxiv_author_id(value)
-
     @property
     def feed_id(self) -> str | None:
         """The id of the author's own arXiv feed: the arXiv author id, else the ORCID iD."""
@@ -214,7 +206,7 @@ class AuthorSettings(Section):
     @property
     def search_query(self) -> str:
         """The arXiv ``search_query`` for this author: ``au:"Name"`` unless configured."""
-        return self.query or f'au:"{self.name}"'
+        return self.query or author_term(self.name)
 
 
 class ScheduleSettings(Section):
@@ -467,10 +459,13 @@ class Settings(BaseSettings):
     @field_validator("authors")
     @classmethod
     def _distinct_authors(cls, authors: tuple[AuthorSettings, ...]) -> tuple[AuthorSettings, ...]:
-        names = [a.name for a in authors]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"author listed twice: {', '.join(duplicates)}")
+        """One table per author: names are compared without regard to case."""
+        twice = [
+            f"authors[{later}] {authors[later].name!r} is authors[{first}] {authors[first].name!r}"
+            for later, first in repeated_names([a.name for a in authors])
+        ]
+        if twice:
+            raise ValueError(f"author listed twice without regard to case: {'; '.join(twice)}")
         return authors
 
 

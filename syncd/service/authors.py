@@ -18,6 +18,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from syncd.config import AuthorSettings, ScheduleSettings, Settings
 from syncd.config.runtime import runtime_author
+from syncd.domain.author_names import name_key, repeated_names, spelled_otherwise
 from syncd.domain.authors import AuthorDefinition, AuthorSummary
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.vocabulary import AuthorOrigin
@@ -133,16 +134,21 @@ def remove_author(storage: Storage, settings: Settings, name: str) -> None:
 
 def import_authors(storage: Storage, settings: Settings, path: Path) -> list[Put]:
     """Follow the authors of a CSV file, all or none; what each row did."""
-    configured = {a.name for a in settings.authors}
-    return add_authors(storage, settings, read_authors_csv(path, configured))
+    configured = [a.name for a in settings.authors]
+    authors = read_authors_csv(path, configured, storage.authors.names())
+    return add_authors(storage, settings, authors)
 
 
-def read_authors_csv(path: Path, configured: Collection[str] = ()) -> list[AuthorSettings]:
+def read_authors_csv(
+    path: Path, configured: Collection[str] = (), known: Collection[str] = ()
+) -> list[AuthorSettings]:
     """The authors of a CSV file (header ``name,orcid,arxiv_author_id,query``).
 
-    Every bad row (a configured author's name among them: those change in
-    the file) is named with its line number and reason in one ``ConfigError``,
-    so a file is taken whole or not at all.
+    Every bad row is named with its line number and reason in one
+    ``ConfigError``, so a file is taken whole or not at all: a configured
+    author's name among them (those change in the file), and a name that is
+    one already on an earlier line or ``known`` spelled otherwise ("jane
+    smith" beside "Jane Smith": names are compared without regard to case).
     """
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -152,34 +158,49 @@ def read_authors_csv(path: Path, configured: Collection[str] = ()) -> list[Autho
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != CSV_HEADER:
         raise ConfigError(f"{path}:1: the header must be {','.join(CSV_HEADER)}")
-    authors: list[AuthorSettings] = []
-    problems: list[str] = []
-    seen: dict[str, int] = {}
+    rows: list[tuple[int, AuthorSettings]] = []
+    problems: list[tuple[int, str]] = []
     for row in reader:
         line = reader.line_num
         if not row:
             continue  # a blank line
         if len(row) != len(CSV_HEADER):
-            problems.append(f"{path}:{line}: {len(row)} fields, expected {len(CSV_HEADER)}")
+            problems.append((line, f"{len(row)} fields, expected {len(CSV_HEADER)}"))
             continue
         name, orcid, author_id, query = row
         try:
             author = runtime_author(name, orcid=orcid, arxiv_author_id=author_id, query=query)
+            rows.append((line, author))
         except ConfigError as exc:
-            problems.append(f"{path}:{line}: {exc}")
-            continue
-        if author.name in configured:
-            problems.append(f"{path}:{line}: {author.name!r} is configured in the config file")
-            continue
-        if author.name in seen:
-            first = seen[author.name]
-            problems.append(f"{path}:{line}: {author.name!r} is already on line {first}")
-            continue
-        seen[author.name] = line
-        authors.append(author)
+            problems.append((line, str(exc)))
+    problems += _name_clashes(rows, configured, known)
     if problems:
-        raise ConfigError("nothing imported:\n  " + "\n  ".join(problems))
-    return authors
+        lines = (f"{path}:{line}: {problem}" for line, problem in sorted(problems))
+        raise ConfigError("nothing imported:\n  " + "\n  ".join(lines))
+    return [author for _, author in rows]
+
+
+def _name_clashes(
+    rows: Sequence[tuple[int, AuthorSettings]], configured: Collection[str], known: Collection[str]
+) -> list[tuple[int, str]]:
+    """The rows whose name is one (without regard to case) that the file or syncd has already."""
+    configured_keys = {name_key(name): name for name in configured}
+    known_keys = {name_key(name): name for name in known}
+    repeated = dict(repeated_names([author.name for _, author in rows]))
+    clashes = []
+    for index, (line, author) in enumerate(rows):
+        name, key = author.name, name_key(author.name)
+        if key in configured_keys:
+            same = configured_keys[key]
+            spelled = "" if same == name else f" as {same!r}"
+            clashes.append((line, f"{name!r} is configured in the config file{spelled}"))
+        elif index in repeated:
+            first, spelling = rows[repeated[index]][0], rows[repeated[index]][1].name
+            spelled = "" if spelling == name else f" as {spelling!r}"
+            clashes.append((line, f"{name!r} is already on line {first}{spelled}"))
+        elif known_keys.get(key, name) != name:
+            clashes.append((line, spelled_otherwise(name, known_keys[key])))
+    return clashes
 
 
 def next_sync(schedule: ScheduleSettings, summary: AuthorSummary, now: datetime) -> datetime | None:

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.author_names import name_key, spelled_otherwise
 from syncd.domain.authors import (
     AuthorDefinition,
     AuthorSummary,
@@ -50,9 +51,11 @@ class Put(StrEnum):
     UNCHANGED = "unchanged"
 
 
-def _configured_elsewhere(name: str) -> ConflictError:
+def _configured_elsewhere(name: str, given: str | None = None) -> ConflictError:
+    spelled = "" if given in (None, name) else f" ({given!r} is the same name)"
     return ConflictError(
-        f"author {name!r} is configured in the config file ([[authors]]): change or remove it there"
+        f"author {name!r}{spelled} is configured in the config file ([[authors]]):"
+        " change or remove it there"
     )
 
 
@@ -85,20 +88,29 @@ class Authors:
     def reconcile(self, configured: Sequence[AuthorDefinition]) -> None:
         """Make the ``config`` authors match the file: upsert those in it, remove the rest.
 
-        A run-time author of the same name becomes a configured one.  Removing
-        only sets ``removed_at``: papers, history and events stay.
+        An author of the same name without regard to case (a run-time one, or
+        one the file spelled otherwise before) becomes the configured one,
+        under the file's spelling.  Removing only sets ``removed_at``:
+        papers, history and events stay.
         """
         when = now()
         a = authors_table
         with self._db.transaction() as conn:
             for definition in configured:
+                key = name_key(definition.name)
                 values = _values(definition) | {"origin": AuthorOrigin.CONFIG, "removed_at": None}
-                conn.execute(
-                    self._db.insert_ignoring_conflicts(a, "name").values(
-                        name=definition.name, created_at=when, **values
+                known = sa.select(a.c.id, a.c.name).where(a.c.name_key == key)
+                if conn.execute(known).first() is None:
+                    conn.execute(
+                        self._db.insert_ignoring_conflicts(a, "name_key").values(
+                            name=definition.name, name_key=key, created_at=when, **values
+                        )
                     )
-                )
-                conn.execute(a.update().where(a.c.name == definition.name).values(values))
+                row = conn.execute(known).one()
+                if row.name != definition.name:
+                    _check_name_free(conn, definition.name, row.name)
+                    values |= {"name": definition.name}
+                conn.execute(a.update().where(a.c.id == row.id).values(values))
             names = [d.name for d in configured]
             conn.execute(
                 a.update()
@@ -112,33 +124,42 @@ class Authors:
 
         An author already followed with the same definition is left alone, so
         importing a file twice changes nothing.  A configured author is refused
-        (``ConflictError``): it is changed in the file.
+        (``ConflictError``): it is changed in the file.  So is another spelling
+        of a known author's name ("jane smith" for "Jane Smith"): one name
+        without regard to case is one author.
         """
         when = now()
         a = authors_table
         done: list[Put] = []
-        inserts: list[dict[str, Any]] = []
+        inserts: dict[str, dict[str, Any]] = {}
+        keys = [name_key(d.name) for d in definitions]
         with self._db.transaction() as conn:
             existing = {
-                row.name: row
-                for chunk in chunks([d.name for d in definitions])
-                for row in conn.execute(sa.select(a).where(a.c.name.in_(chunk)))
+                row.name_key: row
+                for chunk in chunks(keys)
+                for row in conn.execute(sa.select(a).where(a.c.name_key.in_(chunk)))
             }
-            for definition in definitions:
-                row = existing.get(definition.name)
+            for definition, key in zip(definitions, keys, strict=True):
+                row = existing.get(key)
                 values = _values(definition) | {"origin": AuthorOrigin.RUNTIME, "removed_at": None}
+                if row is None and key in inserts:
+                    first = inserts[key]["name"]
+                    raise ConflictError(f"{first!r} and {definition.name!r} are one author")
                 if row is None:
-                    inserts.append({"name": definition.name, "created_at": when} | values)
+                    inserts[key] = {"name": definition.name, "name_key": key, "created_at": when}
+                    inserts[key] |= values
                     done.append(Put.ADDED)
                 elif row.origin == AuthorOrigin.CONFIG and row.removed_at is None:
-                    raise _configured_elsewhere(definition.name)
+                    raise _configured_elsewhere(row.name, definition.name)
+                elif row.name != definition.name:
+                    raise ConflictError(spelled_otherwise(definition.name, row.name))
                 elif row.removed_at is None and _definition(row) == definition:
                     done.append(Put.UNCHANGED)
                 else:
                     conn.execute(a.update().where(a.c.id == row.id).values(values))
                     done.append(Put.UPDATED)
             if inserts:
-                conn.execute(a.insert(), inserts)  # one executemany for a whole file
+                conn.execute(a.insert(), list(inserts.values()))  # one executemany for a file
         return done
 
     def remove(self, name: str) -> None:
@@ -147,7 +168,7 @@ class Authors:
         with self._db.transaction() as conn:
             row = _followed_row(conn, name)
             if row.origin == AuthorOrigin.CONFIG:
-                raise _configured_elsewhere(name)
+                raise _configured_elsewhere(row.name)
             conn.execute(a.update().where(a.c.id == row.id).values(removed_at=now()))
 
     def followed(self) -> list[FollowedAuthor]:
@@ -173,6 +194,17 @@ class Authors:
         """The names of the authors followed now, by name."""
         a = authors_table
         query = sa.select(a.c.name).where(a.c.removed_at.is_(None)).order_by(a.c.name)
+        with self._db.transaction() as conn:
+            return list(conn.scalars(query))
+
+    def names(self) -> list[str]:
+        """The name of every author syncd follows or has followed, by name.
+
+        Not the duplicates migration 0016 stopped following: they hold no key,
+        and another spelling of their name means the author who does.
+        """
+        a = authors_table
+        query = sa.select(a.c.name).where(a.c.name_key.is_not(None)).order_by(a.c.name)
         with self._db.transaction() as conn:
             return list(conn.scalars(query))
 
@@ -296,6 +328,21 @@ class Authors:
             pairs = zip(writes, found, strict=True)
             written = [WrittenPaper(w, p.id, latest.get(p.id)) for w, p in pairs]
             return publish(conn, name, author.id, written, run_id=None, when=when)
+
+
+def _check_name_free(conn: Connection, name: str, current: str) -> None:
+    """Refuse to rename the author ``current`` to a name another row keeps.
+
+    Only a duplicate that migration 0016 stopped following can: it keeps its
+    name, and its history under it, but no key.
+    """
+    query = sa.select(authors_table.c.id).where(authors_table.c.name == name)
+    holder = conn.execute(query).first()
+    if holder is not None:
+        raise ConflictError(
+            f"the name {name!r} is kept by author #{holder.id}, a duplicate no longer"
+            f" followed; write it {current!r}, as the followed author is named"
+        )
 
 
 def _followed_row(conn: Connection, name: str, *, lock: bool = False) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.author_names import name_key
 from syncd.domain.model import (
     LatestChange,
     NewRevision,
@@ -239,14 +240,23 @@ class Papers:
 
 
 def author_id(db: Database, conn: Connection, name: str, *, lock: bool = False) -> int:
-    """The author's id, created if new; ``lock`` holds the row until the transaction ends."""
-    conn.execute(
-        db.insert_ignoring_conflicts(authors_table, "name").values(name=name, created_at=now())
-    )
-    query = sa.select(authors_table.c.id).where(authors_table.c.name == name)
+    """The author's id, created if new; ``lock`` holds the row until the transaction ends.
+
+    Found by ``name_key``: another spelling of the name is the same author.
+    """
+    key = name_key(name)
+    query = sa.select(authors_table.c.id).where(authors_table.c.name_key == key)
     if lock:
         query = query.with_for_update()
-    return int(conn.execute(query).scalar_one())
+    found = conn.execute(query).scalar()
+    if found is None:
+        conn.execute(
+            db.insert_ignoring_conflicts(authors_table, "name_key").values(
+                name=name, name_key=key, created_at=now()
+            )
+        )
+        found = conn.execute(query).scalar_one()
+    return int(found)
 
 
 def known_keys(conn: Connection, author_id: int) -> set[str]:

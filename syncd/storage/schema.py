@@ -6,8 +6,12 @@ Alembic's migrations (``syncd/migrations``) create and change these tables;
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
+
+from syncd.domain.author_names import name_key
 
 __all__ = [
     "arxiv_pacer_table",
@@ -37,11 +41,20 @@ metadata = sa.MetaData(
     }
 )
 
+
+def _name_key(context: Any) -> str:
+    return name_key(context.get_current_parameters()["name"])
+
+
 authors_table = sa.Table(
     "authors",
     metadata,
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("name", sa.String(200), nullable=False, unique=True),
+    # One author per name without regard to case (issue 29): name_key() of
+    # the name, filled in by every INSERT.  Case folding may triple a
+    # character's length.  NULL only for the duplicates 0016 stopped following.
+    sa.Column("name_key", sa.String(600), default=_name_key),
     sa.Column("created_at", _TIME, nullable=False),
     # What identifies and defines the author (issue 22); for ``config`` authors a
     # copy of their ``[[authors]]`` table, reconciled at start.
@@ -53,6 +66,7 @@ authors_table = sa.Table(
     sa.Column("removed_at", _TIME),  # no longer followed; papers, history and events stay
     sa.Column("baseline_at", _TIME),  # the first complete sync ended: it announced nothing
     sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
+    sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 
 papers_table = sa.Table(

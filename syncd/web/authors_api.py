@@ -3,7 +3,8 @@
 The writes answer only ``Authorization: Bearer <[http] admin_token>`` (404
 without a token configured, 401 for a missing or wrong one, compared in
 constant time) and change what a running daemon syncs at its next cycle.
-A configured author (an ``[[authors]]`` table) is changed in the file: 409.
+A configured author (an ``[[authors]]`` table) is changed in the file: 409; so is
+another spelling of a known author's name.
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ _UNKNOWN: dict[int | str, dict[str, Any]] = {
 _ADMIN: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "no or a wrong bearer token"},
     404: {"model": ErrorOut, "description": "no `[http] admin_token`, or no such author or id"},
-    409: {"model": ErrorOut, "description": "the author is configured in the config file"},
+    409: {
+        "model": ErrorOut,
+        "description": "the author is configured in the config file, or the name is a known"
+        " author's in another spelling (names are compared without regard to case)",
+    },
 }
 
 
@@ -63,7 +68,7 @@ def _shown(app: App, summary: AuthorSummary) -> dict[str, Any]:
 
 @contextmanager
 def _answering() -> Iterator[None]:
-    """syncd's refusals as HTTP answers: 400 bad input, 404 unknown, 409 configured."""
+    """syncd's refusals as HTTP answers: 400 bad input, 404 unknown, 409 configured or known."""
     try:
         yield
     except (ConfigError, SeedError) as exc:
@@ -131,7 +136,7 @@ def authors_router(app: App) -> APIRouter:
 
     for decision, verb in ((Decision.CONFIRMED, "confirm"), (Decision.REJECTED, "reject")):
         router.add_api_route(
-            f"/{{name}}/{verb}",
+            f"/{{name:path}}/{verb}",
             _decider(app, decision),
             methods=["POST"],
             response_class=Response,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -12,11 +14,15 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
+from syncd.domain.authors import AuthorDefinition
 from syncd.domain.planner import seed_writes
 from syncd.domain.record import Record, content_hash
-from syncd.errors import StoreError
+from syncd.domain.vocabulary import AuthorOrigin
+from syncd.errors import ConflictError, StoreError
+from syncd.logs import configure_logging
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage, migrate
+from syncd.storage.authors import Put
 from syncd.storage.database import utc
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
@@ -374,8 +380,10 @@ def test_0014_indexes_a_papers_events_and_downgrades_without_it(database_url: st
     0013 drops it and keeps the events."""
     storage = Storage(database_url)
     try:
-        upgrade(storage.engine, "0013")
+        # This syncd writes columns 0013 lacks (authors.name_key): store at head, then go back.
+        upgrade(storage.engine)
         assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
+        _downgrade(storage.engine, "0013")
         with storage.engine.begin() as conn:  # an event per paper, as a cycle would add
             papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
             conn.execute(
@@ -429,5 +437,96 @@ def test_0015_records_a_harvests_failure_and_downgrades_without_it(database_url:
         assert storage.harvests.state().from_date == date(2026, 7, 1)
         assert storage.harvests.state().last_error is None
         assert schema_drift(storage.engine) == []
+    finally:
+        storage.close()
+
+
+def test_0016_keeps_one_author_per_name_and_stops_hostile_ones(database_url: str) -> None:
+    """0015 → head: surplus spaces are normalised; of names one without regard to case the
+    earliest followed stays followed, the others stop with their papers; a hostile name and a
+    broken query stop; each stop is logged; nothing is deleted; down and up again is stable."""
+    storage = Storage(database_url)
+    log = io.StringIO()
+    configure_logging("warning", "json", log)
+    try:
+        upgrade(storage.engine, "0015")
+        authors = sa.table(
+            "authors",
+            *(sa.column(name) for name in ("id", "name", "origin", "query")),
+            *(sa.column(name, sa.DateTime(timezone=True)) for name in ("created_at", "removed_at")),
+        )
+        created = datetime(2026, 3, 1, tzinfo=UTC)
+        removed = datetime(2026, 4, 1, tzinfo=UTC)
+        rows = [
+            (1, "Jane Smith", None, None),
+            (2, "jane smith", None, None),  # followed: stops, as the same author as 1
+            (3, "JANE  SMITH", None, removed),  # already removed: stays so, no key
+            (4, " Ada  Lovelace", None, None),  # normalised in place
+            (5, 'Zed Zulu" OR au:"Eve Evans', None, None),  # refused: stops, no key
+            (6, "Grace Hopper", 'au:"Hopper_G', None),  # broken query: stops, keeps its key
+            (7, "Emmy  Noether", None, None),  # kept, and renamed onto 8's name
+            (8, "Emmy Noether", None, removed),  # gives its name up
+        ]
+        with storage.engine.begin() as conn:
+            conn.execute(
+                authors.insert(),
+                [
+                    {"id": i, "name": name, "query": query, "removed_at": gone}
+                    | {"origin": "runtime", "created_at": created}
+                    for i, name, query, gone in rows
+                ],
+            )
+        with storage.engine.begin() as conn:  # each spelling's cycles stored a paper of its own
+            record = Record.from_dict({"arxiv_id": NESTPIPE, "version": 1, "authors": []})
+            conn.execute(
+                papers_table.insert(),
+                [
+                    {"author_id": author_id, "key": NESTPIPE, "arxiv_id": NESTPIPE}
+                    | {"status": "tracked", "origin": "arxiv", "record": record.to_dict()}
+                    | {"record_hash": content_hash(record), "absent_syncs": 0}
+                    | {"created_at": created, "updated_at": created}
+                    for author_id in (1, 2)
+                ],
+            )
+        upgrade(storage.engine)
+        assert schema_drift(storage.engine) == []
+        with storage.engine.connect() as conn:
+            a = authors_table
+            query = sa.select(a.c.id, a.c.name, a.c.name_key, a.c.removed_at).order_by(a.c.id)
+            after = [(r.id, r.name, r.name_key, r.removed_at is None) for r in conn.execute(query)]
+        assert after == [
+            (1, "Jane Smith", "jane smith", True),
+            (2, "jane smith", None, False),
+            (3, "JANE  SMITH", None, False),
+            (4, "Ada Lovelace", "ada lovelace", True),
+            (5, 'Zed Zulu" OR au:"Eve Evans', None, False),
+            (6, "Grace Hopper", "grace hopper", False),
+            (7, "Emmy Noether", "emmy noether", True),
+            (8, "Emmy Noether (duplicate #8)", None, False),
+        ]
+        stopped = [json.loads(line) for line in log.getvalue().splitlines()]
+        assert sorted(
+            e["author_id"] for e in stopped if e["event"] == "author_no_longer_followed"
+        ) == [2, 5, 6]
+        assert len(storage.papers.all()) == 2  # each spelling keeps its paper
+        assert [f.definition.name for f in storage.authors.followed()] == [
+            "Ada Lovelace",
+            "Emmy Noether",
+            "Jane Smith",
+        ]
+        assert "jane smith" not in storage.authors.names()  # the name "Jane Smith" keeps
+        with pytest.raises(ConflictError, match="kept by author #2, a duplicate"):
+            storage.authors.reconcile([AuthorDefinition("jane smith", AuthorOrigin.CONFIG)])
+        fixed = AuthorDefinition("Grace Hopper", AuthorOrigin.RUNTIME, query='au:"Hopper_G"')
+        assert storage.authors.put([fixed]) == [Put.UPDATED]  # followed again, history and all
+        _downgrade(storage.engine, "0015")
+        upgrade(storage.engine)
+        assert schema_drift(storage.engine) == []
+        assert [f.definition.name for f in storage.authors.followed()] == [
+            "Ada Lovelace",
+            "Emmy Noether",
+            "Grace Hopper",
+            "Jane Smith",
+        ]
     finally:
         storage.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from syncd.cli import main
 from syncd.config import load_settings
 from syncd.errors import ConfigError
 from syncd.service.daemon import schedule_period, trigger_for
@@ -130,7 +131,7 @@ class TestErrors:
                 MINIMAL + '[[webhooks]]\nurl = "http://x"\nsecret_env = "SYNCD_NOPE_X"\n',
                 "SYNCD_NOPE_X",
             ),
-            (MINIMAL + MINIMAL, "author listed twice"),
+            (MINIMAL + MINIMAL, "author listed twice without regard to case"),
             (
                 MINIMAL
                 + '[[webhooks]]\nurl = "http://x"\nformat = "slack"\nsecret = "whsec_eHl6"\n',
@@ -183,6 +184,53 @@ class TestErrors:
         path.write_bytes(b"\xff\xfe\x00junk")
         with pytest.raises(ConfigError, match="cannot read"):
             load_settings(path)
+
+
+class TestAuthorNames:
+    """Issue 29: names are normalised, refused when they would change a query, and one
+    author without regard to case."""
+
+    def test_a_name_is_kept_in_its_normal_form(self, tmp_path: Path) -> None:
+        """Spaces collapse and NFC applies at load: the name is stored and queried so."""
+        text = '[[authors]]\nname = " Jose\u0301\u00a0 Martí "\n'
+        (author,) = load_settings(_write(tmp_path, text)).authors
+        assert (author.name, author.search_query) == ("José Martí", 'au:"José Martí"')
+
+    def test_two_spellings_of_one_name_exit_2_naming_both(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """ "Zhida Jiang" and "ZHIDA  JIANG" are one author listed twice: exit 2, both named."""
+        path = _write(tmp_path, MINIMAL + '[[authors]]\nname = "ZHIDA  JIANG"\n')
+        assert main(["--config", str(path), "authors", "list"]) == 2
+        err = capsys.readouterr().err
+        assert "authors: " in err
+        assert "authors[1] 'ZHIDA JIANG' is authors[0] 'Zhida Jiang'" in err
+
+    @pytest.mark.parametrize(
+        ("line", "key", "reason"),
+        [
+            ("name = 'Zed Zulu\" OR au:\"Eve Evans'", "authors[0].name", "double quote"),
+            ('name = "Eve Evans OR cat:cs.LG"', "authors[0].name", "field prefix"),
+            ('name = "Jane\u200bSmith"', "authors[0].name", "U+200B ZERO WIDTH SPACE"),
+            ('name = "Jane\\nSmith"', "authors[0].name", "U+000A"),
+            ("name = 'Ada'\nquery = 'au:\"Lovelace_A'", "authors[0].query", "never closed"),
+            ("name = 'Ada'\nquery = '(au:Lovelace_A'", "authors[0].query", "never closed"),
+        ],
+    )
+    def test_a_name_or_query_that_would_break_a_query_exits_2(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        line: str,
+        key: str,
+        reason: str,
+    ) -> None:
+        """A hostile name or a broken query stops syncd at start, naming the key and why."""
+        path = _write(tmp_path, f"[[authors]]\n{line}\n")
+        assert main(["--config", str(path), "authors", "list"]) == 2
+        err = capsys.readouterr().err
+        assert f"{key}: " in err
+        assert reason in err
 
 
 class TestRanges:

@@ -53,7 +53,9 @@ class TestRuntimeAuthor:
         with pytest.raises(ConfigError, match=r"^arxiv_author_id: "):
             runtime_author("Ada", arxiv_author_id=value)
 
-    @pytest.mark.parametrize("name", ["", "   ", "a\u202eb", "x" * 201, "tab\there"])
+    @pytest.mark.parametrize(
+        "name", ["", "   ", "a\u202eb", "x" * 201, "tab\there", 'a" OR au:"b', "a\u200bb"]
+    )
     def test_bad_names(self, name: str) -> None:
         with pytest.raises(ConfigError, match=r"^name: "):
             runtime_author(name)
@@ -84,6 +86,28 @@ class TestCsv:
         path.write_text("name,orcid,arxiv_author_id,query\nAda,,,\nZhida,,,\n")
         with pytest.raises(ConfigError, match=r"a\.csv:3: 'Zhida' is configured"):
             read_authors_csv(path, {"Zhida"})
+
+    def test_one_name_without_regard_to_case_is_one_row(self, tmp_path: Path) -> None:
+        """A name repeated in another spelling, or a configured or known author's name spelled
+        otherwise, is a bad row naming its line and the spelling it clashes with."""
+        path = tmp_path / "a.csv"
+        rows = ["Ada,,,", "ADA,,,", "zhida  JIANG,,,", "grace hopper,,,", "Grace Hopper ,,,"]
+        path.write_text("name,orcid,arxiv_author_id,query\n" + "\n".join(rows) + "\n")
+        with pytest.raises(ConfigError) as caught:
+            read_authors_csv(path, ["Zhida Jiang"], ["Grace Hopper"])
+        assert str(caught.value).splitlines()[1:] == [
+            f"  {path}:3: 'ADA' is already on line 2 as 'Ada'",
+            f"  {path}:4: 'zhida JIANG' is configured in the config file as 'Zhida Jiang'",
+            f"  {path}:5: 'grace hopper' is the author 'Grace Hopper': names are compared"
+            " without regard to case; use 'Grace Hopper'",
+            f"  {path}:6: 'Grace Hopper' is already on line 5 as 'grace hopper'",
+        ]
+
+    def test_a_known_author_in_the_same_spelling_is_imported_again(self, tmp_path: Path) -> None:
+        """A row naming a known author exactly is no clash: importing a file twice is idempotent."""
+        path = tmp_path / "a.csv"
+        path.write_text("name,orcid,arxiv_author_id,query\n Grace  Hopper,,,\n")
+        assert [a.name for a in read_authors_csv(path, [], ["Grace Hopper"])] == ["Grace Hopper"]
 
 
 def test_arxiv_ids_drop_versions_and_refuse_others() -> None:
