@@ -54,7 +54,11 @@ timeout = 10
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "SYNCD_HTTP_PORT": str(self.port)},
             )
-        eventually(self._healthy, 20, "/healthz")
+        try:
+            eventually(self._healthy, 20, "/healthz")
+        except BaseException:
+            self.kill()  # no test holds it yet: nothing else would stop it
+            raise
 
     def get(self, path: str) -> httpx.Response:
         return httpx.get(f"http://127.0.0.1:{self.port}{path}", timeout=5)
