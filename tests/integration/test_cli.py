@@ -181,7 +181,7 @@ class TestCommands:
         assert history[0].startswith("rethinking-calibration-for-high-sparsity-llm  2606.03328")
         assert [line.split()[0] for line in history[2:]] == ["1", "2", "3"]
         events = syncd("events").out.splitlines()
-        assert events[0].split()[:3] == ["ID", "CREATED", "(UTC)"]
+        assert events[0].split()[:4] == ["SEQ", "ID", "CREATED", "(UTC)"]
         assert len(events) == 8
 
     def test_papers_shows_keys_whole(self, syncd: Syncd) -> None:
@@ -263,20 +263,38 @@ class TestTablesFitTheTerminal:
         else:
             assert any(line.endswith("…") for line in lines)
 
-    @pytest.mark.parametrize("width", [60, 80, 200])
-    def test_events(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-        """Event ids and papers whole, each event's title shown (cut with "…" when long);
-        the creation date goes at 60 and 80."""
+    @pytest.mark.parametrize(
+        ("width", "headers"),
+        [
+            (60, ["SEQ", "TYPE", "PAPER", "TITLE"]),
+            (80, ["SEQ", "TYPE", "PAPER", "KINDS", "TITLE"]),
+            (120, ["SEQ", "ID", "TYPE", "PAPER", "KINDS", "TITLE"]),
+            (200, ["SEQ", "ID", "CREATED", "(UTC)", "TYPE", "PAPER", "KINDS", "TITLE"]),
+        ],
+    )
+    def test_events(
+        self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int, headers: list[str]
+    ) -> None:
+        """Seqs and papers whole, each event's title shown (cut with "…" when long); the
+        creation date goes first, then the long id (SEQ names the event too), then the kinds,
+        so at 80 columns every event says what happened."""
+        arxiv = synced.arxiv
+        revise_nestpipe(arxiv)
+        assert synced("sync").code == 0
         events = synced.json("events")
         lines = self._at(synced, monkeypatch, width, "events")
-        assert lines[0].split()[0] == "ID" and "TITLE" in lines[0]
+        assert lines[0].split() == headers
         assert max(display_width(line) for line in lines) <= width
         for event, line in zip(events, lines[1:], strict=True):
-            assert line.startswith(event["id"] + " ")
+            cells = line.split()
+            assert cells[0] == str(event["seq"])
+            assert ("ID" in headers) is (cells[1] == event["id"])
+            assert f"  {event['type']}  " in line
             paper = event["paper"]
             assert f" {paper['arxiv_id'] or paper['key']} " in line
             assert _shows_title(line, event["record"]["title"] if event["record"] else "-")
-        assert ("CREATED" in lines[0]) is (width == 200)
+        if "KINDS" in headers:
+            assert "  version,title" in lines[-1]  # NestPipe's v2, cut at 14 cells at the least
         assert any(line.endswith("…") for line in lines)
 
     @pytest.mark.parametrize("width", [60, 80, 200])

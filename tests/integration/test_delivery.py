@@ -153,6 +153,22 @@ def test_redeliver_one_event_keeps_its_id(syncd: Syncd, receiver: Receiver) -> N
     assert syncd("webhooks", "redeliver", "evt_missing").code == 2
 
 
+def test_redeliver_takes_the_seq_syncd_events_shows(syncd: Syncd, receiver: Receiver) -> None:
+    """An event is named by its seq as well as its id (the narrow events table shows only
+    the seq); a seq no event has, or one past any INTEGER, is exit 2."""
+    _hook(syncd, receiver)
+    syncd("sync")
+    second = syncd.json("events")[1]
+    assert syncd("webhooks", "redeliver", str(second["seq"])).out.strip() == "1 delivery queued"
+    syncd("sync")
+    assert [r.msg_id for r in receiver.delivered].count(second["id"]) == 2
+    later = syncd.json("events", "--since", str(second["seq"]))
+    assert [e["seq"] for e in later] == list(range(second["seq"] + 1, second["seq"] + 6))
+    for missing in ("999", "9" * 30, "٣"):
+        assert syncd("webhooks", "redeliver", missing).code == 2
+        assert syncd("events", "--since", missing).code == 2
+
+
 def test_filters(syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver) -> None:
     """An endpoint filtered on paper.revised and the doi kind gets only those events."""
     _hook(syncd, receiver, filters='events = ["paper.revised"]\nkinds = ["doi"]')
