@@ -192,6 +192,36 @@ def test_webhook_test_command(syncd: Syncd, receiver: Receiver) -> None:
     assert syncd("webhooks", "test", "nobody").code == 2
 
 
+def test_list_shows_why_a_pending_delivery_waits_and_until_when(
+    syncd: Syncd, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delivery that failed and waits for its retry shows, in `webhooks list` and its
+    JSON, when the endpoint's first pending delivery is due and the error that holds it."""
+    _hook(syncd, receiver, schedule="[3600]", sync_wait=0)
+    assert syncd("sync", "--no-deliver").code == 0
+    (queued,) = syncd.json("webhooks", "list")
+    assert queued["next_attempt_at"] is not None and queued["last_error"] is None  # due, untried
+    receiver.always(503)
+    _hook(syncd, receiver, schedule="[3600]", sync_wait=2)
+    before = datetime.now(UTC)
+    assert syncd("sync").code == 0
+    (endpoint,) = syncd.json("webhooks", "list")
+    assert endpoint["pending"] == 7
+    assert endpoint["last_error"].startswith("HTTP 503")
+    next_try = datetime.fromisoformat(endpoint["next_attempt_at"])
+    # 3600 s with ±20 % jitter after the attempt.
+    assert before + timedelta(seconds=2800) < next_try < before + timedelta(seconds=4400)
+    monkeypatch.setenv("COLUMNS", "80")
+    header, row = syncd("webhooks", "list").out.splitlines()
+    assert header.split() == [
+        "NAME", "STATE", "PENDING", "DELIVERED", "DEAD", "NEXT", "TRY", "(UTC)", "LAST", "ERROR",
+    ]  # fmt: skip
+    shown_try = next_try.strftime("%Y-%m-%d %H:%M:%S").split()
+    assert row.split()[:7] == ["lab-chat", "active", "7", "0", "0", *shown_try]
+    assert row.split()[7].startswith("HTTP")
+    assert len(row) <= 80
+
+
 def test_no_deliver_leaves_the_outbox(syncd: Syncd, receiver: Receiver) -> None:
     """`sync --no-deliver` stores the deliveries and sends nothing."""
     _hook(syncd, receiver)
