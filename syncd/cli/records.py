@@ -29,8 +29,9 @@ def papers(args: argparse.Namespace, app: App) -> int:
     found = app.storage.papers.all(args.author)
     if args.json:
         return print_json([paper_json(p) for p in found])
-    # Whose paper it is only says something when more than one author is followed.
-    by_author = len(app.settings.authors) > 1
+    # Whose paper it is only says something when more than one author is followed (in the
+    # file or at run time), or was: a removed author's papers stay.
+    by_author = len({*app.followed_names(), *(p.author for p in found)}) > 1
     columns = [
         Column("KEY", drop_rank=2),
         Column("ARXIV"),

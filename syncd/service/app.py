@@ -102,6 +102,12 @@ class App:
         """Release the database's connections."""
         self.storage.close()
 
+    def followed_names(self) -> list[str]:
+        """The authors followed now: the file's, in its order, then those added at run time."""
+        configured = [a.name for a in self.settings.authors]
+        added = [f.definition.name for f in self.storage.authors.followed()]
+        return configured + sorted(set(added) - set(configured))
+
     def register_endpoints(self) -> None:
         """Make the outbox's endpoint table match the configuration (commands that deliver)."""
         self.storage.outbox.register_endpoints([e.spec for e in self.endpoints.values()])

@@ -333,6 +333,16 @@ class TestTablesFitTheTerminal:
         assert lines[0].split()[:5] == ["KEY", "ARXIV", "V", "STATUS", "AUTHOR"]
         assert all(f"  {scenario.AUTHOR}  " in line for line in lines[1:])
 
+    def test_papers_names_the_author_when_another_is_followed_at_run_time(
+        self, synced: Syncd, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An author added with `syncd authors add` counts as followed: the AUTHOR column shows."""
+        monkeypatch.setenv("COLUMNS", "200")
+        assert synced("authors", "add", "Ada Lovelace").code == 0
+        lines = synced("papers").out.splitlines()
+        assert lines[0].split()[:5] == ["KEY", "ARXIV", "V", "STATUS", "AUTHOR"]
+        assert all(f"  {scenario.AUTHOR}  " in line for line in lines[1:])
+
 
 def _shows_title(line: str, title: str) -> bool:
     """``line`` ends with ``title``, whole or its start cut with "…"."""
