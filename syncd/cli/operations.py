@@ -30,6 +30,13 @@ def sync(args: argparse.Namespace, app: App) -> int:
     reconcile_config(app.storage, settings)
     followed = followed_settings(app.storage, settings)
     authors = [a for a in followed if args.author in (None, a.name)]
+    if args.author is None and not authors:
+        print(
+            "no author is followed yet: add one with `syncd authors add NAME`"
+            " or an [[authors]] table",
+            file=sys.stderr,
+        )
+        return EXIT_OK
     if not authors:
         raise ConfigError(f"no followed author named {args.author!r}")
     app.register_endpoints()

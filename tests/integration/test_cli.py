@@ -164,6 +164,19 @@ class TestCommands:
         assert syncd("events", "--since", "evt_nope").code == 2
         assert syncd("sync", "--author", "Nobody").code == 2
 
+    def test_a_config_without_authors_works_until_one_is_added(self, syncd: Syncd) -> None:
+        """No [[authors]] table: the commands run, `sync` says nobody is followed yet (exit 0),
+        and syncs an author once one is added at run time."""
+        syncd.author_table = False
+        assert syncd("papers").code == 0
+        idle = syncd("sync")
+        assert (idle.code, idle.out) == (0, "")
+        assert "no author is followed yet: add one with `syncd authors add NAME`" in idle.err
+        assert syncd("authors", "add", scenario.AUTHOR).code == 0
+        synced = syncd("sync")
+        assert synced.code == 0, synced.err
+        assert synced.out.startswith(f"{scenario.AUTHOR}: ok, 1 event")  # author.added
+
     def test_commands_run_with_the_gc_thresholds(self, syncd: Syncd) -> None:
         """Every command sets GC_THRESHOLDS; CPython's defaults cost a busy cycle 15-20 %."""
         gc.set_threshold(700, 10, 10)

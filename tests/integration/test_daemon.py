@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.storage.schema import deliveries_table
-from tests.fakearxiv import FakeArxiv, status
+from tests.fakearxiv import FakeArxiv, make_record, status
 from tests.helpers import WEBHOOK_SECRET, eventually
 from tests.integration.conftest import Syncd
 from tests.integration.daemons import Daemon
@@ -102,6 +102,24 @@ def test_readyz_follows_failing_cycles(
     assert body["checks"]["database"] == "ok"
     arxiv.clear_faults()
     eventually(daemon.ready, 20, "ready again")
+    daemon.stop()
+
+
+def test_a_daemon_with_no_author_yet_is_ready_and_syncs_the_first_one_added(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Without an [[authors]] table `syncd run` starts, stays ready past ready_max_age
+    (nothing to sync is no failure), and syncs an author added at run time."""
+    syncd.author_table = False
+    arxiv.publish(make_record("2611.01002", authors=("Ada Lovelace", "Charles Babbage")))
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    idle = "ok: no author is followed, nothing to sync"
+    eventually(lambda: daemon.get("/readyz").json()["checks"]["last_cycle"] == idle, 15, "idle")
+    assert syncd("authors", "add", "Ada Lovelace").code == 0
+    eventually(lambda: "2611.01002" in {p["arxiv_id"] for p in syncd.json("papers")}, 20, "sync")
+    eventually(daemon.ready, 15, "ready")
+    assert daemon.get("/readyz").json()["checks"]["last_cycle"].startswith("ok: last success")
     daemon.stop()
 
 

@@ -374,6 +374,16 @@ def test_readiness_includes_the_harvester(
     assert verdict.checks["last_harvest"].startswith(prefix)
 
 
+@pytest.mark.parametrize("last_success", [None, ago(30 * HOUR)], ids=["never", "long-ago"])
+def test_readiness_without_an_author_to_follow(last_success: datetime | None) -> None:
+    """No author followed: no cycle has work, so none is missed, however long ago one ran."""
+    verdict = readiness(True, last_success, ago(10 * HOUR), NOW, HOUR, following=False)
+    assert verdict == Readiness(
+        True, {"database": "ok", "last_cycle": "ok: no author is followed, nothing to sync"}
+    )
+    assert not readiness(False, last_success, ago(10 * HOUR), NOW, HOUR, following=False).ready
+
+
 def test_harvest_metrics() -> None:
     pages, records = Delta("syncd_harvest_pages_total"), Delta("syncd_harvest_records_total")
     metrics.observe_harvest_page(7)
