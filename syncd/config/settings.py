@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import tomllib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
@@ -36,6 +36,7 @@ from pydantic_settings import (
 )
 
 from syncd import __version__
+from syncd.config.reporting import ENV_PREFIX, invalid_configuration
 from syncd.config.sections import DAY, HOUR, WEEK, Section
 from syncd.config.targets import NotifySettings, WebhookSettings
 from syncd.delivery.destinations import (
@@ -65,8 +66,6 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
-# Environment variables SYNCD_<SECTION>_<KEY> override the file.
-_ENV_PREFIX = "SYNCD_"
 DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
 
 
@@ -369,7 +368,7 @@ class Settings(BaseSettings):
     """Everything syncd is configured with."""
 
     model_config = SettingsConfigDict(
-        env_prefix=_ENV_PREFIX,
+        env_prefix=ENV_PREFIX,
         env_nested_delimiter="_",
         env_nested_max_split=1,
         extra="forbid",
@@ -554,7 +553,7 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     try:
         return Settings(**raw)
     except ValidationError as exc:
-        raise ConfigError(_blamed(file, _errors(exc, os.environ))) from None
+        raise ConfigError(invalid_configuration(str(file), exc, os.environ)) from None
 
 
 def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
@@ -583,41 +582,3 @@ def _resolve_sqlite_url(url: str, base: Path) -> str:
     if not url.startswith(prefix) or not path or path.startswith("/") or path == ":memory:":
         return url
     return prefix + str(_resolve_path(path, base))
-
-
-def _blamed(file: Path, errors: Sequence[tuple[str, str, str | None]]) -> str:
-    """The message of invalid ``errors``, blamed on what gave the values: the file, or the
-    environment variables that overrode it (named on their lines when the file is blamed too).
-    """
-    variables = [variable for _, _, variable in errors]
-    if all(variables):
-        source = "environment variable " + ", ".join(dict.fromkeys(filter(None, variables)))
-        lines = [f"  {location}: {message}" for location, message, _ in errors]
-    else:
-        source = str(file)
-        lines = [
-            f"  {location}: {message}" + (f" (from {variable})" if variable else "")
-            for location, message, variable in errors
-        ]
-    return f"{source}: invalid configuration:\n" + "\n".join(lines)
-
-
-def _errors(exc: ValidationError, environ: Mapping[str, str]) -> list[tuple[str, str, str | None]]:
-    """Each error's key, message, and the ``SYNCD_<SECTION>_<KEY>`` variable that gave the
-    value (None when the file did)."""
-    given = {name.upper(): name for name in environ if name.upper().startswith(_ENV_PREFIX)}
-    found = []
-    for error in exc.errors(include_url=False, include_input=False):
-        keys = [part for part in error["loc"][:2] if isinstance(part, str)]
-        # SYNCD_HARVEST_ENABLED, or SYNCD_WEBHOOKS for a whole list given as JSON.
-        names = [_ENV_PREFIX + "_".join(keys[:depth]).upper() for depth in (2, 1)]
-        variable = next((given[n] for n in names if n in given), None)
-        found.append((_location(error["loc"]) or "(top level)", error["msg"], variable))
-    return found
-
-
-def _location(loc: Sequence[str | int]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
