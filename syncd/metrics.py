@@ -7,7 +7,8 @@ site, and never touches a metric object.  Label values come from short, fixed
 vocabularies (``CYCLE_RESULTS``, ``EVENT_TYPES``, ...): a value outside one is
 counted as ``other`` so a bug can never grow a series per paper, URL or event.
 
-Database-backed gauges (papers per status, the webhook outbox, versions set aside) are read at
+Database-backed gauges (papers per status, the webhook outbox, versions set aside, the
+harvest's dates) are read at
 scrape time by a ``StoreCollector``; when the database does not answer the
 scrape still succeeds, without those gauges, and
 ``syncd_metrics_collection_errors_total`` goes up.
@@ -56,7 +57,6 @@ __all__ = [
     "observe_cycle",
     "observe_delivery",
     "observe_events",
-    "observe_harvest",
     "observe_harvest_page",
     "observe_http_dropped",
     "observe_pacing",
@@ -167,16 +167,6 @@ _HARVESTED_RECORDS = Counter(
 _HARVESTED_PAGES = Counter(
     "syncd_harvest_pages",
     "OAI-PMH pages the harvester applied.",
-    registry=REGISTRY,
-)
-_HARVEST_FROM = Gauge(
-    "syncd_harvest_from_timestamp_seconds",
-    "Unix time of the harvest's from date (midnight UTC); lag is time() minus it.",
-    registry=REGISTRY,
-)
-_LAST_SUCCESSFUL_HARVEST = Gauge(
-    "syncd_last_successful_harvest_timestamp_seconds",
-    "Unix time at which the most recent complete harvest finished.",
     registry=REGISTRY,
 )
 
@@ -321,14 +311,6 @@ def observe_harvest_page(records: int) -> None:
     _HARVESTED_RECORDS.inc(records)
 
 
-def observe_harvest(from_timestamp: float | None, finished_at: float | None) -> None:
-    """Record the harvest's from date (its lag) and, when one completed, when."""
-    if from_timestamp is not None:
-        _HARVEST_FROM.set(from_timestamp)
-    if finished_at is not None:
-        _LAST_SUCCESSFUL_HARVEST.set(finished_at)
-
-
 def observe_upstream(status: int | None) -> None:
     """Count one request to arXiv by its status; ``None`` means it got no response."""
     _UPSTREAM_REQUESTS.labels(status_class(status)).inc()
@@ -396,6 +378,10 @@ class StoreSnapshot:
     outbox_pending: int
     outbox_dead: int
     versions_set_aside: int = 0
+    # The harvest's next ``from`` (midnight UTC) and its last completion, as Unix times;
+    # None before the first.  Read from the database, so a harvest by `syncd harvest` counts.
+    harvest_from: float | None = None
+    last_harvest: float | None = None
 
 
 class StoreCollector(Collector):
@@ -418,14 +404,21 @@ class StoreCollector(Collector):
         snapshot = self._snapshot()
         if snapshot is None:
             return []
-        papers, pending, dead, set_aside = _store_families()
+        papers, pending, dead, set_aside, harvest_from, last_harvest = _store_families()
         counts = dict.fromkeys(PAPER_STATUSES, 0) | dict(snapshot.papers_by_status)
         for status, count in sorted(counts.items()):
             papers.add_metric([status], count)
         pending.add_metric([], snapshot.outbox_pending)
         dead.add_metric([], snapshot.outbox_dead)
         set_aside.add_metric([], snapshot.versions_set_aside)
-        return [papers, pending, dead, set_aside]
+        found = [papers, pending, dead, set_aside]
+        # Absent before the first harvest: a 0 would read as a harvest in 1970.
+        harvest = ((harvest_from, snapshot.harvest_from), (last_harvest, snapshot.last_harvest))
+        for family, value in harvest:
+            if value is not None:
+                family.add_metric([], value)
+                found.append(family)
+        return found
 
     def _snapshot(self) -> StoreSnapshot | None:
         """The snapshot, or ``None`` after counting (and, once per outage, logging) a failure."""
@@ -445,9 +438,7 @@ class StoreCollector(Collector):
         return snapshot
 
 
-def _store_families() -> tuple[
-    GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily
-]:
+def _store_families() -> tuple[GaugeMetricFamily, ...]:
     """Empty families for the database-backed gauges."""
     return (
         GaugeMetricFamily("syncd_papers", "Papers in the record, by status.", labels=["status"]),
@@ -460,6 +451,14 @@ def _store_families() -> tuple[
         GaugeMetricFamily(
             "syncd_versions_set_aside",
             "Earlier versions arXiv kept refusing, waiting for their next try.",
+        ),
+        GaugeMetricFamily(
+            "syncd_harvest_from_timestamp_seconds",
+            "Unix time of the harvest's from date (midnight UTC); lag is time() minus it.",
+        ),
+        GaugeMetricFamily(
+            "syncd_last_successful_harvest_timestamp_seconds",
+            "Unix time at which the most recent complete harvest finished.",
         ),
     )
 

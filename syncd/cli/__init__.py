@@ -201,7 +201,9 @@ def _parser() -> argparse.ArgumentParser:
     history.set_defaults(command=CommandRef("records", "history"))
 
     events = commands.add_parser("events", help="published change events, oldest first")
-    events.add_argument("--since", metavar="ID", help="only events after this event id")
+    events.add_argument(
+        "--since", metavar="ID|SEQ", help="only events after this event (its id or seq)"
+    )
     events.add_argument("--json", action="store_true", help="print one JSON array")
     events.set_defaults(command=CommandRef("records", "events"))
 
@@ -289,6 +291,8 @@ def _webhooks_parser(commands: Any) -> None:
     hook_test.set_defaults(command=CommandRef("hooks", "webhooks_test"))
     redeliver = hook_commands.add_parser("redeliver", help="queue deliveries again")
     which = redeliver.add_mutually_exclusive_group(required=True)
-    which.add_argument("event_id", nargs="?", metavar="EVENT_ID", help="every delivery of it")
+    which.add_argument(
+        "event_id", nargs="?", metavar="EVENT_ID|SEQ", help="every delivery of this event"
+    )
     which.add_argument("--dead", action="store_true", help="every dead-lettered delivery")
     redeliver.set_defaults(command=CommandRef("hooks", "webhooks_redeliver"))

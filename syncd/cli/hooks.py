@@ -6,7 +6,7 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from syncd.cli.output import EXIT_FAILURE, EXIT_OK, print_json, print_table
+from syncd.cli.output import EXIT_FAILURE, EXIT_OK, TIME_FORMAT, print_json, print_table
 from syncd.cli.table import Column
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.messages import sample_body
@@ -24,7 +24,12 @@ from syncd.service.app import App
 
 __all__ = ["webhooks_list", "webhooks_redeliver", "webhooks_test"]
 
-_COLUMNS = tuple(map(Column, ("NAME", "URL", "STATE", "PENDING", "DELIVERED", "DEAD")))
+_COLUMNS = (
+    Column("NAME"),
+    Column("URL", drop_rank=1),
+    *map(Column, ("STATE", "PENDING", "DELIVERED", "DEAD", "NEXT TRY (UTC)")),
+    Column("LAST ERROR", shrink_to=10),
+)
 
 
 def webhooks_list(args: argparse.Namespace, app: App) -> int:
@@ -39,6 +44,8 @@ def webhooks_list(args: argparse.Namespace, app: App) -> int:
             str(e.pending),
             str(e.delivered),
             str(e.dead),
+            e.next_attempt_at.strftime(TIME_FORMAT) if e.next_attempt_at else "-",
+            e.last_error or "-",
         )
         for e in summaries
     ]

@@ -30,6 +30,13 @@ def sync(args: argparse.Namespace, app: App) -> int:
     reconcile_config(app.storage, settings)
     followed = followed_settings(app.storage, settings)
     authors = [a for a in followed if args.author in (None, a.name)]
+    if args.author is None and not authors:
+        print(
+            "no author is followed yet: add one with `syncd authors add NAME`"
+            " or an [[authors]] table",
+            file=sys.stderr,
+        )
+        return EXIT_OK
     if not authors:
         raise ConfigError(f"no followed author named {args.author!r}")
     app.register_endpoints()
@@ -56,9 +63,16 @@ def backfill(args: argparse.Namespace, app: App) -> int:
     if args.author is not None and not app.storage.authors.known(args.author):
         raise ConfigError(f"no author named {args.author!r}")
     gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
-    plan = plan_backfill(gaps, refusals=app.storage.versions.refusals())
+    refusals = app.storage.versions.refusals()
+    plan = plan_backfill(gaps, refusals=refusals)
     interval = app.settings.arxiv.request_interval
-    print(describe_plan(plan, interval))
+    # Every version set aside, not only those of the papers in the plan: one refused while
+    # linking a paper that is not tracked (a candidate, say) waits as well.
+    aside = list(refusals.values())
+    if args.author is not None:
+        theirs = {p.arxiv_id for p in app.storage.papers.all(args.author)}
+        aside = [r for r in aside if r.arxiv_id in theirs]
+    print(describe_plan(plan, interval, aside, shown=None if args.dry_run else 10))
     if args.dry_run or not plan.gaps:
         return EXIT_OK
     reporter = BackfillReporter(sys.stderr, interval)

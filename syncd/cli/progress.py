@@ -8,11 +8,13 @@ from how fast the first requests happened to go.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Collection
 from typing import TextIO
 
 import structlog
 
 from syncd.domain.counting import counted
+from syncd.domain.model import VersionRefusal
 from syncd.domain.refusals import set_aside_summary
 from syncd.service.backfill import BackfillPlan, BackfillProgress
 from syncd.service.harvest import HarvestResult
@@ -35,8 +37,15 @@ def format_duration(seconds: float) -> str:
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
-def describe_plan(plan: BackfillPlan, interval: float) -> str:
-    """What a backfill will cost (papers, versions, requests, time), and what it leaves aside."""
+def describe_plan(
+    plan: BackfillPlan,
+    interval: float,
+    set_aside: Collection[VersionRefusal] | None = None,
+    *,
+    shown: int | None = 10,
+) -> str:
+    """What a backfill will cost (papers, versions, requests, time), and what it leaves aside:
+    ``set_aside``, or the plan's own (the versions of its papers); ``shown`` of them named."""
     missing = (
         f"{counted(plan.papers, 'paper')} {'misses' if plan.papers == 1 else 'miss'}"
         f" {counted(plan.versions, 'version')}"
@@ -50,7 +59,7 @@ def describe_plan(plan: BackfillPlan, interval: float) -> str:
             f" of up to {counted(largest, 'id')}, about {format_duration(plan.requests * interval)}"
             f" at one request every {interval:g} s"
         )
-    aside = set_aside_summary(plan.set_aside)
+    aside = set_aside_summary(plan.set_aside if set_aside is None else set_aside, shown)
     return cost if aside is None else f"{cost}\n{aside}"
 
 

@@ -9,10 +9,13 @@ from typing import Any
 from syncd.cli.output import EXIT_OK, TIME_FORMAT, print_json, print_table
 from syncd.cli.table import Column
 from syncd.domain.history import history_steps
+from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import event_json, field_evolution, paper_json, revision_json
+from syncd.domain.vocabulary import EventType
 from syncd.errors import NotFoundError
+from syncd.render.describe import following_line
 from syncd.service.app import App
 
 __all__ = ["events", "history", "papers"]
@@ -26,8 +29,9 @@ def papers(args: argparse.Namespace, app: App) -> int:
     found = app.storage.papers.all(args.author)
     if args.json:
         return print_json([paper_json(p) for p in found])
-    # Whose paper it is only says something when more than one author is followed.
-    by_author = len(app.settings.authors) > 1
+    # Whose paper it is only says something when more than one author is followed (in the
+    # file or at run time), or was: a removed author's papers stay.
+    by_author = len({*app.followed_names(), *(p.author for p in found)}) > 1
     columns = [
         Column("KEY", drop_rank=2),
         Column("ARXIV"),
@@ -102,27 +106,38 @@ def events(args: argparse.Namespace, app: App) -> int:
     found = app.storage.events.since(args.since)
     if args.json:
         return print_json([event_json(e) for e in found])
+    # SEQ names an event as well as its 36-character ID does (--since and redeliver take
+    # either), so at 80 columns the ID goes and what happened stays.
     columns = (
-        Column("ID"),
+        Column("SEQ"),
+        Column("ID", drop_rank=2),
         Column("CREATED (UTC)", drop_rank=1),
-        Column("TYPE", drop_rank=3),
+        Column("TYPE", drop_rank=4),
         Column("PAPER"),
-        Column("KINDS", shrink_to=6, drop_rank=2),
+        Column("KINDS", shrink_to=14, drop_rank=3),
         _TITLE,
     )
     rows = [
         (
+            str(e.seq),
             e.id,
             e.created_at.strftime(TIME_FORMAT),
             e.type,
-            e.arxiv_id or e.paper_key,
-            ",".join(e.kinds) or "-",
-            (e.record.title or "") if e.record is not None else "-",
+            *_event_subject(e),
         )
         for e in found
     ]
     print_table(columns, rows)
     return EXIT_OK
+
+
+def _event_subject(event: Event) -> tuple[str, str, str]:
+    """What an event is about, as its PAPER, KINDS and TITLE cells: an ``author.added`` is
+    about no paper (it is filed under one) and reads as its line."""
+    if event.type == EventType.AUTHOR_ADDED:
+        return "-", "-", following_line(event.changes)
+    title = (event.record.title or "") if event.record is not None else "-"
+    return event.arxiv_id or event.paper_key, ",".join(event.kinds) or "-", title
 
 
 def _value_cell(value: Any) -> str:

@@ -6,8 +6,9 @@
 Relative paths in the file resolve against the file's own folder.
 
 ``settings`` holds the top-level tables and the loader, ``targets`` the
-``[[webhooks]]`` and ``[[notify]]`` tables, and ``sections`` what every table
-shares (the base model and the bounds of durations).
+``[[webhooks]]`` and ``[[notify]]`` tables, ``sections`` what every table
+shares (the base model and the bounds of durations), and ``reporting`` what an
+invalid configuration says (blaming the file or the environment variable).
 """
 
 from __future__ import annotations

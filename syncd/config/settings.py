@@ -37,6 +37,7 @@ from pydantic_settings import (
 )
 
 from syncd import __version__
+from syncd.config.reporting import ENV_PREFIX, invalid_configuration
 from syncd.config.sections import DAY, HOUR, WEEK, Section
 from syncd.config.targets import NotifySettings, WebhookSettings
 from syncd.delivery.destinations import (
@@ -359,7 +360,7 @@ class Settings(BaseSettings):
     """Everything syncd is configured with."""
 
     model_config = SettingsConfigDict(
-        env_prefix="SYNCD_",
+        env_prefix=ENV_PREFIX,
         env_nested_delimiter="_",
         env_nested_max_split=1,
         extra="forbid",
@@ -374,7 +375,8 @@ class Settings(BaseSettings):
     http: HttpSettings = HttpSettings()
     delivery: DeliverySettings = DeliverySettings()
     harvest: HarvestSettings = HarvestSettings()
-    authors: tuple[AuthorSettings, ...] = Field(min_length=1)
+    # None is fine: a lab may add every author at run time (syncd authors add).
+    authors: tuple[AuthorSettings, ...] = ()
     webhooks: tuple[WebhookSettings, ...] = ()
     notify: tuple[NotifySettings, ...] = ()
 
@@ -546,7 +548,7 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     try:
         return Settings(**raw)
     except ValidationError as exc:
-        raise ConfigError(f"{file}: invalid configuration:\n{_describe(exc)}") from None
+        raise ConfigError(invalid_configuration(str(file), exc, os.environ)) from None
 
 
 def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
@@ -575,18 +577,3 @@ def _resolve_sqlite_url(url: str, base: Path) -> str:
     if not url.startswith(prefix) or not path or path.startswith("/") or path == ":memory:":
         return url
     return prefix + str(_resolve_path(path, base))
-
-
-def _describe(exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors(include_url=False, include_input=False):
-        location = _location(error["loc"])
-        lines.append(f"  {location or '(top level)'}: {error['msg']}")
-    return "\n".join(lines)
-
-
-def _location(loc: Sequence[str | int]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text

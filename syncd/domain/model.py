@@ -209,6 +209,9 @@ class EndpointSummary:
     pending: int
     delivered: int
     dead: int
+    # Of its pending deliveries: when the first is due, and the error of the first that failed.
+    next_attempt_at: datetime | None = None
+    last_error: str | None = None
 
 
 # -- what callers hand in -----------------------------------------------------

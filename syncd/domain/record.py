@@ -27,6 +27,7 @@ __all__ = [
     "normalize_name",
     "normalize_text",
     "parse_arxiv_time",
+    "pasted_arxiv_id",
     "split_arxiv_id",
     "versioned_id",
 ]
@@ -126,6 +127,31 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
             raise ArxivIdError(raw, problem)
     version = match.group("version")
     return match.group("id"), int(version) if version else None
+
+
+# How people paste a paper: arXiv's own citation form (arXiv:2611.01002), or the address
+# of its abstract, PDF or HTML page, with or without the scheme (browsers drop it, and
+# some proxies fold the double slash of one written into a path).
+_CITED = re.compile(r"arxiv:\s*", re.IGNORECASE)
+_PAGE_URL = re.compile(
+    r"(?:https?:/+)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/(?P<ref>.+?)(?:\.pdf)?/?",
+    re.IGNORECASE,
+)
+
+
+def pasted_arxiv_id(text: str) -> str | None:
+    """The arXiv id (without version) ``text`` names as people paste it: ``2611.01002``,
+    ``2611.01002v2``, ``arXiv:2611.01002``, ``https://arxiv.org/abs/2611.01002v2``,
+    ``arxiv.org/pdf/2611.01002v2.pdf``; None when it names none."""
+    ref = text.strip()
+    if page := _PAGE_URL.fullmatch(ref):
+        ref = page.group("ref")
+    elif cited := _CITED.match(ref):
+        ref = ref[cited.end() :]
+    try:
+        return split_arxiv_id(ref)[0]
+    except ArxivIdError:
+        return None
 
 
 def _id_problem(match: re.Match[str]) -> str | None:

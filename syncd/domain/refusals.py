@@ -113,17 +113,18 @@ def fetch_isolating(
     return fetched
 
 
-def set_aside_summary(refusals: Collection[VersionRefusal], shown: int = 10) -> str | None:
+def set_aside_summary(refusals: Collection[VersionRefusal], shown: int | None = 10) -> str | None:
     """The line saying which versions are set aside and when the first is tried again.
 
     ``2 versions set aside after repeated refusals: 2602.09578v1, …; next try
-    at …``; None when none is.
+    at …``, naming ``shown`` of them (None: every one); None when none is.
     """
     waiting = sorted(
         (r for r in refusals if r.next_try_at is not None), key=lambda r: r.versioned_id
     )
     if not waiting:
         return None
+    shown = len(waiting) if shown is None else shown
     names = ", ".join(r.versioned_id for r in waiting[:shown])
     if len(waiting) > shown:
         names += f", … ({len(waiting) - shown} more)"

@@ -113,4 +113,8 @@ def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
         "pending": summary.pending,
         "delivered": summary.delivered,
         "dead": summary.dead,
+        "next_attempt_at": (
+            summary.next_attempt_at.isoformat() if summary.next_attempt_at else None
+        ),
+        "last_error": summary.last_error,
     }

@@ -11,6 +11,8 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from datetime import time as dt_time
 from typing import TYPE_CHECKING
 
 from syncd.config import DatabaseSettings, Settings
@@ -102,6 +104,12 @@ class App:
         """Release the database's connections."""
         self.storage.close()
 
+    def followed_names(self) -> list[str]:
+        """The authors followed now: the file's, in its order, then those added at run time."""
+        configured = [a.name for a in self.settings.authors]
+        added = [f.definition.name for f in self.storage.authors.followed()]
+        return configured + sorted(set(added) - set(configured))
+
     def register_endpoints(self) -> None:
         """Make the outbox's endpoint table match the configuration (commands that deliver)."""
         self.storage.outbox.register_endpoints([e.spec for e in self.endpoints.values()])
@@ -142,7 +150,19 @@ class App:
 
         pending, dead = self.storage.outbox.counts()
         set_aside = self.storage.versions.set_aside_count()
-        return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead, set_aside)
+        harvest = self.storage.harvests.state()
+        return metrics.StoreSnapshot(
+            self.storage.papers.counts(),
+            pending,
+            dead,
+            set_aside,
+            harvest_from=(
+                datetime.combine(harvest.from_date, dt_time(), UTC).timestamp()
+                if harvest.from_date
+                else None
+            ),
+            last_harvest=harvest.last_success_at.timestamp() if harvest.last_success_at else None,
+        )
 
     def endpoint_summaries(self) -> list[EndpointSummary]:
         """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""

@@ -115,6 +115,8 @@ class _Daemon:
         self._dispatcher = app.dispatcher()
         # What /readyz reports while the database, which knows better, does not answer.
         self._last_success: datetime | None = None
+        # Whether the last cycle had an author to sync (until the first, assume so).
+        self._following = True
         self._scheduler: BackgroundScheduler | None = None
         self._last_harvest: datetime | None = None
 
@@ -127,6 +129,7 @@ class _Daemon:
             try:
                 # Read at every cycle: authors added or removed since, by any replica.
                 authors = followed_settings(self._app.storage, self._settings)
+                self._following = bool(authors)
                 results = sync_all(
                     self._app.storage,
                     self._client,
@@ -187,6 +190,7 @@ class _Daemon:
             harvest=(harvest_done, self._harvest_max_age)
             if self._settings.harvest.enabled
             else None,
+            following=self._following,
         )
 
     def next_sync(self) -> datetime | None:

@@ -21,7 +21,6 @@ replica harvests at a time (``Harvests.claim``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -244,13 +243,6 @@ def _finish(
             arxiv_id=event.arxiv_id,
             kinds=list(event.kinds),
         )
-    state = storage.harvests.state()
-    from_stamp = (
-        datetime.combine(state.from_date, datetime.min.time(), UTC).timestamp()
-        if state.from_date
-        else None
-    )
-    metrics.observe_harvest(from_stamp, time.time())
     _log.info(
         "harvest_finished",
         pages=result.pages,

@@ -45,7 +45,7 @@ from syncd.domain.planner import (
 )
 from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.domain.vocabulary import PaperStatus, RunStatus
-from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
+from syncd.errors import ConflictError, FeedError, Interrupted, StoreError, UpstreamError
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
 from syncd.service.refusals import fetch_earlier
@@ -66,8 +66,9 @@ __all__ = [
 _log = structlog.get_logger(__name__)
 
 # What fails one cycle without stopping the process: arXiv's answer, a
-# shutdown, or the database.  Each takes the same path (``_failed``).
-_CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError)
+# shutdown, the database, or the author's removal while it ran.  Each takes
+# the same path (``_failed``).
+_CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError, ConflictError)
 
 # arXiv documents no URL limit; long OR queries have been seen to fail, so
 # a batch stays well under a kilobyte of search_query.

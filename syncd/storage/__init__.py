@@ -22,9 +22,16 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from syncd.domain.model import Event, PaperWrite, SyncStats
+from syncd.errors import ConflictError
 from syncd.faults import fault_point
 from syncd.storage.authors import Authors
-from syncd.storage.baselines import Baselines, announcement, record_baseline, record_claims
+from syncd.storage.baselines import (
+    Baselines,
+    announcement,
+    followed,
+    record_baseline,
+    record_claims,
+)
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
@@ -115,6 +122,9 @@ class Storage:
     ) -> list[Event]:
         """Write a good cycle's papers, revisions and events and close its run, atomically.
 
+        Raises ``ConflictError``, writing nothing, when the author was removed
+        since the cycle began.
+
         ``claims``: the author's own feed was read and lists these ids (None:
         not read this cycle).  ``baseline``: this is the author's first complete
         sync; it is dated, and publishes one ``author.added`` whose ``changes``
@@ -122,7 +132,12 @@ class Storage:
         """
         when = now()
         with self.db.transaction() as conn:
-            owner = author_id(self.db, conn, author)
+            owner = author_id(self.db, conn, author, lock=True)
+            if not followed(conn, owner):
+                # Removed while the cycle ran: "no longer followed" means nothing more.
+                raise ConflictError(
+                    f"author {author!r} stopped being followed during the cycle: nothing stored"
+                )
             written = write_papers(conn, owner, writes, run_id=run_id, when=when)
             if claims is not None:
                 record_claims(conn, owner, claims, when)

@@ -23,7 +23,7 @@ from syncd.storage.database import Database, chunks, utc
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import authors_table, papers_table
 
-__all__ = ["Baselines", "announcement", "record_baseline", "record_claims"]
+__all__ = ["Baselines", "announcement", "followed", "record_baseline", "record_claims"]
 
 
 class Baselines:
@@ -69,6 +69,13 @@ class Baselines:
             feed_fetched_at=utc(row.feed_fetched_at) if row.feed_fetched_at else None,
             claimed=int(row[2] or 0),
         )
+
+
+def followed(conn: Connection, author_id: int) -> bool:
+    """Whether the author is still followed; the caller holds the row (``author_id(lock=True)``)
+    so that a removal commits either before this cycle's writes or after them."""
+    a = authors_table
+    return bool(conn.scalar(sa.select(a.c.removed_at.is_(None)).where(a.c.id == author_id)))
 
 
 def record_claims(

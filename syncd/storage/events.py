@@ -41,6 +41,8 @@ _DIGEST_ENVELOPE_BYTES = 1024
 # An event's share besides its strings and record: field names, its id,
 # seq, type and time, as syncd.domain.views.event_json writes them (about 200).
 _EVENT_FRAME_BYTES = 256
+# events.seq is a 32-bit INTEGER: a larger number names no event (and PostgreSQL would refuse it).
+_MAX_SEQ = 2**31 - 1
 
 
 class Events:
@@ -49,15 +51,16 @@ class Events:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def since(self, event_id: str | None = None) -> list[Event]:
-        """Events in publication order, all or only those after event ``event_id``.
+    def since(self, event_ref: str | None = None) -> list[Event]:
+        """Events in publication order, all or only those after event ``event_ref`` (its id
+        or seq).
 
-        Raises ``NotFoundError`` when ``event_id`` names no event.
+        Raises ``NotFoundError`` when ``event_ref`` names no event.
         """
         with self._db.transaction() as conn:
             condition: sa.ColumnElement[bool] = sa.true()
-            if event_id is not None:
-                condition = events_table.c.seq > event_seq(conn, event_id)
+            if event_ref is not None:
+                condition = events_table.c.seq > event_seq(conn, event_ref)
             return events_where(conn, condition)
 
     def page(self, query: EventQuery) -> list[Event]:
@@ -103,12 +106,21 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
     return sa.and_(sa.true(), *conditions)
 
 
-def event_seq(conn: Connection, event_id: str) -> int:
-    """The seq of event ``event_id``; ``NotFoundError`` when there is none."""
-    seq = conn.scalar(sa.select(events_table.c.seq).where(events_table.c.id == event_id))
+def event_seq(conn: Connection, event_ref: str) -> int:
+    """The seq of the event ``event_ref`` names, by id or by seq (the short number ``syncd
+    events`` shows); ``NotFoundError`` when there is none."""
+    named = events_table.c.id == event_ref
+    if _is_seq(event_ref):
+        named = events_table.c.seq == int(event_ref)
+    seq = conn.scalar(sa.select(events_table.c.seq).where(named))
     if seq is None:
-        raise NotFoundError(f"no event with id {event_id!r}")
+        raise NotFoundError(f"no event with id or seq {event_ref!r}")
     return int(seq)
+
+
+def _is_seq(text: str) -> bool:
+    """Whether ``text`` is a number an event's seq can be (ASCII digits, within INTEGER)."""
+    return text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= _MAX_SEQ
 
 
 def events_where(
@@ -127,6 +139,8 @@ def events_where(
             papers_table.c.key.label("paper_key"),
             papers_table.c.arxiv_id,
             sa.case(
+                # About the author: the paper it is filed under is not its subject.
+                (events_table.c.type == EventType.AUTHOR_ADDED, sa.null()),
                 (events_table.c.revision_id.is_(None), _last_known_record()),
                 else_=revisions_table.c.record,
             ).label("record"),
@@ -206,7 +220,7 @@ def publish(
             arxiv_id=w.write.arxiv_id,
             kinds=tuple(w.write.event_kinds),
             changes=row["changes"],
-            record=records.get(w.paper_id),
+            record=_carried(w, records),
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
@@ -222,6 +236,14 @@ def _carried_records(conn: Connection, announced: Sequence[WrittenPaper]) -> dic
         query = sa.select(r.c.paper_id, r.c.record).where(r.c.id.in_(chunk))
         records |= {row.paper_id: Record.from_dict(row.record) for row in conn.execute(query)}
     return records
+
+
+def _carried(written: WrittenPaper, records: Mapping[int, Record]) -> Record | None:
+    """The record an announced write's event carries: none for an ``author.added``, which is
+    about the author and only filed under one of their papers."""
+    if written.write.event_type == EventType.AUTHOR_ADDED:
+        return None
+    return records.get(written.paper_id)
 
 
 def _queue_deliveries(
@@ -248,7 +270,7 @@ def _queue_deliveries(
         # Once per event, however many endpoints take it.
         written, seq = item
         if seq not in sizes:
-            sizes[seq] = _digest_share(author, written, records.get(written.paper_id))
+            sizes[seq] = _digest_share(author, written, _carried(written, records))
         return sizes[seq]
 
     for endpoint in endpoints:

@@ -244,33 +244,39 @@ class Outbox:
             return conn.execute(query).rowcount
 
     def summaries(self) -> list[EndpointSummary]:
-        """Every endpoint ever configured, with its delivery counts."""
+        """Every endpoint ever configured, with its delivery counts and, of its pending
+        deliveries, when the first is due and why the first that failed failed."""
         d, e = deliveries_table, endpoints_table
 
         def count(status: str) -> sa.ColumnElement[int]:
             return sa.func.count(d.c.id).filter(d.c.status == status)
 
+        pending = d.c.status == DeliveryStatus.PENDING
         query = (
             sa.select(
                 e,
-                count(DeliveryStatus.PENDING),
-                count(DeliveryStatus.DELIVERED),
-                count(DeliveryStatus.DEAD),
+                count(DeliveryStatus.PENDING).label("pending"),
+                count(DeliveryStatus.DELIVERED).label("delivered"),
+                count(DeliveryStatus.DEAD).label("dead"),
+                sa.func.min(_due()).filter(pending).label("next_attempt_at"),
             )
             .outerjoin(d, d.c.endpoint_id == e.c.id)
             .group_by(e.c.id)
             .order_by(e.c.name)
         )
         with self._db.transaction() as conn:
+            errors = _first_pending_errors(conn)
             return [
                 EndpointSummary(
                     name=row.name,
                     active=row.active,
                     disabled_at=utc(row.disabled_at) if row.disabled_at else None,
                     disabled_reason=row.disabled_reason,
-                    pending=row[-3],
-                    delivered=row[-2],
-                    dead=row[-1],
+                    pending=row.pending,
+                    delivered=row.delivered,
+                    dead=row.dead,
+                    next_attempt_at=utc(row.next_attempt_at) if row.next_attempt_at else None,
+                    last_error=errors.get(row.id),
                 )
                 for row in conn.execute(query)
             ]
@@ -278,12 +284,8 @@ class Outbox:
     def next_due(self) -> datetime | None:
         """When the earliest pending delivery to a live endpoint is due; None if there is none."""
         d, e = deliveries_table, endpoints_table
-        # A delivery leased by a process that died is due when its lease ends.
-        due = sa.case(
-            (d.c.lease_until > d.c.next_attempt_at, d.c.lease_until), else_=d.c.next_attempt_at
-        )
         query = (
-            sa.select(sa.func.min(due))
+            sa.select(sa.func.min(_due()))
             .join(e, e.c.id == d.c.endpoint_id)
             .where(
                 d.c.status == DeliveryStatus.PENDING,
@@ -329,6 +331,33 @@ class Outbox:
         return counts.get(DeliveryStatus.PENDING, 0), counts.get(DeliveryStatus.DEAD, 0)
 
     # -- reads ------------------------------------------------------------
+
+
+def _due() -> sa.ColumnElement[Any]:
+    """When a pending delivery is due: a delivery leased by a process that died is due
+    when its lease ends."""
+    d = deliveries_table
+    return sa.case(
+        (d.c.lease_until > d.c.next_attempt_at, d.c.lease_until), else_=d.c.next_attempt_at
+    )
+
+
+def _first_pending_errors(conn: Connection) -> dict[int, str]:
+    """Per endpoint id, the error of its first pending delivery (by when it is due) that
+    failed an attempt: what holds its queue up."""
+    d = deliveries_table
+    rank = (
+        sa.func.row_number()
+        .over(partition_by=d.c.endpoint_id, order_by=(_due(), d.c.id))
+        .label("rank")
+    )
+    failed = (
+        sa.select(d.c.endpoint_id, d.c.last_error, rank)
+        .where(d.c.status == DeliveryStatus.PENDING, d.c.last_error.is_not(None))
+        .subquery()
+    )
+    query = sa.select(failed.c.endpoint_id, failed.c.last_error).where(failed.c.rank == 1)
+    return {row.endpoint_id: row.last_error for row in conn.execute(query)}
 
 
 def _claims(conn: Connection, delivery_ids: Sequence[int]) -> list[Claim]:

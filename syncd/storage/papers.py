@@ -23,7 +23,7 @@ from syncd.domain.model import (
     PaperWrite,
     Revision,
 )
-from syncd.domain.record import content_hash, split_arxiv_id
+from syncd.domain.record import content_hash, pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, now, utc
@@ -152,11 +152,10 @@ class Papers:
         return names, categories
 
     def find(self, ref: str) -> Paper | None:
-        """The paper whose key or arXiv id (version ignored) is ``ref``; None when there is none."""
-        try:
-            arxiv_id: str | None = split_arxiv_id(ref)[0]
-        except ValueError:
-            arxiv_id = None
+        """The paper whose key is ``ref``, or whose arXiv id it names in any form people
+        paste (``record.pasted_arxiv_id``: versioned, ``arXiv:``, an arxiv.org address);
+        None when there is none."""
+        arxiv_id = pasted_arxiv_id(ref)
         condition = papers_table.c.key == ref
         if arxiv_id is not None:
             condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)

@@ -48,7 +48,6 @@ __all__ = [
     "PAGE_PREFIXES",
     "SWAGGER_UI",
     "error_page",
-    "followed_names",
     "page_renderer",
     "pages_router",
     "static_files",
@@ -128,7 +127,7 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
         author, status = author or None, _status(status or None)
         every = app.storage.papers.all(author)
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({*followed_names(app)} | {p.author for p in every})
+        authors = sorted({*app.followed_names()} | {p.author for p in every})
         found = search([p for p in every if status in (None, p.status)], q)
         changes = app.storage.papers.latest_changes([p.id for p in found])
         return page(
@@ -174,7 +173,7 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
     @router.get("/subscribe")
     def subscribe(request: Request) -> Response:
         base = links_base(request, app.settings.http.public_url)
-        return page("subscribe.html", base=base, authors=followed_names(app))
+        return page("subscribe.html", base=base, authors=app.followed_names())
 
     @router.get(f"{API_PREFIX}/docs")
     def docs() -> Response:
@@ -220,19 +219,12 @@ def _page(
     return response
 
 
-def followed_names(app: App) -> list[str]:
-    """The authors followed now: the file's, in its order, then those added at run time."""
-    configured = [a.name for a in app.settings.authors]
-    added = [f.definition.name for f in app.storage.authors.followed()]
-    return configured + sorted(set(added) - set(configured))
-
-
 def page_renderer(app: App, next_sync: NextSync | None = None) -> Callable[..., Response]:
     """Render a template as a page carrying the sync status strip (every page but errors)."""
 
     def page(template: str, **context: Any) -> Response:
         harvest = app.storage.harvests.state() if app.settings.harvest.enabled else None
-        status = sync_status(app.storage.runs.by_author(), followed_names(app), next_sync, harvest)
+        status = sync_status(app.storage.runs.by_author(), app.followed_names(), next_sync, harvest)
         return _page(template, sync=status, **context)
 
     return page

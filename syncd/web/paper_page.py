@@ -29,7 +29,7 @@ from syncd.domain.history import (
     withdrawal_mark,
 )
 from syncd.domain.model import Event, Paper, Revision
-from syncd.domain.vocabulary import EventType, PaperStatus, source_label
+from syncd.domain.vocabulary import EventType, Origin, PaperStatus, source_label
 from syncd.render.describe import describe, kind_label
 from syncd.render.html import changes_html
 from syncd.service.app import App
@@ -87,6 +87,7 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
         "withdrawal": mark,
         "withdrawn_by": _WITHDRAWN_BY.get(mark.by or "", "") if mark else "",
         "announced": announced,
+        "unannounced": _unannounced(paper),
         # When it left the author's results, while it stays out of them.
         "removed_at": removed if paper.status == PaperStatus.REMOVED else None,
         "versions": list(range(1, (paper.record.version or 0) + 1)),
@@ -94,6 +95,16 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
         "arxiv": ARXIV,
         "kind_label": kind_label,
     }
+
+
+def _unannounced(paper: Paper) -> str:
+    """Why a paper without an event has none: what the page says in place of its events."""
+    if paper.origin == Origin.SEED and paper.status == PaperStatus.UNLINKED:
+        return "seeding announces nothing"
+    if paper.status == PaperStatus.CANDIDATE:
+        return "a candidate is announced once it is taken as the author's"
+    # Tracked without an event of its own: recorded by the author's first complete sync.
+    return "it was recorded by its author's first sync, which announces the author, not each paper"
 
 
 def compare_context(

@@ -122,6 +122,10 @@ class EndpointOut(_Out):
     pending: int
     delivered: int
     dead: int
+    next_attempt_at: str | None = Field(description="when the first pending delivery is due")
+    last_error: str | None = Field(
+        description="why the first pending delivery that failed failed (status or error)"
+    )
 
 
 class ErrorOut(_Out):

@@ -50,10 +50,10 @@ class Syncd:
     sections: str = ""
     seeds: tuple[Path, ...] = tuple(SEEDS)
     arxiv_options: str = ""  # more keys of the [arxiv] table
+    author_table: bool = True  # the seeded author's [[authors]] table (with ``extra``)
 
     @property
     def config(self) -> Path:
-        seeds = ", ".join(f'"{p}"' for p in self.seeds)
         text = f"""
 [arxiv]
 api_url = "{self.arxiv.url}"
@@ -73,15 +73,20 @@ url = "{self.database_url}"
 [log]
 format = "json"
 
-[[authors]]
-name = "{scenario.AUTHOR}"
-seeds = [{seeds}]
-{self.extra}
+{self.authors_table}
 {self.sections}
 """
         path = self.workdir / "syncd.toml"
         path.write_text(text, encoding="utf-8")
         return path
+
+    @property
+    def authors_table(self) -> str:
+        """The seeded author's table, or nothing: every author is then added at run time."""
+        if not self.author_table:
+            return ""
+        seeds = ", ".join(f'"{p}"' for p in self.seeds)
+        return f'[[authors]]\nname = "{scenario.AUTHOR}"\nseeds = [{seeds}]\n{self.extra}'
 
     @property
     def key_file_line(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -405,6 +405,31 @@ def test_a_refused_earlier_version_never_blocks_the_authors_other_changes(
     arxiv.reset_log()
     _sync(syncd)
     assert not _asked_for(arxiv, f"{NEWCOMER}v1")
+
+
+def test_a_dry_run_names_every_version_set_aside(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """`backfill --dry-run` names each version set aside, the versions of papers it does not
+    backfill (refused while linking an entry that stayed a candidate) and past ten alike."""
+    _sync(syncd)
+    refused = [f"2611.{number:05d}v1" for number in range(4200, 4212)]
+    storage = Storage(syncd.database_url)
+    try:
+        storage.versions.refused(dict.fromkeys(refused, "HTTP 400"), lambda _: timedelta(hours=1))
+        assert storage.versions.set_aside_count() == 12
+    finally:
+        storage.close()
+    arxiv.reset_log()
+    dry = syncd("backfill", "--dry-run")
+    assert dry.code == 0, dry.err
+    nothing, aside = dry.out.splitlines()
+    assert nothing == "0 papers miss 0 versions: no request needed"
+    assert aside.startswith(
+        f"12 versions set aside after repeated refusals: {', '.join(refused)}; next try at 20"
+    )
+    assert arxiv.requests == []
+    # An author's backfill names only the versions of that author's papers: none here.
+    mine = syncd("backfill", "--dry-run", "--author", scenario.AUTHOR)
+    assert mine.out.splitlines() == [nothing]
 
 
 @pytest.mark.parametrize("withheld", REFUSALS.values(), ids=REFUSALS.keys())

@@ -164,6 +164,19 @@ class TestCommands:
         assert syncd("events", "--since", "evt_nope").code == 2
         assert syncd("sync", "--author", "Nobody").code == 2
 
+    def test_a_config_without_authors_works_until_one_is_added(self, syncd: Syncd) -> None:
+        """No [[authors]] table: the commands run, `sync` says nobody is followed yet (exit 0),
+        and syncs an author once one is added at run time."""
+        syncd.author_table = False
+        assert syncd("papers").code == 0
+        idle = syncd("sync")
+        assert (idle.code, idle.out) == (0, "")
+        assert "no author is followed yet: add one with `syncd authors add NAME`" in idle.err
+        assert syncd("authors", "add", scenario.AUTHOR).code == 0
+        synced = syncd("sync")
+        assert synced.code == 0, synced.err
+        assert synced.out.startswith(f"{scenario.AUTHOR}: ok, 1 event")  # author.added
+
     def test_commands_run_with_the_gc_thresholds(self, syncd: Syncd) -> None:
         """Every command sets GC_THRESHOLDS; CPython's defaults cost a busy cycle 15-20 %."""
         gc.set_threshold(700, 10, 10)
@@ -181,7 +194,7 @@ class TestCommands:
         assert history[0].startswith("rethinking-calibration-for-high-sparsity-llm  2606.03328")
         assert [line.split()[0] for line in history[2:]] == ["1", "2", "3"]
         events = syncd("events").out.splitlines()
-        assert events[0].split()[:3] == ["ID", "CREATED", "(UTC)"]
+        assert events[0].split()[:4] == ["SEQ", "ID", "CREATED", "(UTC)"]
         assert len(events) == 8
 
     def test_papers_shows_keys_whole(self, syncd: Syncd) -> None:
@@ -263,20 +276,38 @@ class TestTablesFitTheTerminal:
         else:
             assert any(line.endswith("…") for line in lines)
 
-    @pytest.mark.parametrize("width", [60, 80, 200])
-    def test_events(self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-        """Event ids and papers whole, each event's title shown (cut with "…" when long);
-        the creation date goes at 60 and 80."""
+    @pytest.mark.parametrize(
+        ("width", "headers"),
+        [
+            (60, ["SEQ", "TYPE", "PAPER", "TITLE"]),
+            (80, ["SEQ", "TYPE", "PAPER", "KINDS", "TITLE"]),
+            (120, ["SEQ", "ID", "TYPE", "PAPER", "KINDS", "TITLE"]),
+            (200, ["SEQ", "ID", "CREATED", "(UTC)", "TYPE", "PAPER", "KINDS", "TITLE"]),
+        ],
+    )
+    def test_events(
+        self, synced: Syncd, monkeypatch: pytest.MonkeyPatch, width: int, headers: list[str]
+    ) -> None:
+        """Seqs and papers whole, each event's title shown (cut with "…" when long); the
+        creation date goes first, then the long id (SEQ names the event too), then the kinds,
+        so at 80 columns every event says what happened."""
+        arxiv = synced.arxiv
+        revise_nestpipe(arxiv)
+        assert synced("sync").code == 0
         events = synced.json("events")
         lines = self._at(synced, monkeypatch, width, "events")
-        assert lines[0].split()[0] == "ID" and "TITLE" in lines[0]
+        assert lines[0].split() == headers
         assert max(display_width(line) for line in lines) <= width
         for event, line in zip(events, lines[1:], strict=True):
-            assert line.startswith(event["id"] + " ")
+            cells = line.split()
+            assert cells[0] == str(event["seq"])
+            assert ("ID" in headers) is (cells[1] == event["id"])
+            assert f"  {event['type']}  " in line
             paper = event["paper"]
             assert f" {paper['arxiv_id'] or paper['key']} " in line
             assert _shows_title(line, event["record"]["title"] if event["record"] else "-")
-        assert ("CREATED" in lines[0]) is (width == 200)
+        if "KINDS" in headers:
+            assert "  version,title" in lines[-1]  # NestPipe's v2, cut at 14 cells at the least
         assert any(line.endswith("…") for line in lines)
 
     @pytest.mark.parametrize("width", [60, 80, 200])
@@ -311,6 +342,16 @@ class TestTablesFitTheTerminal:
         monkeypatch.setenv("COLUMNS", "200")
         assert "AUTHOR" not in synced("papers").out.splitlines()[0].split()
         synced.extra = '[[authors]]\nname = "Ada Lovelace"\n'
+        lines = synced("papers").out.splitlines()
+        assert lines[0].split()[:5] == ["KEY", "ARXIV", "V", "STATUS", "AUTHOR"]
+        assert all(f"  {scenario.AUTHOR}  " in line for line in lines[1:])
+
+    def test_papers_names_the_author_when_another_is_followed_at_run_time(
+        self, synced: Syncd, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An author added with `syncd authors add` counts as followed: the AUTHOR column shows."""
+        monkeypatch.setenv("COLUMNS", "200")
+        assert synced("authors", "add", "Ada Lovelace").code == 0
         lines = synced("papers").out.splitlines()
         assert lines[0].split()[:5] == ["KEY", "ARXIV", "V", "STATUS", "AUTHOR"]
         assert all(f"  {scenario.AUTHOR}  " in line for line in lines[1:])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import socket
+from datetime import UTC, datetime, time
 
 import pytest
 import sqlalchemy as sa
 
+from syncd.storage import Storage
 from syncd.storage.schema import deliveries_table
-from tests.fakearxiv import FakeArxiv, status
+from tests.fakearxiv import FakeArxiv, make_record, status
 from tests.helpers import WEBHOOK_SECRET, eventually
 from tests.integration.conftest import Syncd
 from tests.integration.daemons import Daemon
@@ -105,6 +107,24 @@ def test_readyz_follows_failing_cycles(
     daemon.stop()
 
 
+def test_a_daemon_with_no_author_yet_is_ready_and_syncs_the_first_one_added(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Without an [[authors]] table `syncd run` starts, stays ready past ready_max_age
+    (nothing to sync is no failure), and syncs an author added at run time."""
+    syncd.author_table = False
+    arxiv.publish(make_record("2611.01002", authors=("Ada Lovelace", "Charles Babbage")))
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    idle = "ok: no author is followed, nothing to sync"
+    eventually(lambda: daemon.get("/readyz").json()["checks"]["last_cycle"] == idle, 15, "idle")
+    assert syncd("authors", "add", "Ada Lovelace").code == 0
+    eventually(lambda: "2611.01002" in {p["arxiv_id"] for p in syncd.json("papers")}, 20, "sync")
+    eventually(daemon.ready, 15, "ready")
+    assert daemon.get("/readyz").json()["checks"]["last_cycle"].startswith("ok: last success")
+    daemon.stop()
+
+
 # SQLite cannot refuse a connection it already has open: PostgreSQL only.
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_readyz_follows_the_database(
@@ -175,4 +195,39 @@ def test_readyz_includes_the_harvester_when_on(
     eventually(daemon.ready, 15, "ready")
     checks = daemon.get("/readyz").json()["checks"]
     assert checks["last_harvest"].startswith("starting: no successful harvest yet")
+    daemon.stop()
+
+
+def test_metrics_show_a_harvest_run_by_hand(
+    syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """A `syncd harvest` beside a running daemon shows in the daemon's /metrics, as /readyz
+    and the database know it, not as 0."""
+    syncd.extra += (
+        f'\n[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\ncron = "0 0 1 1 *"\n'
+    )
+    daemon = Daemon(syncd, receiver)
+    daemons.append(daemon)
+    eventually(daemon.ready, 15, "ready")
+    assert "syncd_last_successful_harvest_timestamp_seconds " not in daemon.get("/metrics").text
+    outcome = syncd("harvest", "--from", syncd.arxiv.oai.today.isoformat())
+    assert outcome.code == 0, outcome.err
+    storage = Storage(syncd.database_url)
+    try:
+        state = storage.harvests.state()
+    finally:
+        storage.close()
+    assert state.last_success_at is not None and state.from_date is not None
+    scraped = {
+        line.split()[0]: float(line.split()[1])
+        for line in daemon.get("/metrics").text.splitlines()
+        if line.startswith("syncd_") and "harvest" in line and "timestamp" in line
+    }
+    assert scraped == {
+        "syncd_last_successful_harvest_timestamp_seconds": state.last_success_at.timestamp(),
+        "syncd_harvest_from_timestamp_seconds": datetime.combine(
+            state.from_date, time(), UTC
+        ).timestamp(),
+    }
+    assert daemon.get("/readyz").json()["checks"]["last_harvest"].startswith("ok: last success")
     daemon.stop()

@@ -153,6 +153,22 @@ def test_redeliver_one_event_keeps_its_id(syncd: Syncd, receiver: Receiver) -> N
     assert syncd("webhooks", "redeliver", "evt_missing").code == 2
 
 
+def test_redeliver_takes_the_seq_syncd_events_shows(syncd: Syncd, receiver: Receiver) -> None:
+    """An event is named by its seq as well as its id (the narrow events table shows only
+    the seq); a seq no event has, or one past any INTEGER, is exit 2."""
+    _hook(syncd, receiver)
+    syncd("sync")
+    second = syncd.json("events")[1]
+    assert syncd("webhooks", "redeliver", str(second["seq"])).out.strip() == "1 delivery queued"
+    syncd("sync")
+    assert [r.msg_id for r in receiver.delivered].count(second["id"]) == 2
+    later = syncd.json("events", "--since", str(second["seq"]))
+    assert [e["seq"] for e in later] == list(range(second["seq"] + 1, second["seq"] + 6))
+    for missing in ("999", "9" * 30, "٣"):
+        assert syncd("webhooks", "redeliver", missing).code == 2
+        assert syncd("events", "--since", missing).code == 2
+
+
 def test_filters(syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver) -> None:
     """An endpoint filtered on paper.revised and the doi kind gets only those events."""
     _hook(syncd, receiver, filters='events = ["paper.revised"]\nkinds = ["doi"]')
@@ -174,6 +190,36 @@ def test_webhook_test_command(syncd: Syncd, receiver: Receiver) -> None:
     (received,) = receiver.delivered
     assert received.json["type"] == "webhook.test"
     assert syncd("webhooks", "test", "nobody").code == 2
+
+
+def test_list_shows_why_a_pending_delivery_waits_and_until_when(
+    syncd: Syncd, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delivery that failed and waits for its retry shows, in `webhooks list` and its
+    JSON, when the endpoint's first pending delivery is due and the error that holds it."""
+    _hook(syncd, receiver, schedule="[3600]", sync_wait=0)
+    assert syncd("sync", "--no-deliver").code == 0
+    (queued,) = syncd.json("webhooks", "list")
+    assert queued["next_attempt_at"] is not None and queued["last_error"] is None  # due, untried
+    receiver.always(503)
+    _hook(syncd, receiver, schedule="[3600]", sync_wait=2)
+    before = datetime.now(UTC)
+    assert syncd("sync").code == 0
+    (endpoint,) = syncd.json("webhooks", "list")
+    assert endpoint["pending"] == 7
+    assert endpoint["last_error"].startswith("HTTP 503")
+    next_try = datetime.fromisoformat(endpoint["next_attempt_at"])
+    # 3600 s with ±20 % jitter after the attempt.
+    assert before + timedelta(seconds=2800) < next_try < before + timedelta(seconds=4400)
+    monkeypatch.setenv("COLUMNS", "80")
+    header, row = syncd("webhooks", "list").out.splitlines()
+    assert header.split() == [
+        "NAME", "STATE", "PENDING", "DELIVERED", "DEAD", "NEXT", "TRY", "(UTC)", "LAST", "ERROR",
+    ]  # fmt: skip
+    shown_try = next_try.strftime("%Y-%m-%d %H:%M:%S").split()
+    assert row.split()[:7] == ["lab-chat", "active", "7", "0", "0", *shown_try]
+    assert row.split()[7].startswith("HTTP")
+    assert len(row) <= 80
 
 
 def test_no_deliver_leaves_the_outbox(syncd: Syncd, receiver: Receiver) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -478,3 +479,35 @@ class TestUnreadAnswers:
                 if received > 3_000_000:
                     break
         assert received > 3_000_000
+
+
+def _server_ends(port: int, peer: tuple[str, int]) -> list[socket.socket]:
+    """This process's sockets that are the server's end of the connection from ``peer``
+    (duplicates, closed by the caller)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            sock = socket.socket(fileno=os.dup(int(name)))
+            try:
+                if (
+                    sock.family == socket.AF_INET
+                    and sock.getsockname()[1] == port
+                    and sock.getpeername() == peer
+                ):
+                    found.append(sock)
+                    continue
+            except OSError:
+                pass  # a listening or unconnected socket has no peer
+            sock.close()
+    return found
+
+
+def test_answers_are_sent_without_waiting_for_an_ack(server: HttpServer) -> None:
+    """The server's end of each connection has TCP_NODELAY: a small answer goes out at once,
+    not after the client's delayed ACK (40 to 50 ms a request)."""
+    with socket.create_connection(("127.0.0.1", server.port)) as conn:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert conn.recv(65536).startswith(b"HTTP/1.1 200")
+        (server_end,) = _server_ends(server.port, conn.getsockname())
+        with server_end:
+            assert server_end.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1

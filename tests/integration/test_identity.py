@@ -206,6 +206,33 @@ def test_a_name_only_author_gets_the_largest_coauthor_group_as_basis(
         assert line in web.get("/events").text
 
 
+def test_author_added_is_about_the_author_alone(
+    site: Syncd, fake: FakeArxiv, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An author.added carries no paper's record: null in the JSON, the webhook and the API,
+    no paper in `syncd events`; the paper it is filed under says why it has no event."""
+    for record in (_paper(1, CIRCLE[0]), _paper(2, CIRCLE[0]), _paper(3, "Alan Turing")):
+        fake.publish(record)
+    _hook(site, receiver)
+    assert site("sync").code == 0
+
+    (event,) = site.json("events")
+    assert (event["type"], event["paper"], event["record"]) == ("author.added", None, None)
+    (delivered,) = receiver.delivered
+    assert delivered.json["data"]["record"] is None
+    monkeypatch.setenv("COLUMNS", "80")
+    header, row = site("events").out.splitlines()
+    assert header.split() == ["SEQ", "TYPE", "PAPER", "KINDS", "TITLE"]
+    assert row.split()[:4] == [str(event["seq"]), "author.added", "-", "-"]
+    assert row.endswith("  Now following Zhida Jiang: 2 papers (1 held fo…")
+    with serving(site) as web:
+        assert web.get("/api/v1/events").json()[0]["record"] is None
+        tracked, candidate = web.get("/papers/2601.00001").text, web.get("/papers/2601.00003").text
+    assert "recorded by its author&#39;s first sync" in tracked
+    assert "a candidate is announced once" in candidate
+    assert "seeding" not in tracked + candidate
+
+
 def test_no_clear_group_leaves_the_author_needing_review(site: Syncd, fake: FakeArxiv) -> None:
     """Two groups of two: nothing is taken, every paper is held with a "needs review" reason."""
     for record in [

@@ -106,6 +106,29 @@ class TestWhatPagesShow:
             rest = _tree(site, f"/events{older[0]}").xpath("//ol[@class='events']/li")
         assert len(rest) == len(syncd.json("events")) - 50
 
+    @pytest.mark.parametrize(
+        "pasted",
+        [
+            f"arXiv:{NESTPIPE}",
+            f"{NESTPIPE}v1",
+            f"https://arxiv.org/abs/{NESTPIPE}v2",
+            f"arxiv.org/pdf/{NESTPIPE}v1.pdf",
+        ],
+    )
+    def test_a_paper_is_found_as_people_paste_it(self, site: Site, pasted: str) -> None:
+        """The citation form, a versioned id and arxiv.org addresses reach the paper on its
+        page, its feed, the API and `syncd history`."""
+        assert (
+            _tree(site, f"/papers/{pasted}").findtext(".//h1/bdi")
+            == site.get(f"/api/v1/papers/{NESTPIPE}").json()["title"]
+        )
+        assert site.get(f"/api/v1/papers/{pasted}").json()["arxiv_id"] == NESTPIPE
+        assert site.get(f"/api/v1/papers/{pasted}/history").status_code == 200
+        assert site.get(f"/feeds/papers/{pasted}.atom").status_code == 200
+        history = site.syncd("history", pasted)
+        assert history.code == 0, history.err
+        assert NESTPIPE in history.out.splitlines()[0]
+
     def test_unknown_paper_and_bad_parameter_are_pages(self, site: Site) -> None:
         """A 404 and a 400 on the pages are HTML a person can read."""
         missing = site.get("/papers/no-such-paper")

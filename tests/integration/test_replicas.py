@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -180,3 +181,47 @@ def test_a_running_cycle_of_a_live_process_keeps_its_claim(database_url: str) ->
     finally:
         first.close()
         second.close()
+
+
+HOUR = 3600.0
+
+
+@pytest.mark.parametrize(
+    ("window", "age", "claimed", "first"),
+    [
+        # Older than half an hourly period: no claim, but the run is live and stays so.
+        pytest.param(1800.0, 2000.0, False, RunStatus.RUNNING, id="past-the-window"),
+        # A sweep slot's window (days): a live run two hours old still claims it.
+        pytest.param(3 * 86400.0, 2 * HOUR, True, RunStatus.RUNNING, id="within-a-long-window"),
+        # Past both the window and an hour: stuck, abandoned, and the author runs again.
+        pytest.param(1800.0, HOUR + 100, False, RunStatus.ABANDONED, id="stale"),
+        pytest.param(3 * 86400.0, 4 * 86400.0, False, RunStatus.ABANDONED, id="stale-sweep"),
+    ],
+)
+def test_a_live_run_is_abandoned_only_when_stale(
+    database_url: str, window: float, age: float, claimed: bool, first: RunStatus
+) -> None:
+    """A run its process still runs is marked abandoned only past both the claim window and
+    STALE_RUN_SECONDS (an hour); before that another process's start leaves it running, and
+    is refused while the run is within the window."""
+    first_process, second_process = Storage(database_url), Storage(database_url)
+    try:
+        upgrade(first_process.engine)
+        running = first_process.runs.start("Ada Lovelace", unless_started_within=window)
+        assert running is not None
+        engine = sa.create_engine(database_url)
+        try:
+            with engine.begin() as conn:
+                this_run = sync_runs_table.c.id == running
+                started = conn.scalar(sa.select(sync_runs_table.c.started_at).where(this_run))
+                aged = started - timedelta(seconds=age)
+                conn.execute(sync_runs_table.update().where(this_run).values(started_at=aged))
+        finally:
+            engine.dispose()
+        second = second_process.runs.start("Ada Lovelace", unless_started_within=window)
+        assert (second is None) is claimed
+        statuses = {run.id: run.status for run in second_process.runs.recent()}
+        assert statuses[running] == first
+    finally:
+        first_process.close()
+        second_process.close()

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import ClassVar
 
 import pytest
 import sqlalchemy as sa
 
+from syncd.config import load_settings
+from syncd.domain.cadence import sweep_slot
+from syncd.service import sync
+from syncd.service.app import App
+from syncd.service.sync import sync_all
 from syncd.storage import Storage
+from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record
@@ -27,6 +34,7 @@ from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
 WEEK = timedelta(days=7)
+WEEK_S = WEEK.total_seconds()
 ORCID = "0000-0002-7970-7855"
 # Swept again in the test (their runs are moved a week back), left to the harvest, and
 # left to the harvest but with an own feed due.
@@ -184,3 +192,64 @@ def test_replicas_sweep_each_slot_once(
     assert _runs(syncd) == {name: ["ok"] for name in everyone}
     queried = [name for q in _name_queries(arxiv) for name in everyone if f'"{name}"' in q]
     assert sorted(queried) == sorted(everyone)
+
+
+class _Clock(datetime):
+    """``datetime`` for syncd.service.sync: ``now()`` answers ``moments`` in turn, then the
+    real time."""
+
+    moments: ClassVar[list[datetime]] = []
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> datetime:  # type: ignore[override]
+        return cls.moments.pop(0) if cls.moments else datetime.now(tz)
+
+
+def _sweep(syncd: Syncd) -> None:
+    """One cycle while harvesting, as `syncd run`'s, in this process."""
+    app = App.open(load_settings(syncd.config))
+    try:
+        upgrade(app.storage.engine)
+        with app.arxiv_client() as client:
+            settings = app.settings
+            sync_all(app.storage, client, settings.authors, settings.sync, sweep_interval=WEEK_S)
+    finally:
+        app.close()
+
+
+def test_a_feed_only_cycle_past_the_next_slots_start_leaves_the_slot_to_its_sweep(
+    syncd: Syncd, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cycles were sorted just before the author's next slot began (sweep not due, own feed
+    due); the feed-only cycle, reached after it began, does not run: it would claim the
+    new slot, and that slot's sweep would be skipped.  The next cycle sweeps."""
+    syncd.extra = f'orcid = "{ORCID}"'
+    arxiv.claim(ORCID)
+    _sweep(syncd)
+    assert _runs(syncd) == {AUTHOR: ["ok"]}
+    # The slot began a minute after the author's last sweep; the feed is three days old.
+    slot = sweep_slot(AUTHOR, datetime.now(UTC), WEEK_S)
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sync_runs_table.update().values(started_at=slot - timedelta(minutes=1)))
+            read = authors_table.update().where(authors_table.c.name == AUTHOR)
+            conn.execute(read.values(feed_fetched_at=slot - timedelta(days=3)))
+    finally:
+        engine.dispose()
+    arxiv.reset_log()
+
+    # Sorted a second before the slot began; the feeds are read after it began.
+    monkeypatch.setattr(sync, "datetime", _Clock)
+    _Clock.moments = [slot - timedelta(seconds=1)]
+    _sweep(syncd)
+    assert _Clock.moments == []  # the sorting took the moment before the slot
+    assert _runs(syncd) == {AUTHOR: ["ok"]}
+    assert arxiv.requests == []
+
+    _sweep(syncd)
+    assert _runs(syncd) == {AUTHOR: ["ok", "ok"]}
+    assert _name_queries(arxiv) == [f'au:"{AUTHOR}"']
+    assert [r.path for r in arxiv.requests if r.path.startswith(AUTHOR_FEED_PREFIX)] == [
+        f"{AUTHOR_FEED_PREFIX}{ORCID}.atom2"
+    ]  # the sweep read the feed the skipped cycle left

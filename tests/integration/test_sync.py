@@ -531,3 +531,41 @@ class TestRestarts:
         finally:
             storage.close()
         assert len(_events(syncd)) == 7
+
+
+class TestRemovalDuringACycle:
+    ADA = "Ada Lovelace"
+
+    def test_a_cycle_in_flight_publishes_nothing_after_its_author_is_removed(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """`authors remove` while the author's cycle waits on arXiv: the cycle stores and
+        announces nothing (its run failed, saying why), the paper stays unknown."""
+        syncd.author_table = False
+        arxiv.publish(make_record("2611.01001", authors=(self.ADA, "Charles Babbage")))
+        assert syncd("authors", "add", self.ADA).code == 0
+        assert syncd("sync").code == 0  # the baseline: author.added
+        arxiv.publish(make_record("2611.01002", authors=(self.ADA, "Charles Babbage")))
+        storage = Storage(syncd.database_url)
+        removed: list[str] = []
+
+        def remove_while_answering(params: Any) -> bool:
+            if not removed and "search_query" in params:
+                storage.authors.remove(self.ADA)
+                removed.append(self.ADA)
+            return False  # the answer itself is untouched
+
+        arxiv.inject_always(fa.status(500, when=remove_while_answering))
+        try:
+            outcome = syncd("sync")
+            runs = storage.runs.recent(self.ADA)
+        finally:
+            storage.close()
+        assert removed == [self.ADA]
+        assert outcome.code == 1
+        assert [e["type"] for e in _events(syncd)] == ["author.added"]
+        assert "2611.01002" not in {p["arxiv_id"] for p in syncd.papers().values()}
+        assert (runs[0].status, runs[0].error) == (
+            "failed",
+            f"author {self.ADA!r} stopped being followed during the cycle: nothing stored",
+        )

@@ -416,15 +416,27 @@ class TestRetries:
         assert len(server.requests) == 1
 
     def test_redirect_is_permanent(self, fake_time: FakeTime) -> None:
-        """A redirect is not followed: PermanentUpstreamError names status and target."""
+        """A redirect is not followed: PermanentUpstreamError names status, target and the
+        setting to change."""
         response = httpx.Response(301, headers={"Location": "https://arxiv.org/api/query"})
         server = Server(fake_time, response)
         with (
             make_client(server) as client,
-            pytest.raises(PermanentUpstreamError, match=r"301 .*https://arxiv\.org/api/query"),
+            pytest.raises(
+                PermanentUpstreamError, match=r"301 .*https://arxiv\.org/api/query"
+            ) as caught,
         ):
             client.fetch_ids(["2401.00001"])
+        assert str(caught.value).endswith("; point arxiv.api_url at the final address")
         assert len(server.requests) == 1
+
+    def test_a_feed_redirect_names_author_feed_url(self, fake_time: FakeTime) -> None:
+        """An author feed's redirect names the setting that holds the feed's address."""
+        moved = httpx.Response(302, headers={"Location": "https://arxiv.org/a/new/warner_s_1"})
+        server = Server(fake_time, moved)
+        with pytest.raises(PermanentUpstreamError) as caught:
+            make_client(server).author_feed("warner_s_1")
+        assert str(caught.value).endswith("; point arxiv.author_feed_url at the final address")
 
     def test_unparseable_200_is_not_retried(self, fake_time: FakeTime) -> None:
         """A 200 whose body is not a feed raises FeedError without retrying."""

@@ -74,6 +74,12 @@ class TestOverrides:
         postgresql = load_settings(_write(tmp_path, MINIMAL)).database
         assert postgresql.key_path == Path("/run/secrets/syncd-url-key")
 
+    def test_no_authors_table_is_needed(self, tmp_path: Path) -> None:
+        """A file without [[authors]] loads: a lab may add every author at run time."""
+        settings = load_settings(_write(tmp_path, "[arxiv]\npage_size = 10\n"))
+        assert settings.authors == ()
+        assert load_settings(_write(tmp_path, "")).authors == ()
+
     def test_several_authors(self, tmp_path: Path) -> None:
         """Several [[authors]] are tracked at once."""
         text = MINIMAL + '[[authors]]\nname = "Ada Lovelace"\nquery = "au:Lovelace_A"\n'
@@ -123,7 +129,6 @@ class TestErrors:
             (MINIMAL + '[arxiv]\npage_size = "many"\n', "arxiv.page_size"),
             (MINIMAL + "[arxiv]\nunknown_knob = 1\n", "arxiv.unknown_knob"),
             (MINIMAL + "[surprise]\nx = 1\n", "surprise"),
-            ("[arxiv]\npage_size = 10\n", "authors"),
             ('[[authors]]\nname = ""\n', "authors[0].name"),
             (MINIMAL + '[database]\nurl = "mysql://x"\n', "database.url"),
             (MINIMAL + '[[webhooks]]\nurl = "http://x"\n', "webhooks[0]"),
@@ -159,6 +164,39 @@ class TestErrors:
             load_settings(_write(tmp_path, text))
         assert needle in str(caught.value)
         assert "syncd.toml" in str(caught.value)
+
+    @pytest.mark.parametrize(
+        ("variable", "value", "line"),
+        [
+            ("SYNCD_HARVEST_ENABLE", "true", "harvest.enable: Extra inputs are not permitted"),
+            ("SYNCD_HARVEST_ENABLED", "maybe", "harvest.enabled: Input should be a valid boolean"),
+            ("SYNCD_WEBHOOKS", '[{"url": 1}]', "webhooks[0].url: Input should be a valid string"),
+        ],
+    )
+    def test_a_bad_variable_is_blamed_not_the_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, line: str
+    ) -> None:
+        """A value the environment gave is reported as the variable's, not the file's."""
+        monkeypatch.setenv(variable, value)
+        with pytest.raises(ConfigError) as caught:
+            load_settings(_write(tmp_path, MINIMAL))
+        heading, reported = str(caught.value).splitlines()
+        assert heading == f"environment variable {variable}: invalid configuration:"
+        assert reported.startswith(f"  {line}")
+
+    def test_file_and_variable_errors_each_name_their_source(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With the file wrong too, the file is blamed and the variable named on its line."""
+        monkeypatch.setenv("SYNCD_HARVEST_ENABLE", "true")
+        with pytest.raises(ConfigError) as caught:
+            load_settings(_write(tmp_path, '[[authors]]\nname = ""\n'))
+        heading, *lines = str(caught.value).splitlines()
+        assert heading.endswith("syncd.toml: invalid configuration:")
+        assert sorted(lines) == [
+            "  authors[0].name: String should have at least 1 character",
+            "  harvest.enable: Extra inputs are not permitted (from SYNCD_HARVEST_ENABLE)",
+        ]
 
     def test_a_short_admin_token_is_refused_without_echoing_it(self, tmp_path: Path) -> None:
         """An admin_token under 16 characters names the key and never the token."""

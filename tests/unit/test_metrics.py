@@ -186,6 +186,24 @@ class TestStoreCollector:
         assert read("syncd_outbox_dead_letters") == 1.0
         assert read("syncd_versions_set_aside") == 2.0
 
+    def test_the_harvests_dates_come_from_the_snapshot(
+        self, private_registry: CollectorRegistry
+    ) -> None:
+        """The harvest's from date and last completion are the database's (a harvest run by
+        `syncd harvest` counts), and absent before the first rather than 0."""
+        held = [StoreSnapshot({}, 0, 0)]
+        metrics.register_store_collector(lambda: held[0], registry=private_registry)
+        names = (
+            "syncd_harvest_from_timestamp_seconds",
+            "syncd_last_successful_harvest_timestamp_seconds",
+        )
+        read = private_registry.get_sample_value
+        assert [read(name) for name in names] == [None, None]
+        held[0] = StoreSnapshot(
+            {}, 0, 0, harvest_from=1_780_000_000.0, last_harvest=1_780_050_000.0
+        )
+        assert [read(name) for name in names] == [1_780_000_000.0, 1_780_050_000.0]
+
     def test_read_on_every_scrape(self, private_registry: CollectorRegistry) -> None:
         """Each scrape calls the source again, so the gauges follow the database."""
         pending = iter(range(10))
@@ -263,6 +281,8 @@ class TestStoreCollector:
             "syncd_outbox_pending",
             "syncd_outbox_dead_letters",
             "syncd_versions_set_aside",
+            "syncd_harvest_from_timestamp_seconds",
+            "syncd_last_successful_harvest_timestamp_seconds",
         }
         assert calls == []
 
@@ -374,13 +394,20 @@ def test_readiness_includes_the_harvester(
     assert verdict.checks["last_harvest"].startswith(prefix)
 
 
+@pytest.mark.parametrize("last_success", [None, ago(30 * HOUR)], ids=["never", "long-ago"])
+def test_readiness_without_an_author_to_follow(last_success: datetime | None) -> None:
+    """No author followed: no cycle has work, so none is missed, however long ago one ran."""
+    verdict = readiness(True, last_success, ago(10 * HOUR), NOW, HOUR, following=False)
+    assert verdict == Readiness(
+        True, {"database": "ok", "last_cycle": "ok: no author is followed, nothing to sync"}
+    )
+    assert not readiness(False, last_success, ago(10 * HOUR), NOW, HOUR, following=False).ready
+
+
 def test_harvest_metrics() -> None:
     pages, records = Delta("syncd_harvest_pages_total"), Delta("syncd_harvest_records_total")
     metrics.observe_harvest_page(7)
-    metrics.observe_harvest(1_780_000_000.0, 1_780_050_000.0)
     assert (pages(), records()) == (1, 7)
-    assert value("syncd_harvest_from_timestamp_seconds") == 1_780_000_000.0
-    assert value("syncd_last_successful_harvest_timestamp_seconds") == 1_780_050_000.0
 
 
 def test_sweep_metrics() -> None:

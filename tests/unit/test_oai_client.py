@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from syncd.config import HarvestSettings
-from syncd.errors import BadArgument, BadResumptionToken, FeedError
+from syncd.errors import BadArgument, BadResumptionToken, FeedError, PermanentUpstreamError
 from syncd.sources.oai import OaiClient
 from tests.oaixml import RawPaper, error_xml, list_records_xml
 from tests.unit.test_arxiv_client import FakeTime, Server, _fresh_pacer, make_client, ok
@@ -41,6 +41,14 @@ def test_first_page_asks_from_a_date_never_until(fake_time: FakeTime) -> None:
             "set": "physics:hep-th",
         }
     ]
+
+
+def test_a_redirect_names_harvest_url(fake_time: FakeTime) -> None:
+    """OAI-PMH moved: the error names the harvester's own setting, not the API's."""
+    moved = httpx.Response(301, headers={"Location": "https://oaipmh.arxiv.org/oai/"})
+    with pytest.raises(PermanentUpstreamError) as caught:
+        oai(Server(fake_time, moved)).first_page(date(2026, 3, 2), None)
+    assert str(caught.value).endswith("; point harvest.url at the final address")
 
 
 def test_next_page_sends_the_token_alone(fake_time: FakeTime) -> None:

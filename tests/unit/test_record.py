@@ -16,6 +16,7 @@ from syncd.domain.record import (
     content_hash,
     normalize_name,
     normalize_text,
+    pasted_arxiv_id,
     split_arxiv_id,
 )
 from syncd.domain.vocabulary import RECORD_FIELDS
@@ -145,6 +146,39 @@ class TestIds:
         assert reason in caught.value.reason
         assert str(caught.value).startswith("not an arXiv identifier: ")
         assert len(str(caught.value)) < 300
+
+
+class TestPastedIds:
+    @pytest.mark.parametrize(
+        "pasted",
+        [
+            "2611.01002",
+            "2611.01002v2",
+            " arXiv:2611.01002 ",
+            "arxiv: 2611.01002v3",
+            "https://arxiv.org/abs/2611.01002v2",
+            "http://export.arxiv.org/abs/2611.01002",
+            "https:/arxiv.org/abs/2611.01002",
+            "arxiv.org/pdf/2611.01002v2.pdf",
+            "https://arxiv.org/pdf/2611.01002v2",
+            "https://www.arxiv.org/html/2611.01002v1/",
+        ],
+    )
+    def test_every_form_people_paste_names_the_paper(self, pasted: str) -> None:
+        """arXiv's citation form, its pages' addresses and versioned ids name the paper."""
+        assert pasted_arxiv_id(pasted) == "2611.01002"
+
+    def test_old_style_ids_in_any_form(self) -> None:
+        """An old-style id keeps its archive, in the citation form and as an address."""
+        assert pasted_arxiv_id("ARXIV:hep-th/9901001v1") == "hep-th/9901001"
+        assert pasted_arxiv_id("https://arxiv.org/abs/hep-th/9901001") == "hep-th/9901001"
+
+    @pytest.mark.parametrize(
+        "text", ["nestpipe-large-scale", "arXiv:", "2611.01002v0", "arxiv.org/abs/", ""]
+    )
+    def test_anything_else_names_no_paper(self, text: str) -> None:
+        """A key slug, an empty reference or an impossible version is no arXiv id."""
+        assert pasted_arxiv_id(text) is None
 
 
 class TestRecord:

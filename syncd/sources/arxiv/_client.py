@@ -307,7 +307,8 @@ class ArxivClient:
         paper twice, is refused (``FeedError``).
         """
         url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.atom2"
-        page = self.request(url, {}, {"author_feed": feed_id}, _unpaged_feed)
+        context = {"author_feed": feed_id}
+        page = self.request(url, {}, context, _unpaged_feed, setting="arxiv.author_feed_url")
         if page.total_results != len(page.records):
             raise FeedError(
                 f"the feed of {feed_id} holds {len(page.records)} entries"
@@ -339,12 +340,15 @@ class ArxivClient:
         params: dict[str, str | int],
         context: dict[str, Any],
         parse: Callable[[bytes], T],
+        *,
+        setting: str = "arxiv.api_url",
     ) -> T:
         """One logical request to any arXiv service: paced, retried while worth it, parsed.
 
         ``parse`` reads a 200's body, and a 4xx's to find the service's own
         error (it raises it); the API's feeds and OAI-PMH's pages share the
-        pacing, deadlines, size cap and retries this way.
+        pacing, deadlines, size cap and retries this way.  ``setting`` is the
+        configuration key that holds ``url``, which a redirect's error names.
         """
         settings = self._settings
         failure = "no attempt made"
@@ -394,7 +398,7 @@ class ArxivClient:
                     failure += f" (Retry-After {retry_after:g} s)"
                 cause = None
                 continue
-            return self._accept(answer, parse)
+            return self._accept(answer, parse, setting)
         message = (
             f"arXiv did not answer usefully in {settings.max_retries + 1} attempts;"
             f" last failure: {failure}"
@@ -422,7 +426,7 @@ class ArxivClient:
                 body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
 
-    def _accept(self, answer: _Answer, parse: Callable[[bytes], T]) -> T:
+    def _accept(self, answer: _Answer, parse: Callable[[bytes], T], setting: str) -> T:
         """Turn a final (non-retryable) answer into a page or the right permanent error."""
         status = answer.status
         if status == 200:
@@ -436,7 +440,7 @@ class ArxivClient:
             location = answer.headers.get("location", "(no Location)")
             raise PermanentUpstreamError(
                 f"arXiv answered HTTP {status} redirecting to {location[:200]};"
-                " point arxiv.api_url at the final address"
+                f" point {setting} at the final address"
             )
         if 400 <= status < 500 and answer.body:
             # Not the service's error answer: report the status below.

@@ -56,6 +56,8 @@ class OaiClient:
 
     def _list(self, params: dict[str, str | int], context: dict[str, object]) -> OaiPage:
         try:
-            return self._client.request(self._url, params, dict(context), parse_page)
+            return self._client.request(
+                self._url, params, dict(context), parse_page, setting="harvest.url"
+            )
         except NoRecordsMatch as exc:
             return OaiPage(exc.response_date or "", (), None)
