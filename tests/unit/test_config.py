@@ -194,7 +194,7 @@ class TestErrors:
         heading, *lines = str(caught.value).splitlines()
         assert heading.endswith("syncd.toml: invalid configuration:")
         assert sorted(lines) == [
-            "  authors[0].name: String should have at least 1 character",
+            "  authors[0].name: Value error, must not be empty",
             "  harvest.enable: Extra inputs are not permitted (from SYNCD_HARVEST_ENABLE)",
         ]
 
