@@ -86,21 +86,30 @@ def canonical(record: Record) -> Record:
     """``record`` as the API reads that version; ``record`` itself when it already is.
 
     A seed record is returned as it is: it is what a page showed, not arXiv.
+    Every entry of every page comes here, and nearly all are already the
+    API's reading: each rule first asks, cheaply, whether it has work.
     """
-    if record.is_seed:
+    if record.version is None:
         return record
     updates: dict[str, Any] = {}
     for name in _TEXT_FIELDS:
         value = getattr(record, name)
-        converted = canonical_text(value)
-        if converted != value:
-            updates[name] = converted
+        if value is not None and ("\\" in value or "{{" in value):
+            converted = canonical_text(value)
+            if converted != value:
+                updates[name] = converted
     authors = _canonical_names(record.authors)
     if authors is not record.authors:
         updates["authors"] = authors
-    primary, categories = _canonical_categories(record)
-    if categories is not record.categories:
-        updates["primary_category"], updates["categories"] = primary, categories
+    categories = record.categories
+    if (
+        not categories
+        or categories[0] != record.primary_category
+        or not _CATEGORY_ALIASES.keys().isdisjoint(categories)
+    ):
+        primary, named = _canonical_categories(record)
+        if named != categories or primary != record.primary_category:
+            updates["primary_category"], updates["categories"] = primary, named
     for name in ("published", "updated"):
         value = getattr(record, name)
         if value is not None and not (len(value) == _TIME_LENGTH and value[-1] == "Z"):
@@ -148,17 +157,12 @@ def _canonical_names(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _canonical_categories(record: Record) -> tuple[str | None, tuple[str, ...]]:
-    """The record's primary category and categories as the API lists them.
-
-    ``record.categories`` itself when nothing changes, so the caller can tell.
-    """
+    """The record's primary category and categories as the API lists them."""
     primary, categories = record.primary_category, record.categories
     if primary is None and not categories and record.arxiv_id and "/" in record.arxiv_id:
         archive = record.arxiv_id.split("/", 1)[0]
         return archive, (archive,)
-    if primary is not None and (not categories or categories[0] != primary):
+    if primary is not None:
         categories = (primary, *(c for c in categories if c != primary))
-    elif _CATEGORY_ALIASES.keys().isdisjoint(categories):
-        return primary, record.categories
     named = tuple(dict.fromkeys(_CATEGORY_ALIASES.get(name, name) for name in categories))
     return (None if primary is None else _CATEGORY_ALIASES.get(primary, primary)), named
