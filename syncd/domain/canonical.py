@@ -136,15 +136,17 @@ def same_names(old: Sequence[str], new: Sequence[str]) -> bool:
     Read with other splitting rules ("C.N. Pope" and "C. N. Pope", ", Jr."
     as a name of its own, "A & B" as one name, a collaboration prefix, an
     "et al" that is no one, ``.atom2``'s one joined name) or with TeX left
-    as written, a list is the same words: joined, TeX converted, with
-    punctuation and spacing set aside.  Letters, accents and case still count.
+    as written, a list is the same words: joined, TeX converted, with TeX's
+    braces, punctuation and spacing set aside.  Letters, accents and case
+    still count.
     """
     return _reading(old) == _reading(new)
 
 
 def _reading(names: Sequence[str]) -> str:
     text = " ".join(name for name in names if not _NOT_A_NAME_RE.fullmatch(name.strip()))
-    letters = unicodedata.normalize("NFC", tex_to_utf8(text))
+    # TeX's braces group, they part nothing: Pl{\"o}tz reads Pl{ö}tz, as arXiv keeps it.
+    letters = unicodedata.normalize("NFC", tex_to_utf8(text)).replace("{", "").replace("}", "")
     return " ".join(_PUNCTUATION_RE.sub(" ", letters).split())
 
 

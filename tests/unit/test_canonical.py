@@ -286,6 +286,7 @@ class TestSameNames:
             (("LHCb Collaboration: R. Aaij",), ("LHCb Collaboration", "R. Aaij")),
             (("Ada Lovelace & Charles Babbage",), ("Ada Lovelace", "Charles Babbage")),
             (("Ada Lovelace", "Charles Babbage", "et al"), ("Ada Lovelace", "Charles Babbage")),
+            (('Patrick Pl{\\"o}tz',), ("Patrick Plötz",)),
         ],
     )
     def test_the_same_people_read_two_ways(
