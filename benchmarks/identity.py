@@ -2,7 +2,7 @@
 
 Every author has 2 papers (with a co-author of their own) on the fake arXiv
 of the test suite; the identified ones claim both in their feed
-(``/a/<id>.atom2``).  syncd runs a first cycle (every author's baseline:
+(``/a/<id>.atom``).  syncd runs a first cycle (every author's baseline:
 each identified author's feed is read once, as it must be to know their
 claims), then ``cycles`` more, each one ``cycle_hours`` later: the clock is
 moved by dating every stored feed read ``cycle_hours`` earlier before each

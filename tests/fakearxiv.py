@@ -45,6 +45,7 @@ from lxml import etree
 from syncd.domain.record import Record, normalize_name, split_arxiv_id
 from syncd.domain.withdrawal import detect_withdrawal
 from tests.fakeoai import OAI_CONTENT_TYPE, OAI_PATH, OaiWorld
+from tests.feedxml import FeedFormat, author_feed_xml
 from tests.loopback import LoopbackHandler, LoopbackServer
 
 __all__ = [
@@ -92,9 +93,11 @@ OPENSEARCH_NS = "http://a9.com/-/spec/opensearch/1.1/"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 API_PATH = "/api/query"
-# An author's own feed of claimed papers: /a/<arXiv author id or ORCID iD>.atom2
+# An author's own feed of claimed papers: /a/<arXiv author id or ORCID iD>.atom
+# (one <author> per person) or .atom2 (all names joined in one), as arxiv-browse
+# writes them (tests/feedxml.py).
 AUTHOR_FEED_PREFIX = "/a/"
-AUTHOR_FEED_SUFFIX = ".atom2"
+AUTHOR_FEED_FORMATS: tuple[FeedFormat, ...] = ("atom", "atom2")
 DEFAULT_AUTHOR = "Ada Lovelace"
 MAX_RESULTS_LIMIT = 30000
 
@@ -1392,41 +1395,40 @@ class FakeArxiv(LoopbackServer):
                 return [*page[:index], earlier, *page[index + 1 :]], False
         return page, True
 
-    def _author_feed(self, feed_id: str) -> _Plan:
-        """An author's claimed papers, current versions, as one unpaged API-format feed."""
+    def _author_feed(self, feed_id: str, feed_format: FeedFormat, *, empty: bool) -> _Plan:
+        """An author's claimed papers, current versions, as arXiv's feed in ``feed_format``.
+
+        ``empty`` lists none of them (the ``empty_result`` fault).
+        """
         claimed = self._claims.get(feed_id)
         if claimed is None:
             return _Plan(status=404, body=b"Not Found", content_type="text/plain; charset=utf-8")
-        records = [self._papers[i][-1] for i in claimed if i not in self._removed]
-        feed = render_feed(
+        records = [] if empty else [self._papers[i][-1] for i in claimed if i not in self._removed]
+        feed = author_feed_xml(
+            feed_id,
             records,
-            max_results=len(records),
-            search_query=f"author feed {feed_id}",
-            backend=self.backend,
-            wrap=self.wrap,
-            now=self._clock(),
+            feed_format,
             affiliations=self._affiliations,
+            now=self._clock(),
         )
         return _Plan(body=feed)
 
     def _plan(self, path: str, params: Mapping[str, str]) -> _Plan:
         if path == OAI_PATH:
             return self._oai_plan(params)
-        feed_id = _author_feed_id(path)
-        if path != API_PATH and feed_id is None:
+        feed = _author_feed_path(path)
+        if path != API_PATH and feed is None:
             return _Plan(status=404, body=b"Not Found", content_type="text/plain; charset=utf-8")
-        if feed_id is not None:
+        if feed is not None:
             # Faults tell an author feed by this pseudo parameter, e.g.
             # ``when=lambda p: p.get("author_feed") == "warner_s_1"``.
-            params = {**params, "author_feed": feed_id}
+            params = {**params, "author_feed": feed[0]}
 
         def answer(fault: Fault | None) -> _Plan:
-            if feed_id is None:
+            if feed is None:
                 return self._answer(params, fault)
-            plan = self._author_feed(feed_id)
-            if fault is not None and fault.kind == "empty_result" and plan.status == 200:
-                plan = replace(plan, body=render_feed([], max_results=0, now=self._clock()))
-            return plan
+            empty = fault is not None and fault.kind == "empty_result"
+            return self._author_feed(*feed, empty=empty)
 
         fault = self._take_fault(params)
         if fault is not None:
@@ -1500,11 +1502,14 @@ class FakeArxiv(LoopbackServer):
             handler.wfile.write(plan.body[offset : offset + plan.chunk_size])
 
 
-def _author_feed_id(path: str) -> str | None:
-    """The id in ``/a/<id>.atom2``, else None."""
-    if path.startswith(AUTHOR_FEED_PREFIX) and path.endswith(AUTHOR_FEED_SUFFIX):
-        feed_id = path[len(AUTHOR_FEED_PREFIX) : -len(AUTHOR_FEED_SUFFIX)]
-        return feed_id or None
+def _author_feed_path(path: str) -> tuple[str, FeedFormat] | None:
+    """The id and format of ``/a/<id>.atom`` or ``/a/<id>.atom2``, else None."""
+    if not path.startswith(AUTHOR_FEED_PREFIX):
+        return None
+    feed_id, _, suffix = path[len(AUTHOR_FEED_PREFIX) :].rpartition(".")
+    for feed_format in AUTHOR_FEED_FORMATS:
+        if suffix == feed_format and feed_id:
+            return feed_id, feed_format
     return None
 
 

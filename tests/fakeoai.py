@@ -10,6 +10,10 @@ offset and the fake's token generation: ``expire_tokens()`` makes every
 issued token a ``badResumptionToken``, as arXiv's expire daily.  Nothing
 matching is ``noRecordsMatch``; an unknown set or argument ``badArgument``.
 
+The text is written as submitters type it and arXivRaw carries it, accents
+in TeX, and the categories as arXiv files them, aliases too
+(``tests.recorded``): a harvest always meets what syncd must read back.
+
 Faults are the fake's own (``status(503, retry_after=...)``, ``truncate()``,
 ``body(...)`` with malformed or hostile XML), taken by OAI requests when their
 ``when`` matches (``is_oai`` picks them).
@@ -24,6 +28,7 @@ from email.utils import format_datetime
 
 from syncd.domain.record import Record
 from tests.oaixml import RawPaper, RawVersionXml, error_xml, list_records_xml
+from tests.recorded import as_tex, with_aliases
 
 __all__ = ["OAI_CONTENT_TYPE", "OAI_PATH", "OaiWorld", "is_oai", "paper_sets"]
 
@@ -69,9 +74,11 @@ def _version_xml(record: Record) -> RawVersionXml:
 
 
 def _authors(names: Sequence[str]) -> str:
-    if len(names) < 2:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
+    """The names as a submitter types them: "A, B and C", accents in TeX."""
+    typed = [as_tex(name) or name for name in names]
+    if len(typed) < 2:
+        return "".join(typed)
+    return ", ".join(typed[:-1]) + " and " + typed[-1]
 
 
 Wrap = Callable[[str | None], str | None]
@@ -80,22 +87,24 @@ Wrap = Callable[[str | None], str | None]
 def raw_paper(history: Sequence[Record], datestamp: date, wrap: tuple[Wrap, Wrap]) -> RawPaper:
     """A paper's versions as its arXivRaw record: the latest's metadata, each version's facts.
 
-    ``wrap`` hard-wraps the title and the abstract, as arXivRaw does.
+    ``wrap`` hard-wraps the title and the abstract, as arXivRaw does; the
+    text is written as its submitter typed it, accents in TeX (``as_tex``),
+    and the categories as arXiv files them (``with_aliases``).
     """
     wrap_title, wrap_abstract = wrap
     latest = history[-1]
-    categories = tuple(
-        dict.fromkeys([*filter(None, [latest.primary_category]), *latest.categories])
+    categories = with_aliases(
+        tuple(dict.fromkeys([*filter(None, [latest.primary_category]), *latest.categories]))
     )
     return RawPaper(
         arxiv_id=latest.arxiv_id or "",
         datestamp=datestamp.isoformat(),
-        title=wrap_title(latest.title) or "",
+        title=wrap_title(as_tex(latest.title)) or "",
         authors=_authors(latest.authors),
-        abstract=wrap_abstract(latest.abstract),
+        abstract=wrap_abstract(as_tex(latest.abstract)),
         categories=" ".join(categories),
-        comments=latest.comment,
-        journal_ref=latest.journal_ref,
+        comments=as_tex(latest.comment),
+        journal_ref=as_tex(latest.journal_ref),
         doi=latest.doi,
         versions=tuple(map(_version_xml, history)),
         sets=paper_sets(categories),
@@ -198,7 +207,8 @@ class OaiWorld:
             if stamp is None or (since is not None and stamp < since):
                 continue
             latest = papers[arxiv_id][-1]
-            sets = paper_sets([*filter(None, [latest.primary_category]), *latest.categories])
+            filed = (*filter(None, [latest.primary_category]), *latest.categories)
+            sets = paper_sets(with_aliases(filed))
             if token.set_spec and not any(
                 s == token.set_spec or s.startswith(token.set_spec + ":") for s in sets
             ):

@@ -84,7 +84,7 @@ class ArxivSettings(Section):
     max_response_bytes: int = Field(64 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     user_agent: str = DEFAULT_USER_AGENT
     contact: str | None = None
-    # An author's own feed of claimed papers is <author_feed_url><id>.atom2, read
+    # An author's own feed of claimed papers is <author_feed_url><id>.atom, read
     # at most once per author_feed_interval seconds: claims change rarely.
     author_feed_url: str = "https://arxiv.org/a/"
     author_feed_interval: float = Field(86400.0, ge=0, le=WEEK)
@@ -181,7 +181,7 @@ class AuthorSettings(Section):
     name: Annotated[str, AfterValidator(check_name)]
     seeds: tuple[Path, ...] = ()
     query: Annotated[str, AfterValidator(check_query)] | None = None
-    # The author's own arXiv feed (https://arxiv.org/a/<id>.atom2): papers they claimed.
+    # The author's own arXiv feed (https://arxiv.org/a/<id>.atom): papers they claimed.
     orcid: Annotated[str, AfterValidator(check_orcid)] | None = None
     arxiv_author_id: Annotated[str, AfterValidator(check_arxiv_author_id)] | None = None
     include_ids: tuple[str, ...] = ()

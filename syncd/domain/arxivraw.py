@@ -4,8 +4,9 @@ arXivRaw is "very close to the internal format stored at arXiv": the latest
 version's title, authors (one string), abstract, categories, comments,
 journal-ref and DOI, and for each version its number, submission date, size
 and source flags.  ``as_record`` turns it into the canonical ``Record`` of
-its latest version, as the API's entry of that paper would read, so a
-harvest and a cycle plan the same paper the same way.
+its latest version, as the API's entry of that paper would read
+(``syncd.domain.canonical``: TeX converted, categories and times as the
+API writes them), so a harvest and a cycle plan the same paper the same way.
 
 What arXivRaw cannot carry compared with the API: authors' affiliations, and
 the earlier versions' titles, abstracts and authors (only their dates, sizes
@@ -20,12 +21,13 @@ rounds sizes down, so a 484-byte source is listed as ``0kb`` too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
-from syncd.domain.record import Record
+from syncd.domain.canonical import canonical
+from syncd.domain.record import Record, arxiv_time
 from syncd.domain.withdrawal import detect_withdrawal, source_type_verdict
 
-__all__ = ["ArxivRawRecord", "RawVersion", "arxiv_time"]
+__all__ = ["ArxivRawRecord", "RawVersion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,7 @@ class ArxivRawRecord:
         withdrawal = detect_withdrawal(
             self.abstract, self.comments, authoritative=latest.withdrawal_verdict
         )
-        return Record(
+        record = Record(
             arxiv_id=self.arxiv_id,
             version=latest.number,
             title=self.title,
@@ -94,8 +96,4 @@ class ArxivRawRecord:
             withdrawn=withdrawal.withdrawn,
             withdrawn_by=withdrawal.by,
         )
-
-
-def arxiv_time(moment: datetime) -> str:
-    """A moment as the API writes ``<published>`` and ``<updated>``: ``2026-03-01T09:00:00Z``."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return canonical(record)

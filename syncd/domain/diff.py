@@ -3,7 +3,9 @@
 A pure function of two records.  Equality finds the fields that differ,
 ``deepdiff`` says what changed inside the lists (authors and categories added
 or removed); this module decides what a difference means: a truncated
-author list that is a prefix of the full one is no change, and a field a
+author list that is a prefix of the full one is no change, nor are the same
+names read another way (``syncd.domain.canonical.same_names``: a record
+stored before syncd read every format as arXiv means it), and a field a
 seed document cannot carry is unknown rather than empty, so its first value
 on arXiv is no change.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from syncd.domain.canonical import same_names
 from syncd.domain.record import Record, normalize_name
 from syncd.domain.vocabulary import KINDS, RECORD_FIELDS, RecordField
 
@@ -102,9 +105,19 @@ def _comparable(record: Record, other: Record) -> dict[str, Any]:
             for name in _SOMETIMES_ON_SEEDS:
                 if getattr(seed, name) is None:
                     view.pop(name, None)
-    if _authors_agree_on_prefix(record, other):
+    if _authors_agree_on_prefix(record, other) or _authors_read_alike(record, other):
         view.pop("authors")
     return view
+
+
+def _authors_read_alike(a: Record, b: Record) -> bool:
+    """True when two arXiv records list the same names, read by different rules."""
+    return (
+        a.authors != b.authors
+        and not a.is_seed
+        and not b.is_seed
+        and same_names(a.authors, b.authors)
+    )
 
 
 def _comparable_value(record: Record, field: RecordField) -> Any:

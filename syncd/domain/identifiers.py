@@ -1,7 +1,7 @@
 """The identifiers of an author's own arXiv feed: ORCID iDs and arXiv author ids.
 
 arXiv serves a feed of the papers an author claimed at
-``https://arxiv.org/a/<id>.atom2``, where ``<id>`` is either identifier
+``https://arxiv.org/a/<id>.atom``, where ``<id>`` is either identifier
 (arXiv help, "Author Identifiers").  Both are checked when read, so a typo
 is a configuration error at load, not a 404 every cycle.
 """

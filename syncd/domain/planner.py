@@ -310,10 +310,16 @@ def _linked(paper: Paper, entry: Record) -> PaperWrite:
 
 
 def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -> PaperWrite | None:
-    """A known paper seen again: a revision if it changed, an event if it is (again) tracked."""
+    """A known paper seen again: a revision if it changed, an event if it is (again) tracked.
+
+    An entry whose hash differs from the stored one's while nothing differs
+    that a reader would call a change (the same names, stored as an older
+    syncd read them) is stored as a revision without kinds or event: the
+    record becomes what is read now, and the next cycle is quiet.
+    """
     announce = paper.status == PaperStatus.REMOVED or promoted
     change = None if content_hash(entry) == paper.record_hash else diff_records(paper.record, entry)
-    if not change and not announce and paper.absent_syncs == 0:
+    if change is None and not announce and paper.absent_syncs == 0:
         return None  # the steady state: nothing to write
     status = PaperStatus.TRACKED if announce else paper.status
     event_type = None
@@ -327,7 +333,7 @@ def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -
         arxiv_id=paper.arxiv_id,
         status=status,
         origin=paper.origin,
-        revisions=(_revision(entry, _SYNCED, change),) if change else (),
+        revisions=(_revision(entry, _SYNCED, change),) if change is not None else (),
         event_type=event_type,
         event_kinds=change.kinds if change else (),
         event_changes=change.changes if change else {},

@@ -103,12 +103,26 @@ _SYMBOL_ACCENT_RE = re.compile(r"""\\([\'`^"~=.])([a-zA-Z])""")
 _BRACED_SYMBOL_ACCENT_RE = re.compile(r"""\\([\'`^"~=.])\{([a-zA-Z])\}""")
 _LETTER_ACCENT_RE = re.compile(r"\\([Hckoruv])\{([a-zA-Z])\}")
 _TIE_RE = re.compile(r"\\t\{([^}])\}")
+# Where any pattern above could match: a command it names, an accent, "{{".
+# Text with none of them (the API's math: \sqrt, \mathcal) is returned after
+# one search instead of ten substitutions, unchanged, as they would leave it.
+_NAMES = sorted({*_LETTERS, *_GREEK, *_SYMBOLS}, key=len, reverse=True)
+_CONVERTIBLE_RE = re.compile(
+    r"\{\{|\\(?:[\'`^\"~=.]|[Hckoruvt]\{|j[}\s]|(?:"
+    + "|".join(map(re.escape, _NAMES))
+    + r")(?![^\W_]))"
+)
 
 
 def tex_to_utf8(text: str) -> str:
     """``text`` with the TeX that arXiv converts written in Unicode; the rest untouched."""
-    if "\\" not in text and "{{" not in text:
+    if ("\\" not in text and "{{" not in text) or _CONVERTIBLE_RE.search(text) is None:
         return text  # nearly every text: nothing arXiv would convert
+    return _converted(text)
+
+
+def _converted(text: str) -> str:
+    """Every substitution of arXiv's, in its order."""
     text = _LETTER_RE.sub(lambda m: _LETTERS[m["name"]], text)
     text = _GREEK_RE.sub(lambda m: _GREEK[m["name"]], text)
     text = _SYMBOL_RE.sub(lambda m: _SYMBOLS[m["name"]], text)

@@ -1,6 +1,6 @@
 """Authors identified by arXiv, and first syncs that announce the author, not a flood.
 
-Against the fake arXiv's ``/a/<id>.atom2`` author feeds, a real webhook
+Against the fake arXiv's ``/a/<id>.atom`` author feeds, a real webhook
 receiver, and SQLite and PostgreSQL.
 """
 

@@ -869,11 +869,12 @@ class TestAuthorFeed:
     """An author's own feed: the same client, pacing and trust, at ``author_feed_url``."""
 
     def test_reads_the_claimed_papers_at_the_feed_url(self, fake_time: FakeTime) -> None:
+        """The feed asked for is ``.atom``, one <author> per person, not ``.atom2``."""
         server = Server(fake_time, ok(make_feed(paper_ids(3), total=3, start=0, per_page=3)))
         client = make_client(server, author_feed_url="http://arxiv.test/a/")
         records = client.author_feed("0000-0002-7970-7855")
         assert [r.arxiv_id for r in records] == paper_ids(3)
-        assert str(server.requests[0].url) == "http://arxiv.test/a/0000-0002-7970-7855.atom2"
+        assert str(server.requests[0].url) == "http://arxiv.test/a/0000-0002-7970-7855.atom"
         assert client.requests == 1
 
     def test_a_feed_without_opensearch_counters_is_whole(self, fake_time: FakeTime) -> None:

@@ -15,16 +15,21 @@ import pytest
 from lxml import etree
 
 from syncd.domain.record import Record, normalize_text, split_arxiv_id
+from syncd.domain.tex import tex_to_utf8
 from syncd.errors import FeedError
-from syncd.sources.arxiv import parse_feed
+from syncd.sources.arxiv import parse_author_feed, parse_feed
 from tests import fakearxiv as fa
 from tests.fakearxiv import (
+    AUTHOR_FEED_FORMATS,
     FakeArxiv,
     arxiv_tag,
     atom_tag,
     make_record,
     opensearch_tag,
 )
+from tests.feedxml import FeedFormat, author_feed_xml
+from tests.recorded import as_tex, with_aliases
+from tests.scenario import upstream_versions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-api"
 SAFE_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
@@ -868,3 +873,150 @@ def test_syncd_parser_reads_back_the_published_records(
     page = parse_feed(body)
     assert page.records == (first, other, withdrawn)
     assert (page.total_results, page.start_index, page.items_per_page) == (3, 0, 10)
+
+
+# ---------------------------------------------------------------- author feeds against arXiv's own
+
+REAL_FEEDS = FIXTURES.parent / "arxiv-real" / "author-feeds"
+_FEED_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
+
+
+def _real_feed(name: str, feed_format: FeedFormat) -> bytes:
+    return (REAL_FEEDS / f"{name}.{feed_format}").read_bytes()
+
+
+def _feed_affiliations(body: bytes) -> dict[str, dict[str, tuple[str, ...]]]:
+    """``{arXiv id: {name as read: affiliations}}`` of a real ``.atom`` feed."""
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    records = parse_author_feed(body, "atom").records
+    for record, entry in zip(records, _feed(body).iter(atom_tag("entry")), strict=True):
+        found[record.arxiv_id or ""] = {
+            name: tuple(a.text or "" for a in author.findall(arxiv_tag("affiliation")))
+            for name, author in zip(record.authors, entry.findall(atom_tag("author")), strict=True)
+        }
+    return found
+
+
+def _skeleton(body: bytes) -> bytes:
+    """The body with every text and attribute value blanked: its lines, indentation,
+    elements, attributes and their order, and how empty elements are spelled."""
+    blanked = re.sub(rb'="[^"]*"', b'=""', body)
+    return re.sub(rb">[^<]*</", b"></", blanked)
+
+
+def _render_real(name: str, feed_format: FeedFormat) -> bytes:
+    """arXiv's own feed ``name`` written again by the fake, from the records syncd reads in it."""
+    body = _real_feed(name, "atom")
+    records = [
+        # The categories as arXiv lists them in its feeds: aliases too.
+        replace(
+            record, categories=tuple(c.get("term") or "" for c in entry.iter(atom_tag("category")))
+        )
+        for record, entry in zip(
+            parse_author_feed(body, "atom").records,
+            _feed(body).iter(atom_tag("entry")),
+            strict=True,
+        )
+    ]
+    return author_feed_xml(
+        name,
+        records,
+        feed_format,
+        affiliations=_feed_affiliations(body),
+        now=datetime(2026, 12, 3, 15, 30, tzinfo=UTC),
+    )
+
+
+@pytest.mark.parametrize("feed_format", AUTHOR_FEED_FORMATS)
+@pytest.mark.parametrize("name", ["hard-cases", "arxiv-browse-test-33510"])
+def test_author_feeds_have_arxivs_structure(name: str, feed_format: FeedFormat) -> None:
+    """The fake's feed of arXiv's own papers has the real feed's declaration, namespaces,
+    elements in order, attributes in order and time forms, entry by entry."""
+    real, fake = _real_feed(name, feed_format), _render_real(name, feed_format)
+    assert _skeleton(fake) == _skeleton(real)
+    assert fake.startswith(b"<?xml version='1.0' encoding='utf-8'?>\n<feed xmlns=")
+    for body in (real, fake):
+        times = [
+            node.text or "" for node in _feed(body).iter(atom_tag("updated"), atom_tag("published"))
+        ]
+        assert times and all(_FEED_TIME.fullmatch(t) for t in times)
+
+
+@pytest.mark.parametrize("feed_format", AUTHOR_FEED_FORMATS)
+def test_author_feeds_carry_tex_and_read_back_as_arxivs_own(feed_format: FeedFormat) -> None:
+    """Written by the fake in TeX, arXiv's papers read back as syncd reads arXiv's own feed."""
+    fake = _render_real("hard-cases", feed_format)
+    assert b"M. Csan\\'ad" in fake and b"M. Csan\xc3\xa1d" not in fake
+    real = parse_author_feed(_real_feed("hard-cases", feed_format), feed_format).records
+    assert parse_author_feed(fake, feed_format).records == real
+
+
+def test_atom2_joins_every_name_in_one(arxiv: FakeArxiv, client: httpx.Client) -> None:
+    """``.atom2`` has one <author> per entry, ``.atom`` one per person with affiliations."""
+    arxiv.publish(
+        make_record("2606.00001", authors=("Zoë Ørsted", "José Núñez", "Ada Lovelace")),
+        affiliations={"José Núñez": ("CERN", "MIT")},
+    )
+    arxiv.claim("warner_s_1", "2606.00001")
+    separate = _first_entry(client.get(arxiv.author_feed_url + "warner_s_1.atom").content)
+    joined = _first_entry(client.get(arxiv.author_feed_url + "warner_s_1.atom2").content)
+    assert [a.findtext(atom_tag("name")) for a in joined.iter(atom_tag("author"))] == [
+        "Zo\\\"e {\\O}rsted, Jos\\'e N\\'u\\~nez, Ada Lovelace"
+    ]
+    assert [a.findtext(atom_tag("name")) for a in separate.iter(atom_tag("author"))] == [
+        'Zo\\"e {\\O}rsted',
+        "Jos\\'e N\\'u\\~nez",
+        "Ada Lovelace",
+    ]
+    assert [a.text for a in separate.iter(arxiv_tag("affiliation"))] == ["CERN", "MIT"]
+    assert client.get(arxiv.author_feed_url + "warner_s_1.json").status_code == 404
+
+
+def test_one_version_reads_alike_from_the_api_and_both_feeds(
+    arxiv: FakeArxiv, client: httpx.Client
+) -> None:
+    """The API's entry, ``.atom`` and ``.atom2`` of one version are one record in syncd."""
+    tex = make_record(
+        "2606.00001",
+        title="$\N{GREEK SMALL LETTER ALPHA}$-stable laws after Plötz",
+        authors=("The ATLAS Collaboration", "Łukasz Wróbel", "Robert W. Heath Jr."),
+        primary_category="cs.IT",
+        categories=("cs.IT", "math.ST"),
+        comment="12 pages, © 2026",
+        journal_ref="Ann. Phys. (Leipzig) 1 (2026)",
+        doi="10.1/x",
+    )
+    arxiv.publish(tex)
+    arxiv.claim("0000-0002-7970-7855", "2606.00001")
+    api = parse_feed(client.get(arxiv.url, params={"id_list": "2606.00001"}).content).records
+    feeds = [
+        parse_author_feed(
+            client.get(f"{arxiv.author_feed_url}0000-0002-7970-7855.{f}").content, f
+        ).records
+        for f in AUTHOR_FEED_FORMATS
+    ]
+    assert feeds == [api, api] and api == (arxiv.current("2606.00001"),)
+
+
+def test_text_typed_in_tex_reads_back_as_the_api_wrote_it() -> None:
+    """What the fakes write as a submitter types it, arXiv's conversion reads back unchanged;
+    the scenario's accented names and Greek do meet TeX on the way."""
+    texts = {
+        text
+        for record in upstream_versions()
+        for text in (record.title, record.abstract, record.comment, *record.authors)
+        if text
+    }
+    written = {text: as_tex(text) for text in texts}
+    assert all(tex_to_utf8(tex or "") == text for text, tex in written.items())
+    assert sum(tex != text for text, tex in written.items()) >= 30
+    assert as_tex("Zoë Ørsted, $\N{GREEK SMALL LETTER ALPHA}$ and Weiß e") == (
+        'Zo\\"e {\\O}rsted, $\\alpha$ and Wei{\\ss} e'
+    )
+    assert with_aliases(("cs.IT", "stat.ML", "math.ST")) == (
+        "cs.IT",
+        "math.IT",
+        "stat.ML",
+        "math.ST",
+        "stat.TH",
+    )

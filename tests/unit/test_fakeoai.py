@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 
+import httpx
 import pytest
+from lxml import etree
 
 from syncd.config import ArxivSettings, HarvestSettings
 from syncd.errors import BadArgument, BadResumptionToken, FeedError
@@ -63,8 +67,19 @@ def test_from_lists_what_changed_on_or_after(arxiv: fa.FakeArxiv, oai: OaiClient
 
 
 def test_records_read_as_the_api_entries(arxiv: fa.FakeArxiv, oai: OaiClient) -> None:
-    """Hard-wrapped text, joined authors and per-version dates read back as the API's record."""
+    """Hard-wrapped text, joined authors in TeX and per-version dates read back as the API's
+    record, aliases by their canonical name."""
     arxiv.withdraw("2606.00003", "a flaw in section 2")
+    arxiv.publish(
+        fa.make_record(
+            "2606.00300",
+            title="$\N{GREEK SMALL LETTER BETA}$-decay after Plötz and Weiß",
+            authors=("Zoë Ørsted", "Tomáš Dvořák", "Ada Lovelace"),
+            primary_category="cs.IT",
+            categories=("cs.IT", "stat.ML"),
+            journal_ref="Ann. Phys. (Zürich) 2 (2026)",
+        )
+    )
     harvested = {r.arxiv_id: r.as_record() for p in harvest(oai, None) for r in p.records}
     for arxiv_id, history in arxiv.papers.items():
         entry = history[-1]
@@ -114,3 +129,67 @@ def test_bad_bodies_are_refused(arxiv: fa.FakeArxiv, oai: OaiClient, fault: fa.F
     arxiv.inject(fault)
     with pytest.raises(FeedError):
         oai.first_page(None, None)
+
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-real" / "oai"
+RAW_NS = "{http://arxiv.org/OAI/arXivRaw/}"
+OAI_NS = "{http://www.openarchives.org/OAI/2.0/}"
+# The order of arXivRaw's elements, optional ones included (arXiv's arXivRaw.xsd).
+RAW_ORDER = (
+    *("id", "submitter", "version", "title", "authors", "categories", "comments", "proxy"),
+    *("report-no", "acm-class", "msc-class", "journal-ref", "doi", "license", "abstract"),
+)
+RAW_DATE = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
+
+
+def _local(element: etree._Element) -> str:
+    return etree.QName(element).localname
+
+
+def _structure(body: bytes) -> set[tuple[str, ...]]:
+    """Each record's header children, arXivRaw children (versions once) and version
+    children, as tag sequences; and the root's children."""
+    root = etree.fromstring(body)
+    shapes = {("root", *(_local(c) for c in root))}
+    for record in root.iter(OAI_NS + "record"):
+        header = record.find(OAI_NS + "header")
+        assert header is not None
+        shapes.add(("header", *dict.fromkeys(_local(c) for c in header)))
+        for raw in record.iter(RAW_NS + "arXivRaw"):
+            tags = [_local(c) for c in raw]
+            assert tags == sorted(tags, key=RAW_ORDER.index), tags
+            for version in raw.iter(RAW_NS + "version"):
+                shapes.add(("version", *(_local(c) for c in version)))
+                assert RAW_DATE.fullmatch(version.findtext(RAW_NS + "date") or "")
+    return shapes
+
+
+def test_arxivraw_has_arxivs_structure(arxiv: fa.FakeArxiv) -> None:
+    """The fake's ListRecords page has the elements of arXiv's own, in arXiv's order, and
+    arXiv's date form; the text is typed as submitters type it, accents in TeX."""
+    arxiv.withdraw("2606.00003", "a flaw in section 2")
+    arxiv.publish(
+        fa.make_record(
+            "2606.00200",
+            authors=("Zoë Ørsted", "José Núñez"),
+            comment="Über 12 pages",
+            doi="10.1/x",
+        )
+    )
+    params = {"verb": "ListRecords", "metadataPrefix": "arXivRaw", "from": DAY1.isoformat()}
+    pages = [httpx.get(arxiv.oai_url, params=params).content]
+    while token := etree.fromstring(pages[-1]).findtext(
+        f"{{*}}ListRecords/{OAI_NS}resumptionToken"
+    ):
+        params = {"verb": "ListRecords", "resumptionToken": token}
+        pages.append(httpx.get(arxiv.oai_url, params=params).content)
+    real = _structure((REAL / "ListRecords_arXivRaw_page1.xml").read_bytes())
+    assert set().union(*map(_structure, pages)) <= real
+    (typed,) = [
+        raw
+        for page in pages
+        for raw in etree.fromstring(page).iter(RAW_NS + "arXivRaw")
+        if raw.findtext(RAW_NS + "id") == "2606.00200"
+    ]
+    assert typed.findtext(RAW_NS + "authors") == "Zo\\\"e {\\O}rsted and Jos\\'e N\\'u\\~nez"
+    assert typed.findtext(RAW_NS + "comments") == '\\"Uber 12 pages'

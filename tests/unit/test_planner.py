@@ -146,6 +146,16 @@ class TestPlan:
         assert write.event_kinds == ("version", "title")
         assert [r.record for r in write.revisions] == [v2]
 
+    def test_a_new_reading_of_the_same_version_is_stored_quietly(self) -> None:
+        """The same names stored as an older syncd read them: the entry becomes the record,
+        as a revision without kinds, and nothing is announced."""
+        stored = replace(ENTRY, authors=("Zhida Jiang, Yang Xu",))
+        paper = _paper(stored)
+        observed = Observed(seen={"2401.00001"}, changed={"2401.00001": ENTRY})
+        (write,) = plan_cycle(_snapshot(changed=[paper]), observed, {}).writes
+        assert write.event_type is None and write.event_kinds == ()
+        assert [(r.record, r.kinds) for r in write.revisions] == [(ENTRY, ())]
+
     def test_a_plausible_new_entry_is_added(self) -> None:
         """A new entry sharing a co-author with the known papers is announced as added."""
         snapshot = _snapshot(identity_names={"Yang Xu"})

@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from syncd.domain.record import normalize_text
-from syncd.domain.tex import tex_to_utf8
+from syncd.domain.tex import _CONVERTIBLE_RE, _converted, tex_to_utf8
+from tests.hypothesis_profiles import examples
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "arxiv-real"
 REAL = CORPUS / "oai"
@@ -109,3 +112,39 @@ def test_every_text_of_the_oracle_converts_as_arxiv_converts_it(source: str) -> 
         r[f] != r[f + "_tex2utf"] for r in records.values() for f in ("title", "abstract")
     )
     assert compared > 2000 and changed > 10  # the corpus holds TeX to convert
+
+
+# What TeX in arXiv's text is made of: commands converted and not, what follows them.
+_COMMANDS = [
+    *("'", '"', "`", "^", "~", "=", ".", "H", "c", "k", "r", "u", "v", "t", "j", "i", "l"),
+    *("ss", "aa", "AA", "O", "alpha", "Delta", "upsilon", "varphi", "copyright", "deg"),
+    *("sqrt", "mathcal", "ldots", "cdot", "text", "vec", ""),
+]
+_TEX_PIECES = [
+    *(f"\\{command}" for command in _COMMANDS),
+    *("{", "}", "{{", "}}", "$", "_", " ", "\n", "a", "e", "g", "o", "y", "é", "α"),
+]
+_TEX = st.lists(st.sampled_from(_TEX_PIECES), max_size=8).map("".join)
+
+
+@settings(max_examples=examples(5))
+@given(_TEX)
+@example("\\j x")
+@example("{\\j}")
+@example("\\t{o}")
+@example("\\v{s}")
+@example("\\'e")
+@example("{{a}}")
+@example("{\\ss}")
+@example("\\alpha$")
+@example("\\copyright\\ 2007")
+def test_the_quick_test_turns_away_only_text_nothing_would_change(text: str) -> None:
+    """Text the quick test returns at once is what arXiv's every substitution leaves as it is."""
+    assert tex_to_utf8(text) == _converted(text)
+
+
+def test_the_apis_math_takes_the_quick_way() -> None:
+    """TeX the API leaves (``\\sqrt``, ``\\mathcal``, ``\\varepsilon``) needs no substitution."""
+    for text in ("$\\sqrt{s_{NN}}$, $\\mathcal{O}(n)$", "$\\varepsilon \\cdot \\ldots$"):
+        assert _CONVERTIBLE_RE.search(text) is None
+    assert _CONVERTIBLE_RE.search('Pl\\"otz') is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from syncd.sources.arxiv._client import (
+    AUTHOR_FEED_FORMAT,
     MAX_ID_LIST_CHARS,
     MAX_IDS_PER_REQUEST,
     ArxivClient,
@@ -10,22 +11,27 @@ from syncd.sources.arxiv._client import (
     id_list_batches,
 )
 from syncd.sources.arxiv._parser import (
+    AuthorFeedFormat,
     FeedPage,
     clean_text,
     hardened_parser,
+    parse_author_feed,
     parse_feed,
     refuse_declarations,
 )
 
 __all__ = [
+    "AUTHOR_FEED_FORMAT",
     "MAX_IDS_PER_REQUEST",
     "MAX_ID_LIST_CHARS",
     "ArxivClient",
+    "AuthorFeedFormat",
     "FeedPage",
     "Pacer",
     "clean_text",
     "hardened_parser",
     "id_list_batches",
+    "parse_author_feed",
     "parse_feed",
     "refuse_declarations",
 ]

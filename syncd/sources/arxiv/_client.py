@@ -51,9 +51,10 @@ from syncd.httpclient import (
     read_capped,
     response_time,
 )
-from syncd.sources.arxiv._parser import FeedPage, parse_feed
+from syncd.sources.arxiv._parser import AuthorFeedFormat, FeedPage, parse_author_feed, parse_feed
 
 __all__ = [
+    "AUTHOR_FEED_FORMAT",
     "MAX_IDS_PER_REQUEST",
     "MAX_ID_LIST_CHARS",
     "ArxivClient",
@@ -65,6 +66,10 @@ __all__ = [
 _log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+
+# An author's feed is read as ``.atom``, one <author> per person: ``.atom2``
+# joins them in one <name>, which only arXiv's own joining rule splits back.
+AUTHOR_FEED_FORMAT: AuthorFeedFormat = "atom"
 
 # Transport failures that another try may cure.  The rest of httpx's errors
 # (unsupported scheme, a request we built wrongly, an undecodable body) will not.
@@ -299,14 +304,14 @@ class ArxivClient:
             yield self._fetch_listed(batch)
 
     def author_feed(self, feed_id: str) -> list[Record]:
-        """The papers of an author's own arXiv feed (``<author_feed_url><feed_id>.atom2``).
+        """The papers of an author's own arXiv feed (``<author_feed_url><feed_id>.atom``).
 
         ``feed_id`` is an arXiv author id or an ORCID iD.  One request, paced
         and retried like every other; the feed is not paged, so an answer
         whose ``totalResults`` says more than it holds, or that lists a
         paper twice, is refused (``FeedError``).
         """
-        url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.atom2"
+        url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.{AUTHOR_FEED_FORMAT}"
         context = {"author_feed": feed_id}
         page = self.request(url, {}, context, _unpaged_feed, setting="arxiv.author_feed_url")
         if page.total_results != len(page.records):
@@ -545,5 +550,5 @@ def _versioned(arxiv_id: str, version: int | None) -> str:
 
 
 def _unpaged_feed(body: bytes) -> FeedPage:
-    """An author's own feed: one list in the API's format, without the paging counters."""
-    return parse_feed(body, paged=False)
+    """An author's own feed, in the format ``author_feed`` asks for."""
+    return parse_author_feed(body, AUTHOR_FEED_FORMAT)

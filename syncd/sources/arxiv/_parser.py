@@ -6,10 +6,13 @@ canonical ``Record``.  Each entry's children are walked once and dispatched on
 their tag (no XPath per field), and text that is already normalised, as the
 current backend sends it, skips ``normalize_text``'s split and join.
 
-Both of arXiv's formats parse to the same records: the current backend
+Both of the API's formats parse to the same records: the current backend
 (namespaces on the root, unwrapped text) and the old one (namespaces declared
 per element, titles and abstracts hard-wrapped); ``normalize_text`` removes the
-wrapping.
+wrapping.  An author's own feed (``parse_author_feed``) is arxiv-browse's Atom,
+not the API's: unpaged, TeX as submitted, ``+00:00`` times, and in ``.atom2``
+every author of an entry joined in one ``<name>``.  Every record goes through
+``syncd.domain.canonical``, so a version reads alike from each.
 
 The body is untrusted.  arXiv never sends a DOCTYPE, so any document with one,
 or with entity declarations, is refused before and after parsing, and the
@@ -21,10 +24,11 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal, cast
 
 from lxml import etree
 
+from syncd.domain.canonical import canonical, split_joined_names
 from syncd.domain.record import (
     ArxivIdError,
     Record,
@@ -35,7 +39,20 @@ from syncd.domain.record import (
 from syncd.domain.withdrawal import detect_withdrawal
 from syncd.errors import ApiError, FeedError
 
-__all__ = ["FeedPage", "clean_text", "hardened_parser", "parse_feed", "refuse_declarations"]
+__all__ = [
+    "AuthorFeedFormat",
+    "FeedPage",
+    "clean_text",
+    "hardened_parser",
+    "parse_author_feed",
+    "parse_feed",
+    "refuse_declarations",
+]
+
+# An author's feed, ``<author_feed_url><id>.atom`` or ``.atom2``: the same
+# entries, but ``.atom2`` joins an entry's authors in one <name> (arXiv's help
+# on author identifiers: "atom2: authors combined").
+AuthorFeedFormat = Literal["atom", "atom2"]
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -146,14 +163,26 @@ def hardened_parser() -> etree.XMLParser:
     return parser
 
 
-def parse_feed(body: bytes, *, paged: bool = True) -> FeedPage:
+def parse_feed(body: bytes) -> FeedPage:
     """Parse one API response body; raise ``FeedError`` or ``ApiError`` when it is not usable.
 
     ``ApiError`` carries arXiv's own message when the body is arXiv's error
-    feed; ``FeedError`` names what makes any other body untrustworthy.  An
-    author's own feed (``paged=False``) is one unpaged list "in the same format
-    as the arXiv API"; without OpenSearch counters it counts as whole.
+    feed; ``FeedError`` names what makes any other body untrustworthy.
     """
+    return _parse(body, paged=True, joined=False)
+
+
+def parse_author_feed(body: bytes, feed_format: AuthorFeedFormat) -> FeedPage:
+    """Parse an author's own feed in the format it was asked for; errors as ``parse_feed``.
+
+    The feed is one unpaged list: without OpenSearch counters it counts as
+    whole.  In ``.atom2`` an entry's one <name> is split back into the names
+    arXiv joined.
+    """
+    return _parse(body, paged=False, joined=feed_format == "atom2")
+
+
+def _parse(body: bytes, *, paged: bool, joined: bool) -> FeedPage:
     root = _parse_xml(body)
     total: int | None = None
     start: int | None = None
@@ -166,7 +195,7 @@ def parse_feed(body: bytes, *, paged: bool = True) -> FeedPage:
             if raw.id is not None and _ERROR_ID_MARK in raw.id:
                 message = normalize_text(raw.summary) or "arXiv sent its error feed"
                 raise ApiError(message)
-            records.append(_build_record(raw, len(records) + 1))
+            records.append(_build_record(raw, len(records) + 1, joined=joined))
         elif tag == _TOTAL_RESULTS:
             total = _counter(child, "totalResults", total)
         elif tag == _START_INDEX:
@@ -333,8 +362,11 @@ def _shown(tag: str) -> str:
     return tag[:80]
 
 
-def _build_record(raw: _RawEntry, position: int) -> Record:
-    """Validate an entry's raw fields and normalise them into a ``Record``."""
+def _build_record(raw: _RawEntry, position: int, *, joined: bool) -> Record:
+    """Validate an entry's raw fields and normalise them into a canonical ``Record``.
+
+    ``joined``: the entry's one <name> holds all its authors (``.atom2``).
+    """
     raw_id = (raw.id or "").strip()
     if not raw_id:
         raise FeedError(f"entry {position} has no <id>")
@@ -354,6 +386,8 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
     if not authors or len(authors) != len(raw.authors):
         problem = "an <author> without a name" if raw.authors else "no author"
         raise FeedError(f"entry {position} ({versioned_id(arxiv_id, version)}) has {problem}")
+    if joined:
+        authors = [name for text in authors for name in split_joined_names(text)]
 
     primary = _term(raw.primary_category)
     categories = [primary] if primary is not None else []
@@ -369,7 +403,7 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         doi = normalize_text(raw.doi_link.split(_DOI_URL_MARK, 1)[1])
     # The Atom API carries no authoritative verdict: arXiv's notice in the text decides.
     withdrawal = detect_withdrawal(abstract, comment)
-    return Record(
+    record = Record(
         arxiv_id=arxiv_id,
         version=version,
         title=title,
@@ -386,6 +420,7 @@ def _build_record(raw: _RawEntry, position: int) -> Record:
         withdrawn=withdrawal.withdrawn,
         withdrawn_by=withdrawal.by,
     )
+    return canonical(record)
 
 
 def _clean_names(names: list[str | None]) -> list[str]:

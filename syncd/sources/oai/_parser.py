@@ -29,6 +29,7 @@ from lxml import etree
 
 from syncd.domain.arxivraw import ArxivRawRecord, RawVersion
 from syncd.domain.author_list import split_authors
+from syncd.domain.canonical import canonical_text
 from syncd.domain.record import ArxivIdError, split_arxiv_id
 from syncd.errors import (
     BadArgument,
@@ -197,8 +198,15 @@ def _entry(record: etree._Element, position: int) -> OaiEntry:
     if identifier is None or not identifier.startswith(_IDENTIFIER_PREFIX) or not datestamp:
         raise FeedError(f"record {position} has no arXiv <identifier> or no <datestamp>")
     arxiv_id = _arxiv_id(identifier[len(_IDENTIFIER_PREFIX) :], position)
-    authors = () if header.deleted else split_authors(clean_text(header.authors) or "")
+    authors = () if header.deleted else _names(header.authors)
     return OaiEntry(arxiv_id, datestamp, header.deleted, authors, position, record)
+
+
+def _names(authors: str | None) -> tuple[str, ...]:
+    """arXivRaw's author string as names in UTF-8: its TeX converted before it is split,
+    as arXiv's own ``arXiv`` format does, so "Pl\\"otz" is Plötz, whom a followed
+    author's name finds."""
+    return split_authors(canonical_text(clean_text(authors)) or "")
 
 
 def _check_root(root: etree._Element) -> None:
@@ -264,7 +272,7 @@ def _metadata(
     if [v.number for v in versions] != list(range(1, len(versions) + 1)):
         raise FeedError(f"{where} lists versions out of order or with gaps")
     title = fields.get("title")
-    authors = split_authors(fields.get("authors") or "")
+    authors = _names(fields.get("authors"))
     if title is None or not authors:
         raise FeedError(f"{where} has no title or no author")
     categories = tuple(dict.fromkeys((fields.get("categories") or "").split()))
