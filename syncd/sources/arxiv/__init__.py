@@ -13,6 +13,7 @@ from syncd.sources.arxiv._parser import (
     FeedPage,
     clean_text,
     hardened_parser,
+    hardened_pull_parser,
     parse_feed,
     refuse_declarations,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "Pacer",
     "clean_text",
     "hardened_parser",
+    "hardened_pull_parser",
     "id_list_batches",
     "parse_feed",
     "refuse_declarations",
