@@ -183,9 +183,7 @@ def harvest(
         state = storage.harvests.state()
         if since is not None:
             state = HarvestState(from_date=since)
-        return _run(
-            storage, client, settings, state, _Ending(max_pages), dry_run=True, on_page=on_page
-        )
+        return _run(storage, client, settings, state, max_pages, dry_run=True, on_page=on_page)
     claimed = storage.harvests.claim()
     if claimed is None:
         _log.info("harvest_skipped", reason="another replica is harvesting")
@@ -196,8 +194,7 @@ def harvest(
             # Only once claimed: another replica's harvest in progress stays its own.
             storage.harvests.start_from(since)
             claimed = HarvestState(from_date=since)
-        ending = _Ending(max_pages)
-        return _run(storage, client, settings, claimed, ending, dry_run=False, on_page=on_page)
+        return _run(storage, client, settings, claimed, max_pages, dry_run=False, on_page=on_page)
     except Exception as exc:
         if not isinstance(exc, Interrupted):  # a shutdown is no failure
             failure = _failure(exc)  # for the pages' status strip, until a harvest completes
@@ -218,7 +215,7 @@ def _run(
     client: ArxivClient,
     settings: Settings,
     state: HarvestState,
-    ending: _Ending,
+    max_pages: int,
     *,
     dry_run: bool,
     on_page: Callable[[HarvestResult], None] | None,
@@ -236,6 +233,7 @@ def _run(
     started = state.started_response_date
     restarts = 0
     fetched: dict[str, Record] = {}
+    ending = _Ending(max_pages)
     ending.new_list(token)
     _log.info("harvest_started", oai_from=since.isoformat(), resumed=state.in_progress)
     while set_index < len(sets):

@@ -277,6 +277,7 @@ class TestOneBadRecord:
         assert outcome.code == 0, outcome.err
         assert {e[1] for e in told(syncd, baseline)} >= {LORA, NESTPIPE}
         assert "harvest_records_unreadable" in outcome.err
+        assert "1 unreadable and nobody's, skipped" in outcome.out
 
     def test_a_bad_record_someone_follows_stops_the_page(self, syncd: Syncd) -> None:
         """A followed record that cannot be read stops its page, whole: nothing is applied

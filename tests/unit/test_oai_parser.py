@@ -495,3 +495,38 @@ class TestStrictFields:
         assert page.entries[0].arxiv_id == "2603.00001"
         with pytest.raises(FeedError, match=r"has <id> '2603\.00002', not its identifier"):
             page.entries[0].read()
+
+
+REAL_2025 = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-real" / "oai"
+
+
+class TestArxivsOwn2025Answer:
+    """The page arXiv's own 2025 OAI-PMH code writes (``tests/fixtures/arxiv-real``): what
+    the checks of issue 30 accept, and what the record-by-record reading gives."""
+
+    @pytest.fixture
+    def body(self) -> bytes:
+        return (REAL_2025 / "ListRecords_arXivRaw_page1.xml").read_bytes()
+
+    def test_every_record_reads_and_nothing_is_refused(self, body: bytes) -> None:
+        """Its 200 records read whole; its responseDate and token pass the bounds."""
+        page = parse_page(body)
+        assert len(page.records) == 200
+        assert all(entry.problem is None for entry in page.entries)
+        assert page.response_date == datetime(2026, 12, 3, 7, 49, 21, tzinfo=UTC)
+        assert page.token is not None and len(page.token) <= MAX_TOKEN_CHARS
+
+    def test_record_by_record_reads_as_the_whole_page(self, body: bytes) -> None:
+        """One byte that is not UTF-8 in the fifth record: the other 199 entries, read whole,
+        are what the page parsed whole gives; the token and the date too."""
+        whole = parse_page(body)
+        fifth = body.index(b"<record>")
+        for _ in range(4):
+            fifth = body.index(b"<record>", fifth + 1)
+        abstract = body.index(b"</abstract>", fifth)
+        isolated = parse_page(body[:abstract] + b"\xff" + body[abstract:])
+        assert isolated.entries[4].problem == "holds bytes that are not UTF-8"
+        assert isolated.entries[4].authors == whole.entries[4].authors
+        others = [e for e in isolated.entries if e.position != 5]
+        assert [e.read() for e in others] == [e.read() for e in whole.entries if e.position != 5]
+        assert (isolated.token, isolated.response_date) == (whole.token, whole.response_date)
