@@ -46,7 +46,8 @@ def run(counts: tuple[int, ...], interval: float) -> dict[str, Any]:
 
     from benchmarks.common import open_store, sqlite_url  # noqa: PLC0415
     from syncd.config import ArxivSettings, AuthorSettings, SyncSettings  # noqa: PLC0415
-    from syncd.service.sync import author_batches, batch_query, sync_all  # noqa: PLC0415
+    from syncd.service.batches import author_batches, batch_query  # noqa: PLC0415
+    from syncd.service.sync import sync_all  # noqa: PLC0415
     from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
     from tests.fakearxiv import FakeArxiv, make_record  # noqa: PLC0415
 

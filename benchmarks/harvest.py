@@ -40,7 +40,7 @@ from benchmarks.authors import names
 
 RECORDS = 5_000
 PAGE = 1_000
-BATCH = 25  # authors per batched name query (syncd.service.sync.MAX_BATCH_AUTHORS)
+BATCH = 25  # authors per batched name query (syncd.service.batches.MAX_BATCH_AUTHORS)
 SINCE = date(2026, 1, 2)
 _OAI_URL = "http://oai.bench.invalid/oai"
 

@@ -42,7 +42,7 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
     from benchmarks.authors import names  # noqa: PLC0415
     from benchmarks.common import open_store, sqlite_url  # noqa: PLC0415
     from syncd.config import ArxivSettings, AuthorSettings, SyncSettings  # noqa: PLC0415
-    from syncd.service.sync import author_batches, sync_all  # noqa: PLC0415
+    from syncd.service import batches, sync  # noqa: PLC0415
     from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
     from syncd.storage.schema import authors_table  # noqa: PLC0415
     from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record  # noqa: PLC0415
@@ -51,7 +51,7 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
         AuthorSettings(name=name, arxiv_author_id=_feed_id(i) if i < identified else None)
         for i, name in enumerate(names(authors))
     ]
-    batches = len(author_batches(people))
+    batched = len(batches.author_batches(people))
     per_cycle: list[dict[str, int]] = []
     # Requests are what this row counts: the database may skip its fsyncs in memory.
     memory = "/dev/shm" if Path("/dev/shm").is_dir() else None
@@ -88,7 +88,7 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
                             )
             arxiv.reset_log()
             with ArxivClient(settings) as client:
-                results = sync_all(store, client, people, SyncSettings())
+                results = sync.sync_all(store, client, people, SyncSettings())
             failed = [r.error for r in results if not r.ok]
             if failed or arxiv.errors:
                 raise RuntimeError(f"identity row: failed {failed[:3]}, fake {arxiv.errors}")
@@ -108,7 +108,7 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
     naive = authors + identified
     met = (
         per_cycle[0]["feeds"] == identified
-        and all(c["queries"] == batches for c in per_cycle)
+        and all(c["queries"] == batched for c in per_cycle)
         and max(c["feeds"] for c in per_cycle[1:]) <= 2 * math.ceil(fair)
         and (closest is None or closest >= FEED_INTERVAL / 3600.0)
     )
@@ -119,7 +119,7 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
         "cycle_hours": cycle_hours,
         "author_feed_interval": FEED_INTERVAL,
         "cycles": per_cycle,
-        "batches": batches,
+        "batches": batched,
         "first_cycle_feeds": per_cycle[0]["feeds"],
         "steady_feeds_max": max(c["feeds"] for c in per_cycle[1:]),
         "steady_feeds_mean": round(sum(c["feeds"] for c in steady) / len(steady), 2),

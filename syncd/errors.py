@@ -16,11 +16,14 @@
     │           ├── BadResumptionToken   the token expired (daily) or is unknown
     │           └── NoRecordsMatch       nothing changed since ``from``: not a failure
     └── StoreError             the database refused or is unreachable
+        └── StalePlan            another writer changed the author's papers since they were read
 
 Every message names what was wrong and, where it helps, what to do about it.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 __all__ = [
     "ApiError",
@@ -37,6 +40,7 @@ __all__ = [
     "RateLimited",
     "RetryableUpstreamError",
     "SeedError",
+    "StalePlan",
     "StoreError",
     "SyncdError",
     "UpstreamError",
@@ -129,10 +133,17 @@ class NoRecordsMatch(OaiError):
 
     code = "noRecordsMatch"
 
-    def __init__(self, message: str, response_date: str | None = None) -> None:
+    def __init__(self, message: str, response_date: datetime) -> None:
         super().__init__(message)
         self.response_date = response_date
 
 
 class StoreError(SyncdError):
     """The database refused an operation or cannot be reached."""
+
+
+class StalePlan(StoreError):
+    """Another apply wrote the author's papers after this plan read them: plan again.
+
+    Nothing of this apply was stored.
+    """

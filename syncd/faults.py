@@ -3,7 +3,9 @@
 Switched off unless ``SYNCD_FAULT_POINTS`` is set, e.g.
 ``SYNCD_FAULT_POINTS=store.cycle_written:2`` kills the process the second
 time a cycle's writes are done but not committed.  Several points are
-separated by commas.  Production never sets it; the check is one dict lookup.
+separated by commas.  ``:stop`` after the count stops the process (SIGSTOP)
+instead, for a test to race another writer against it and then let it go on
+(SIGCONT).  Production never sets it; the check is one dict lookup.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import signal
 from collections import Counter
 
-__all__ = ["HARVEST_POINTS", "POINTS", "fault_point"]
+__all__ = ["HARVEST_POINTS", "POINTS", "RACE_POINTS", "fault_point"]
 
 # Every place a kill is interesting, in the order data passes them.
 POINTS: tuple[str, ...] = (
@@ -32,15 +34,25 @@ HARVEST_POINTS = (
     "store.harvest_page_written",
     "store.harvest_page_committed",
 )
+# Between a plan and its apply, where another writer may commit first: the race
+# tests stop a process here (tests/integration/test_harvest.py).
+RACE_POINTS = (
+    "sync.cycle_planned",  # an author's cycle planned, nothing of it written
+    "harvest.page_planned",  # a harvested page planned, nothing of it written
+)
 
 
-def _parse(spec: str) -> dict[str, int]:
-    armed: dict[str, int] = {}
+def _parse(spec: str) -> dict[str, tuple[int, signal.Signals]]:
+    armed: dict[str, tuple[int, signal.Signals]] = {}
+    known = (*POINTS, *RACE_POINTS)
     for item in filter(None, (part.strip() for part in spec.split(","))):
-        name, _, count = item.partition(":")
-        if name not in POINTS:
-            raise ValueError(f"unknown fault point {name!r}; known: {', '.join(POINTS)}")
-        armed[name] = int(count or 1)
+        name, _, rest = item.partition(":")
+        count, _, action = rest.partition(":")
+        if name not in known:
+            raise ValueError(f"unknown fault point {name!r}; known: {', '.join(known)}")
+        if action not in ("", "stop"):
+            raise ValueError(f"unknown fault action {action!r} at {name}; known: stop")
+        armed[name] = (int(count or 1), signal.SIGSTOP if action else signal.SIGKILL)
     return armed
 
 
@@ -49,9 +61,11 @@ _PASSES: Counter[str] = Counter()
 
 
 def fault_point(name: str) -> None:
-    """Die by SIGKILL here if this point is armed and this is its fatal pass."""
+    """Die by SIGKILL (or stop, with ``:stop``) here if this point is armed and this is
+    its fatal pass."""
     if not _ARMED:
         return
     _PASSES[name] += 1
-    if _PASSES[name] == _ARMED.get(name):
-        os.kill(os.getpid(), signal.SIGKILL)
+    count, action = _ARMED.get(name, (0, signal.SIGKILL))
+    if _PASSES[name] == count:
+        os.kill(os.getpid(), action)

@@ -47,9 +47,10 @@ def run_harvest(args: argparse.Namespace, app: App) -> int:
             f" {result.planned_events} events would be published; nothing stored"
         )
         return 0
+    skipped = f", {result.skipped} unreadable and nobody's, skipped" if result.skipped else ""
     print(
         f"harvest from {since}: ok, {len(result.events)} events"
-        f" ({result.records} records, {result.pages} pages, {result.requests} requests)"
+        f" ({result.records} records{skipped}, {result.pages} pages, {result.requests} requests)"
     )
     if app.endpoints:
         print(app.drain())

@@ -4,10 +4,16 @@ Each cycle syncs the authors the database follows at that moment, so authors
 added or removed at run time (``syncd authors``, the API) are picked up at the
 next cycle by every replica; ``[[authors]]`` tables are reconciled at start.
 
-Shutdown (SIGTERM, SIGINT) is ordered: stop scheduling, let the cycle in
-flight stop at its next wait (it then stores nothing), let deliveries in
-flight finish, give back unfinished leases, stop HTTP, close the database;
-all within ``delivery.shutdown_grace`` seconds, then exit 0.
+A harvest (``[harvest] enabled``) runs beside the cycles, on its own thread
+and arXiv connection (the politeness budget is shared): a long harvest never
+holds back a cycle, and a cycle and a harvest page that write one author's
+papers take turns by the author's write sequence (``syncd.service.harvest``).
+
+Shutdown (SIGTERM, SIGINT) is ordered: stop scheduling, let the cycle and the
+harvest in flight stop at their next wait (a cycle then stores nothing, a
+harvest keeps its pages applied), let deliveries in flight finish, give back
+unfinished leases, stop HTTP, close the database; all within
+``delivery.shutdown_grace`` seconds, then exit 0.
 """
 
 from __future__ import annotations
@@ -100,6 +106,8 @@ class _Daemon:
         self._stop, self._wake = threading.Event(), threading.Event()
         self._started_at = datetime.now(UTC)
         self._cycle_lock = threading.Lock()
+        # Not the cycles' lock: cycles go on while a harvest runs.
+        self._harvest_lock = threading.Lock()
         # Replicas share the schedule: the first to fire in a half period runs it.
         self._claim_window = schedule_period(self._settings.schedule, self._started_at) / 2
         harvesting = self._settings.harvest
@@ -112,6 +120,7 @@ class _Daemon:
             ScheduleSettings(cron=harvesting.cron, jitter=0), self._started_at
         )
         self._client = app.arxiv_client(sleep=_interruptible_sleep(self._stop))
+        self._harvest_client = app.arxiv_client(sleep=_interruptible_sleep(self._stop))
         self._dispatcher = app.dispatcher()
         # What /readyz reports while the database, which knows better, does not answer.
         self._last_success: datetime | None = None
@@ -155,11 +164,11 @@ class _Daemon:
 
     def harvest(self) -> None:
         """One scheduled harvest (when ``[harvest] enabled``); wakes the worker on events."""
-        with self._cycle_lock:
+        with self._harvest_lock:
             if self._stop.is_set():
                 return
             try:
-                result = harvest(self._app.storage, self._client, self._settings)
+                result = harvest(self._app.storage, self._harvest_client, self._settings)
             except SyncdError as exc:
                 # The pages applied stay applied; the next harvest resumes.
                 _log.error("harvest_failed", error=str(exc), error_type=type(exc).__name__)
@@ -242,6 +251,7 @@ class _Daemon:
             clean = self._shutdown(scheduler, worker)
             server.stop()
             self._client.close()
+            self._harvest_client.close()
             metrics.unregister_store_collector(collector)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -281,12 +291,17 @@ class _Daemon:
         """Stop everything within the grace period; return whether every thread finished."""
         deadline = time.monotonic() + self._settings.delivery.shutdown_grace
         scheduler.shutdown(wait=False)
-        cycle_done = self._cycle_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
-        if cycle_done:
-            self._cycle_lock.release()
-        else:
-            _log.warning("cycle_still_running_at_shutdown")
+        finished = True
+        for lock, unfinished in (
+            (self._cycle_lock, "cycle_still_running_at_shutdown"),
+            (self._harvest_lock, "harvest_still_running_at_shutdown"),
+        ):
+            if lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                lock.release()
+            else:
+                finished = False
+                _log.warning(unfinished)
         worker.join(max(0.0, deadline - time.monotonic()))
-        clean = cycle_done and not worker.is_alive()
+        clean = finished and not worker.is_alive()
         self._dispatcher.close(wait=clean)
         return clean

@@ -13,10 +13,21 @@ counts no absence: removals are the periodic API sweep's.
 Progress is durable: a page's writes, events and deliveries are stored in
 one transaction with the token of the next page, so a harvest killed at any
 point resumes without losing or doubling an event; ``from`` advances only
-when a harvest completes, to the date of its first responseDate.  An expired
-token restarts the current set from ``from``: the records already applied
-come again with the hashes already stored, and announce nothing.  One
-replica harvests at a time (``Harvests.claim``).
+when a harvest completes, to the date of its first responseDate (never past
+this machine's clock, never back before ``from``).  An expired token
+restarts the current set from ``from``: the records already applied come
+again with the hashes already stored, and announce nothing.  One replica
+harvests at a time (``Harvests.claim``).
+
+A harvest ends, whatever the server sends: a token it already sent in this
+set, a page listing the same records as one before it in this set, or more
+than ``MAX_PAGES`` pages in one run stop it with a recorded failure (the
+pages applied stay applied, and the next harvest resumes where it stopped).
+Cycles run beside a harvest, in this process or another replica: a page is
+planned from each of its authors' write sequence (``Papers.write_seqs``),
+and its apply refuses to go on if a cycle wrote one of those authors'
+papers since (``StalePlan``); the page is then planned again from what is
+stored, so one change is never announced twice.
 """
 
 from __future__ import annotations
@@ -33,21 +44,34 @@ from syncd.domain.attribution import NameIndex
 from syncd.domain.model import Event, PaperWrite
 from syncd.domain.planner import Observed
 from syncd.domain.record import Record
-from syncd.errors import BadResumptionToken, FeedError, StoreError, UpstreamError
+from syncd.errors import (
+    BadResumptionToken,
+    FeedError,
+    Interrupted,
+    PermanentUpstreamError,
+    SyncdError,
+)
 from syncd.faults import fault_point
 from syncd.service.authors import followed_settings
 from syncd.service.backfill import backfill_flagged
 from syncd.service.sync import observe, plan_author
+from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
-from syncd.sources.oai import OaiClient, OaiPage
+from syncd.sources.oai import OaiClient, OaiEntry, OaiPage
 from syncd.storage import HarvestProgress, HarvestState, Storage
 
-__all__ = ["HarvestResult", "harvest"]
+__all__ = ["MAX_PAGES", "HarvestResult", "harvest"]
 
 _log = structlog.get_logger(__name__)
 
 # Expired tokens restart the current set; more than this in one harvest is a loop.
 MAX_RESTARTS = 3
+# One run's pages.  At arXiv's 2,500 records a page (1,000 in its 2015 service)
+# that is one to 2.5 million records, more than a year of its changes: a run
+# past it is a list that does not end, and the next run resumes where it stopped.
+MAX_PAGES = 1000
+# Unreadable records nobody follows named in one log line; the rest are counted.
+_NAMED_SKIPS = 10
 
 
 @dataclass
@@ -62,6 +86,7 @@ class HarvestResult:
     events: list[Event] = field(default_factory=list)
     planned_events: int = 0
     from_date: date | None = None
+    skipped: int = 0  # records that could not be read, of papers nobody here follows
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +105,65 @@ class _Followed:
         return cls({a.name: a for a in authors}, NameIndex(everyone))
 
 
+@dataclass(frozen=True, slots=True)
+class _PagePlan:
+    """One page's writes by author, and the write sequences they were planned from."""
+
+    writes: list[tuple[str, Sequence[PaperWrite]]]
+    read_seqs: dict[str, int]
+    skipped: list[OaiEntry]
+
+    @property
+    def events(self) -> int:
+        return sum(1 for _, writes in self.writes for w in writes if w.event_type)
+
+
+@dataclass
+class _Ending:
+    """What makes a harvest end whatever the server sends (see the module's doc).
+
+    Tokens and pages are remembered per set, from its first page: a set
+    listed again (an expired token) may send its pages again.
+    """
+
+    max_pages: int
+    pages: int = 0
+    tokens: set[str] = field(default_factory=set)
+    listed: set[tuple[tuple[str, str], ...]] = field(default_factory=set)
+
+    def new_list(self, token: str | None = None) -> None:
+        """A set is listed from its start, or from ``token`` (a harvest resumed)."""
+        self.tokens = {token} if token else set()
+        self.listed = set()
+
+    def check(self, page: OaiPage) -> None:
+        """Count the page; ``FeedError`` if it goes back to where this list has been."""
+        self.pages += 1
+        if page.token is None:
+            return  # the list ends here
+        if page.token in self.tokens:
+            raise FeedError(
+                f"arXiv sent the resumptionToken {page.token[:60]!r} again (page"
+                f" {self.pages} of this run): its list loops, stopping here"
+            )
+        records = tuple((entry.arxiv_id, entry.datestamp) for entry in page.entries)
+        if records in self.listed:
+            raise FeedError(
+                f"page {self.pages} of this run lists the same {len(records)} records as one"
+                " before it under a new token: its list loops, stopping here"
+            )
+        self.tokens.add(page.token)
+        self.listed.add(records)
+
+    def stop(self) -> None:
+        """Raise if this run has had its pages and there are more."""
+        if self.pages >= self.max_pages:
+            raise PermanentUpstreamError(
+                f"stopped after {self.pages} pages in one run, more than a year of arXiv's"
+                " changes (a list that does not end?); the next harvest resumes from here"
+            )
+
+
 def harvest(
     storage: Storage,
     client: ArxivClient,
@@ -88,18 +172,21 @@ def harvest(
     since: date | None = None,
     dry_run: bool = False,
     on_page: Callable[[HarvestResult], None] | None = None,
+    max_pages: int = MAX_PAGES,
 ) -> HarvestResult:
     """Run one harvest to its end (or resume the one interrupted); see the module's doc.
 
     ``since`` starts it from that date instead (``syncd harvest --from``);
-    ``dry_run`` plans every page and stores nothing.  Raises ``UpstreamError``
-    or ``StoreError`` when it stops; the pages applied so far stay applied.
+    ``dry_run`` plans every page and stores nothing; ``max_pages`` bounds the
+    pages of this run.  Raises ``UpstreamError`` or ``StoreError`` when it
+    stops; the pages applied so far stay applied, and the failure is recorded
+    (``HarvestState.last_error``), an unexpected one too.
     """
     if dry_run:
         state = storage.harvests.state()
         if since is not None:
             state = HarvestState(from_date=since)
-        return _run(storage, client, settings, state, dry_run=True, on_page=on_page)
+        return _run(storage, client, settings, state, max_pages, dry_run=True, on_page=on_page)
     claimed = storage.harvests.claim()
     if claimed is None:
         _log.info("harvest_skipped", reason="another replica is harvesting")
@@ -110,12 +197,20 @@ def harvest(
             # Only once claimed: another replica's harvest in progress stays its own.
             storage.harvests.start_from(since)
             claimed = HarvestState(from_date=since)
-        return _run(storage, client, settings, claimed, dry_run=False, on_page=on_page)
-    except (UpstreamError, StoreError) as exc:
-        failure = str(exc)  # for the pages' status strip, until a harvest completes
+        return _run(storage, client, settings, claimed, max_pages, dry_run=False, on_page=on_page)
+    except Exception as exc:
+        if not isinstance(exc, Interrupted):  # a shutdown is no failure
+            failure = _failure(exc)  # for the pages' status strip, until a harvest completes
         raise
     finally:
         storage.harvests.release(failure)
+
+
+def _failure(exc: Exception) -> str:
+    """What a failed harvest records: our own message, or what a bug raised."""
+    if isinstance(exc, SyncdError):
+        return str(exc)
+    return f"unexpected {type(exc).__name__}: {exc}"
 
 
 def _run(
@@ -123,6 +218,7 @@ def _run(
     client: ArxivClient,
     settings: Settings,
     state: HarvestState,
+    max_pages: int,
     *,
     dry_run: bool,
     on_page: Callable[[HarvestResult], None] | None,
@@ -141,6 +237,8 @@ def _run(
     started = state.started_response_date
     restarts = 0
     fetched: dict[str, Record] = {}
+    ending = _Ending(max_pages)
+    ending.new_list(token)
     _log.info("harvest_started", oai_from=since.isoformat(), resumed=state.in_progress)
     while set_index < len(sets):
         try:
@@ -155,29 +253,74 @@ def _run(
             if not dry_run:
                 storage.harvests.restart()
             token = None
+            ending.new_list()
             continue
         fault_point("harvest.page_fetched")
-        started = started or page.response_date or _now_stamp()
+        ending.check(page)
+        started = started or _started(page.response_date, since)
         token = page.token
         following = set_index if token else set_index + 1
-        plans = _plan_page(storage, client, settings, followed, page, fetched=fetched)
-        result.pages += 1
-        result.records += len(page.entries)
-        result.planned_events += sum(1 for _, ws in plans for w in ws if w.event_type)
-        if not dry_run:
-            progress = HarvestProgress(
-                started, following, token, len(page.entries), complete=following == len(sets)
-            )
-            result.events += storage.apply_harvest_page(plans, progress)
-            metrics.observe_harvest_page(len(page.entries))
+        progress = HarvestProgress(
+            started, following, token, len(page.entries), complete=following == len(sets)
+        )
+        result.events += _take_page(
+            storage,
+            client,
+            settings,
+            page,
+            followed=followed,
+            progress=progress,
+            result=result,
+            fetched=fetched,
+            dry_run=dry_run,
+        )
+        if following != set_index:
+            ending.new_list()
         set_index = following
         if on_page is not None:
             on_page(result)
+        if set_index < len(sets):
+            ending.stop()
     result.complete = True
     result.requests = client.requests - requests_before
     if not dry_run:
         _finish(storage, client, result, fetched, started)
     return result
+
+
+def _take_page(
+    storage: Storage,
+    client: ArxivClient,
+    settings: Settings,
+    page: OaiPage,
+    *,
+    followed: _Followed,
+    progress: HarvestProgress,
+    result: HarvestResult,
+    fetched: dict[str, Record],
+    dry_run: bool,
+) -> list[Event]:
+    """Plan one page and apply it with ``progress``; plan it again while a cycle wrote one of
+    its authors' papers in between (``StalePlan``).  Returns the events published."""
+
+    def plan_and_apply() -> tuple[_PagePlan, list[Event]]:
+        plan = _plan_page(storage, client, settings, followed, page, fetched=fetched)
+        if dry_run:
+            return plan, []
+        fault_point("harvest.page_planned")
+        return plan, storage.apply_harvest_page(plan.writes, progress, plan.read_seqs)
+
+    plan, events = until_fresh(plan_and_apply, event="harvest_page_replanned")
+    if not dry_run:
+        metrics.observe_harvest_page(len(page.entries))
+    if plan.skipped:
+        named = [f"{e.where} {e.problem}" for e in plan.skipped[:_NAMED_SKIPS]]
+        _log.warning("harvest_records_unreadable", count=len(plan.skipped), records=named)
+    result.pages += 1
+    result.records += len(page.entries)
+    result.skipped += len(plan.skipped)
+    result.planned_events += plan.events
+    return events
 
 
 def _plan_page(
@@ -188,19 +331,31 @@ def _plan_page(
     page: OaiPage,
     *,
     fetched: dict[str, Record],
-) -> list[tuple[str, Sequence[PaperWrite]]]:
-    """Every author's writes for one page, planned as their cycles would plan these records."""
+) -> _PagePlan:
+    """Every author's writes for one page, planned as their cycles would plan these records.
+
+    A record that cannot be read is skipped when nobody here follows it, and
+    stops the page (``FeedError``) when someone does.
+    """
     live = [entry for entry in page.entries if not entry.deleted]
-    owners = storage.papers.owners([entry.arxiv_id for entry in live])
+    owners = storage.papers.owners([entry.arxiv_id for entry in live if entry.arxiv_id])
     mine: dict[str, list[Record]] = {}
+    skipped: list[OaiEntry] = []
     for entry in live:
         names = owners.get(entry.arxiv_id, set()) | followed.index.authors_of(entry.authors)
         names &= followed.authors.keys()
         if not names:
+            if entry.problem is not None:
+                skipped.append(entry)
             continue  # nobody's: most of a day's records, never read whole
-        record = entry.read().as_record()
+        try:
+            record = entry.read().as_record()
+        except FeedError as exc:
+            raise FeedError(f"{exc}; a record followed here: the harvest stops on it") from exc
         for name in names:
             mine.setdefault(name, []).append(record)
+    # Before anything of theirs is read: a cycle that writes after this makes the plan stale.
+    read_seqs = storage.papers.write_seqs(sorted(mine)) if mine else {}
     plans: list[tuple[str, Sequence[PaperWrite]]] = []
     for name in sorted(mine):
         author = followed.authors[name]
@@ -222,7 +377,7 @@ def _plan_page(
             _log.info(note.event, author=name, **note.fields)
         if plan.writes:
             plans.append((name, plan.writes))
-    return plans
+    return _PagePlan(plans, read_seqs, skipped)
 
 
 def _finish(
@@ -230,7 +385,7 @@ def _finish(
     client: ArxivClient,
     result: HarvestResult,
     fetched: dict[str, Record],
-    started: str | None,
+    started: datetime | None,
 ) -> None:
     """A complete harvest: metrics, log lines, and the flagged papers' earlier versions."""
     metrics.observe_events((e.type, e.kinds) for e in result.events)
@@ -249,7 +404,8 @@ def _finish(
         records=result.records,
         events=len(result.events),
         requests=result.requests,
-        response_date=started,
+        skipped=result.skipped,
+        response_date=started.isoformat() if started else None,
     )
     backfill_flagged(storage, client, fetched)
 
@@ -263,5 +419,8 @@ def _first_from(storage: Storage, authors: Sequence[AuthorSettings]) -> date:
     return (first or datetime.now(UTC)).date()
 
 
-def _now_stamp() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _started(response_date: datetime, since: date) -> datetime:
+    """The moment the next ``from`` is taken from: arXiv's responseDate, but never past
+    this machine's clock (a server clock ahead would skip changes) nor before ``since``."""
+    floor = datetime.combine(since, datetime.min.time(), UTC)
+    return max(floor, min(response_date, datetime.now(UTC)))

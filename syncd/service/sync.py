@@ -13,6 +13,10 @@ slot of ``[harvest] sweep_interval`` (``syncd.domain.cadence``); between
 sweeps, an author whose own feed is due has it read alone, in a feed-only
 cycle that counts no absence.
 
+A harvest page that stores an author's papers during their cycle makes the
+cycle compare what it kept with what is stored now, and plan again
+(``syncd.service.turns``).
+
 Once the cycles are stored, the earlier versions of papers they flagged
 (linked or added at vN > 1, or seen jumping versions) are backfilled for
 every author at once (``syncd.service.backfill``); that can fail without touching
@@ -48,15 +52,15 @@ from syncd.domain.vocabulary import PaperStatus, RunStatus
 from syncd.errors import ConflictError, FeedError, Interrupted, StoreError, UpstreamError
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
+from syncd.service.batches import author_batches, batch_query
 from syncd.service.refusals import fetch_earlier
+from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
 
 __all__ = [
     "CycleResult",
-    "author_batches",
-    "batch_query",
     "observe",
     "plan_author",
     "seed_author",
@@ -69,11 +73,6 @@ _log = structlog.get_logger(__name__)
 # shutdown, the database, or the author's removal while it ran.  Each takes
 # the same path (``_failed``).
 _CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError, ConflictError)
-
-# arXiv documents no URL limit; long OR queries have been seen to fail, so
-# a batch stays well under a kilobyte of search_query.
-MAX_QUERY_CHARS = 1000
-MAX_BATCH_AUTHORS = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,35 +152,6 @@ def sync_all(
     if any(r.ok for r in results):
         backfill_flagged(storage, client, known)
     return results
-
-
-def author_batches(
-    authors: Sequence[AuthorSettings],
-    max_query_chars: int = MAX_QUERY_CHARS,
-    max_authors: int = MAX_BATCH_AUTHORS,
-) -> list[list[AuthorSettings]]:
-    """Group authors into batches whose OR query stays short; a custom query goes alone."""
-    batches: list[list[AuthorSettings]] = []
-    current: list[AuthorSettings] = []
-    for author in authors:
-        if author.query is not None:
-            batches.append([author])
-            continue
-        candidate = [*current, author]
-        if current and (
-            len(batch_query(candidate)) > max_query_chars or len(candidate) > max_authors
-        ):
-            batches.append(current)
-            candidate = [author]
-        current = candidate
-    if current:
-        batches.append(current)
-    return batches
-
-
-def batch_query(authors: Sequence[AuthorSettings]) -> str:
-    """The ``search_query`` of a batch: one author's query, or their ``au:`` terms ORed."""
-    return " OR ".join(a.search_query for a in authors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +247,8 @@ class _Cycle:
     requests: int = 0
     # Earlier versions fetched to link seeds, by versioned id.
     fetched: dict[str, Record] = field(default_factory=dict)
+    # The author's write sequence before anything of theirs was read (``Papers.write_seqs``).
+    read_seq: int | None = None
 
     @property
     def stats(self) -> SyncStats:
@@ -316,6 +288,9 @@ def _sync_batch(
         else {"cycles": [c.run_id for c in cycles]}
     )
     try:
+        seqs = storage.papers.write_seqs([c.author.name for c in cycles])
+        for cycle in cycles:
+            cycle.read_seq = seqs[cycle.author.name]
         with structlog.contextvars.bound_contextvars(**context):
             _gather(storage, client, cycles)
     except _CYCLE_FAILURES as exc:
@@ -376,6 +351,8 @@ def _finish(
     with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=author.name):
         try:
             requests_before = client.requests
+            if cycle.read_seq is None:  # a feed-only cycle: nothing of theirs read yet
+                cycle.read_seq = storage.papers.write_seqs([author.name])[author.name]
             # include_ids are the sweep's: a feed-only cycle fetches none.
             wanted = author.include_ids if cycle.complete else ()
             missing = [i for i in wanted if i not in cycle.observed.seen]
@@ -383,35 +360,69 @@ def _finish(
                 _take(storage, cycle, client.fetch_ids(missing))
             state = storage.baselines.state(author.name)
             _read_claims(storage, client, cycle, state)
-            plan = plan_author(
-                storage,
-                client,
-                author,
-                cycle.observed,
-                fetched=cycle.fetched,
-                settings=settings,
-                complete=cycle.complete,
-                claims=cycle.claims or (),
-                baseline=cycle.complete and state.baseline_at is None,
-                followed=followed,
+            plan, events = _plan_and_apply(
+                storage, client, cycle, settings, state, followed=followed
             )
             cycle.requests += client.requests - requests_before
-            assert cycle.run_id is not None  # only cycles with a run get here
-            baseline = None
-            if plan.baseline is not None:
-                baseline = plan.baseline.changes(author.name, author.orcid, author.arxiv_author_id)
-            events = storage.apply_cycle(
-                cycle.run_id,
-                author.name,
-                plan.writes,
-                cycle.stats,
-                claims=cycle.claims,
-                baseline=baseline,
-            )
         except _CYCLE_FAILURES as exc:
             return _failed(storage, cycle, exc)
         _report(cycle, plan, events)
         return CycleResult(cycle.run_id, author.name, ok=True, events=events, stats=cycle.stats)
+
+
+def _plan_and_apply(
+    storage: Storage,
+    client: ArxivClient,
+    cycle: _Cycle,
+    settings: SyncSettings,
+    state: AuthorSyncState,
+    *,
+    followed: NameIndex,
+) -> tuple[Plan, list[Event]]:
+    """Plan the cycle's writes and store them (again, if a harvest stored them first)."""
+    author, run_id = cycle.author, cycle.run_id
+    assert run_id is not None  # only cycles with a run get here
+
+    def attempt() -> tuple[Plan, list[Event]]:
+        plan = plan_author(
+            storage,
+            client,
+            author,
+            cycle.observed,
+            fetched=cycle.fetched,
+            settings=settings,
+            complete=cycle.complete,
+            claims=cycle.claims or (),
+            baseline=cycle.complete and state.baseline_at is None,
+            followed=followed,
+        )
+        summary = plan.baseline
+        baseline = (
+            summary.changes(author.name, author.orcid, author.arxiv_author_id) if summary else None
+        )
+        fault_point("sync.cycle_planned")
+        events = storage.apply_cycle(
+            run_id,
+            author.name,
+            plan.writes,
+            cycle.stats,
+            claims=cycle.claims,
+            baseline=baseline,
+            read_seq=cycle.read_seq,
+        )
+        return plan, events
+
+    return until_fresh(attempt, lambda: _observe_again(storage, cycle), event="cycle_replanned")
+
+
+def _observe_again(storage: Storage, cycle: _Cycle) -> None:
+    """Compare what the cycle kept with what is stored now, from a fresh write sequence."""
+    name = cycle.author.name
+    cycle.read_seq = storage.papers.write_seqs([name])[name]
+    kept = [*cycle.observed.changed.values(), *cycle.observed.new.values()]
+    observed = Observed(seen=set(cycle.observed.seen))
+    observe(storage, cycle.author, observed, kept)
+    cycle.observed = observed
 
 
 def _read_claims(

@@ -38,7 +38,7 @@ from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, stor
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
-from syncd.storage.papers import Papers, author_id, known_keys, write_papers
+from syncd.storage.papers import Papers, author_id, claim_writes, known_keys, write_papers
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
@@ -119,6 +119,7 @@ class Storage:
         *,
         claims: Collection[str] | None = None,
         baseline: Mapping[str, Any] | None = None,
+        read_seq: int | None = None,
     ) -> list[Event]:
         """Write a good cycle's papers, revisions and events and close its run, atomically.
 
@@ -128,7 +129,9 @@ class Storage:
         ``claims``: the author's own feed was read and lists these ids (None:
         not read this cycle).  ``baseline``: this is the author's first complete
         sync; it is dated, and publishes one ``author.added`` whose ``changes``
-        are these.
+        are these.  ``read_seq``: the author's write sequence the plan started
+        from; ``StalePlan`` (nothing stored) if another apply wrote their
+        papers since (``claim_writes``).
         """
         when = now()
         with self.db.transaction() as conn:
@@ -138,6 +141,8 @@ class Storage:
                 raise ConflictError(
                     f"author {author!r} stopped being followed during the cycle: nothing stored"
                 )
+            if writes:
+                claim_writes(conn, owner, read_seq)
             written = write_papers(conn, owner, writes, run_id=run_id, when=when)
             if claims is not None:
                 record_claims(conn, owner, claims, when)
@@ -153,15 +158,25 @@ class Storage:
         return events
 
     def apply_harvest_page(
-        self, writes: Sequence[tuple[str, Sequence[PaperWrite]]], progress: HarvestProgress
+        self,
+        writes: Sequence[tuple[str, Sequence[PaperWrite]]],
+        progress: HarvestProgress,
+        read_seqs: Mapping[str, int] | None = None,
     ) -> list[Event]:
         """Write one harvested page's papers, revisions and events (per author), and the
-        harvest's progress past it, atomically: a page is applied once or not at all."""
+        harvest's progress past it, atomically: a page is applied once or not at all.
+
+        ``read_seqs``: each author's write sequence the page's plan started
+        from; ``StalePlan`` (nothing stored) if another apply wrote the papers
+        of one of them since (``claim_writes``).
+        """
         when = now()
         events: list[Event] = []
+        seqs = read_seqs or {}
         with self.db.transaction() as conn:
             for author, author_writes in writes:
                 owner = author_id(self.db, conn, author)
+                claim_writes(conn, owner, seqs.get(author))
                 written = write_papers(conn, owner, author_writes, run_id=None, when=when)
                 events += publish(conn, author, owner, written, run_id=None, when=when)
             fault_point("store.harvest_page_written")

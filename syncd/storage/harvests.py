@@ -6,12 +6,17 @@ ends, so a harvest killed at any point is resumed by the next one to claim,
 from the token its last applied page stored.  A page's writes and the token
 that follows it are stored in one transaction (``Storage.apply_harvest_page``),
 so resuming never loses nor doubles a page.
+
+What is stored is syncd's own writing (a date, a UTC time), and what is read
+back is read tolerantly: a value an older syncd stored from a page it did not
+check reads as unknown, and the harvest starts over from what it still knows,
+rather than every reader of the state failing until someone edits the row.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -20,14 +25,25 @@ from syncd.storage.database import Database, now, utc
 from syncd.storage.liveness import RunLiveness
 from syncd.storage.schema import harvest_state_table
 
-__all__ = ["HARVEST_MARK", "HarvestProgress", "HarvestState", "Harvests", "store_progress"]
+__all__ = [
+    "HARVEST_MARK",
+    "MAX_ERROR_CHARS",
+    "HarvestProgress",
+    "HarvestState",
+    "Harvests",
+    "store_progress",
+]
 
 # The liveness mark of the harvest: far from any sync run's id (its byte in
 # SQLite's lock file, its slot in this process's marks).
 HARVEST_MARK = 2**31 - 1
 # A harvest still claimed after this long is stuck, if its process lives at all.
 STALE_CLAIM_SECONDS = 6 * 3600.0
+# The longest failure kept: the reason, not a page of arXiv's text (the strip shows 300).
+MAX_ERROR_CHARS = 1000
 _ROW = 1
+# How a moment is stored: arXiv's own responseDate shape, 20 characters.
+_STAMP = "%Y-%m-%dT%H:%M:%SZ"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +57,12 @@ class HarvestState:
     """
 
     from_date: date | None = None
-    started_response_date: str | None = None
+    started_response_date: datetime | None = None
     set_index: int = 0
     token: str | None = None
     pages: int = 0
     records: int = 0
-    last_response_date: str | None = None
+    last_response_date: datetime | None = None
     last_success_at: datetime | None = None
     claimed_at: datetime | None = None
     last_failure_at: datetime | None = None
@@ -73,7 +89,7 @@ class HarvestProgress:
     to the date of the harvest's first responseDate.
     """
 
-    started_response_date: str
+    started_response_date: datetime
     set_index: int
     token: str | None
     records: int
@@ -152,7 +168,7 @@ class Harvests:
         the error it stopped on, recorded with the time."""
         values: dict[str, object] = {"claimed_at": None, "backend_pid": None}
         if failure is not None:
-            values |= {"last_failure_at": now(), "last_error": failure}
+            values |= {"last_failure_at": now(), "last_error": failure[:MAX_ERROR_CHARS]}
         try:
             with self._db.transaction() as conn:
                 conn.execute(
@@ -177,10 +193,11 @@ def store_progress(conn: Connection, progress: HarvestProgress) -> None:
         "pages": sa.case((first, 1), else_=table.c.pages + 1),
         "records": sa.case((first, progress.records), else_=table.c.records + progress.records),
     }
+    started = progress.started_response_date.astimezone(UTC)
     if progress.complete:
         values |= {
-            "from_date": progress.started_response_date[:10],
-            "last_response_date": progress.started_response_date,
+            "from_date": started.date().isoformat(),
+            "last_response_date": started.strftime(_STAMP),
             "last_success_at": now(),
             "started_response_date": None,
             "set_index": 0,
@@ -188,7 +205,7 @@ def store_progress(conn: Connection, progress: HarvestProgress) -> None:
         }
     else:
         values |= {
-            "started_response_date": progress.started_response_date,
+            "started_response_date": started.strftime(_STAMP),
             "set_index": progress.set_index,
             "token": progress.token,
         }
@@ -209,16 +226,34 @@ def _read(conn: Connection) -> HarvestState:
     ).first()
     if row is None:
         return HarvestState()
+    started = _moment(row.started_response_date)
     return HarvestState(
-        from_date=date.fromisoformat(row.from_date) if row.from_date else None,
-        started_response_date=row.started_response_date,
-        set_index=row.set_index,
-        token=row.token,
+        from_date=_day(row.from_date),
+        # An unreadable start drops the harvest in progress: it starts over from ``from``.
+        started_response_date=started,
+        set_index=row.set_index if started else 0,
+        token=row.token if started else None,
         pages=row.pages,
         records=row.records,
-        last_response_date=row.last_response_date,
+        last_response_date=_moment(row.last_response_date),
         last_success_at=utc(row.last_success_at) if row.last_success_at else None,
         claimed_at=utc(row.claimed_at) if row.claimed_at else None,
         last_failure_at=utc(row.last_failure_at) if row.last_failure_at else None,
         last_error=row.last_error,
     )
+
+
+def _day(text: str | None) -> date | None:
+    """A stored ``from``; None when absent or not a date (an older syncd's poison)."""
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def _moment(text: str | None) -> datetime | None:
+    """A stored responseDate as a UTC time; None when absent or unreadable."""
+    try:
+        return datetime.strptime(text, _STAMP).replace(tzinfo=UTC) if text else None
+    except ValueError:
+        return None

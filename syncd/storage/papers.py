@@ -25,6 +25,7 @@ from syncd.domain.model import (
 )
 from syncd.domain.record import content_hash, pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
+from syncd.errors import StalePlan
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, now, utc
 from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
@@ -33,6 +34,7 @@ __all__ = [
     "Papers",
     "WrittenPaper",
     "author_id",
+    "claim_writes",
     "current_revision_ids",
     "last_seqs",
     "paper_select",
@@ -72,6 +74,22 @@ class Papers:
             for chunk in chunks(list(arxiv_ids)):
                 for row in conn.execute(query.where(papers_table.c.arxiv_id.in_(chunk))):
                     found.setdefault(row.arxiv_id, set()).add(row.name)
+        return found
+
+    def write_seqs(self, authors: Collection[str]) -> dict[str, int]:
+        """Each author's write sequence, by name (0 for one not stored yet).
+
+        Read before the papers a plan reads: ``claim_writes`` then tells whether
+        another apply wrote them since.
+        """
+        found = dict.fromkeys(authors, 0)
+        query = sa.select(authors_table.c.name, authors_table.c.write_seq)
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(authors)):
+                found |= {
+                    row.name: row.write_seq
+                    for row in conn.execute(query.where(authors_table.c.name.in_(chunk)))
+                }
         return found
 
     def with_ids(self, author: str, arxiv_ids: Collection[str]) -> list[Paper]:
@@ -256,6 +274,24 @@ def author_id(db: Database, conn: Connection, name: str, *, lock: bool = False) 
         )
         found = conn.execute(query).scalar_one()
     return int(found)
+
+
+def claim_writes(conn: Connection, author_id: int, read_seq: int | None) -> None:
+    """Move the author's write sequence on for an apply that writes their papers.
+
+    With ``read_seq`` (what ``Papers.write_seqs`` said before the plan read
+    the papers), only from that value: if another apply moved it since, its
+    writes may already be this plan's, and ``StalePlan`` rolls this one back
+    to be planned again.  One statement, so a compare-and-set on both
+    databases: PostgreSQL re-checks the condition on the row a concurrent
+    apply committed, SQLite runs one writer at a time.
+    """
+    seq = authors_table.c.write_seq
+    statement = authors_table.update().where(authors_table.c.id == author_id)
+    if read_seq is not None:
+        statement = statement.where(seq == read_seq)
+    if conn.execute(statement.values(write_seq=seq + 1)).rowcount != 1:
+        raise StalePlan("another writer changed the author's papers after this plan read them")
 
 
 def known_keys(conn: Connection, author_id: int) -> set[str]:

@@ -66,6 +66,8 @@ authors_table = sa.Table(
     sa.Column("removed_at", _TIME),  # no longer followed; papers, history and events stay
     sa.Column("baseline_at", _TIME),  # the first complete sync ended: it announced nothing
     sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
+    # Applies that wrote the author's papers: a plan read before the last one is stale.
+    sa.Column("write_seq", sa.Integer, nullable=False, server_default="0"),
     sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 

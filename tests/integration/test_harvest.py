@@ -10,13 +10,15 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from syncd.storage import HarvestState, Storage
+from syncd.storage.schema import sync_runs_table
 from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.fakeoai import is_oai
@@ -357,3 +359,68 @@ def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
         other.close()
     outcome = syncd("harvest", "--from", DAY.isoformat())
     assert "ok, 7 events" in outcome.out
+
+
+# Issue 30, item 14: harvest mutations that every test let through.
+
+
+def test_the_first_set_completes_nothing_while_a_second_remains(syncd: Syncd) -> None:
+    """With two ``[harvest] sets``, the first set's last page is not the harvest's: a second
+    set that fails leaves the harvest in progress at that set, ``from`` where it was and no
+    success recorded; the next harvest lists the second set and completes."""
+    syncd.sections += f'\n[harvest]\nurl = "{syncd.arxiv.oai_url}"\nsets = ["cs", "physics"]\n'
+    assert syncd("sync").code == 0
+    baseline = len(syncd.json("events"))
+    story(syncd.arxiv)
+    physics = fa.status(500, times=3, when=lambda p: p.get("set") == "physics")
+    syncd.arxiv.inject(physics)  # every attempt of the second set's first page
+    assert syncd("harvest", "--from", DAY.isoformat()).code == 1
+    state = _harvest_state(syncd)
+    assert (state.in_progress, state.set_index, state.token) == (True, 1, None)
+    assert state.last_success_at is None and state.from_date == DAY
+    assert NESTPIPE in {e[1] for e in told(syncd, baseline)}  # the first set is applied
+    assert NAMESAKES_PAPER not in syncd.papers()
+    outcome = syncd("harvest")
+    assert outcome.code == 0, outcome.err
+    assert syncd.papers()[NAMESAKES_PAPER]["status"] == "candidate"
+    assert_complete(syncd)
+
+
+def test_an_author_not_yet_synced_gets_nothing_from_a_harvest(syncd: Syncd) -> None:
+    """A harvest files nothing for an author whose quiet first sync has not run: that sync
+    is their baseline, and it announces their papers as one ``author.added``."""
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    baseline = len(syncd.json("events"))
+    assert syncd("authors", "add", "Marie Curie").code == 0
+    story(syncd.arxiv)  # a new paper by Zhida Jiang and Marie Curie
+    assert syncd("harvest", "--from", DAY.isoformat()).code == 0
+    assert [p for p in syncd.json("papers") if p["author"] == "Marie Curie"] == []
+    assert syncd("sync").code == 0
+    hers = [e for e in syncd.json("events")[baseline:] if e["author"] == "Marie Curie"]
+    assert [e["type"] for e in hers] == ["author.added"]
+
+
+def test_the_first_from_is_the_earliest_successful_cycle(syncd: Syncd) -> None:
+    """The first harvest's ``from`` is the day the followed authors' earliest successful
+    cycle started: before it, nothing is known of what arXiv changed."""
+    harvesting(syncd)
+    for _ in range(2):
+        assert syncd("sync").code == 0
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.begin() as conn:
+            runs = conn.scalars(sa.select(sync_runs_table.c.id).order_by(sync_runs_table.c.id))
+            for run, day in zip(list(runs), (date(2026, 6, 20), date(2026, 6, 28)), strict=True):
+                started = datetime.combine(day, datetime.min.time(), UTC)
+                conn.execute(
+                    sync_runs_table.update()
+                    .where(sync_runs_table.c.id == run)
+                    .values(started_at=started)
+                )
+    finally:
+        engine.dispose()
+    syncd.arxiv.reset_log()
+    assert syncd("harvest", "--dry-run").code == 0
+    asked = [r.params.get("from") for r in syncd.arxiv.requests if r.path == "/oai"]
+    assert asked[:1] == ["2026-06-20"]

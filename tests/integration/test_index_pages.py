@@ -190,7 +190,9 @@ class TestStatusStrip:
         other = Storage(syncd.database_url)
         try:
             assert other.harvests.claim() is not None
-            other.apply_harvest_page([], HarvestProgress("2026-06-02T12:00:00Z", 0, "next", 3))
+            other.apply_harvest_page(
+                [], HarvestProgress(datetime(2026, 6, 2, 12, tzinfo=UTC), 0, "next", 3)
+            )
             other.harvests.release()
         finally:
             other.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import httpx
@@ -53,7 +53,7 @@ def test_pages_of_three_with_tokens(oai: OaiClient) -> None:
     pages = harvest(oai, None)
     assert [len(p.records) for p in pages] == [3, 3, 2]
     assert len(set(ids(pages))) == 8
-    assert pages[0].response_date == "2026-06-01T12:00:00Z"
+    assert pages[0].response_date == datetime(2026, 6, 1, 12, tzinfo=UTC)
 
 
 def test_from_lists_what_changed_on_or_after(arxiv: fa.FakeArxiv, oai: OaiClient) -> None:

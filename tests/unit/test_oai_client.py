@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import httpx
 import pytest
@@ -69,7 +69,8 @@ def test_503_with_retry_after_waits_and_goes_on(fake_time: FakeTime) -> None:
 def test_no_records_match_is_an_empty_last_page(fake_time: FakeTime) -> None:
     body = error_xml("noRecordsMatch", "nothing", response_date="2026-03-03T04:31:00Z")
     page = oai(Server(fake_time, ok(body))).first_page(date(2026, 3, 2), None)
-    assert (page.records, page.token, page.response_date) == ((), None, "2026-03-03T04:31:00Z")
+    moment = datetime(2026, 3, 3, 4, 31, tzinfo=UTC)
+    assert (page.records, page.token, page.response_date) == ((), None, moment)
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ import pytest
 from syncd.domain.arxivraw import ArxivRawRecord, RawVersion
 from syncd.errors import BadArgument, BadResumptionToken, FeedError, NoRecordsMatch
 from syncd.sources.oai import parse_page
-from syncd.sources.oai._parser import _date
-from tests.oaixml import RawPaper, RawVersionXml, list_records_xml
+from syncd.sources.oai._parser import MAX_TOKEN_CHARS, _date
+from tests.oaixml import RawPaper, RawVersionXml, error_xml, list_records_xml, record_xml
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-oai"
 LIST = "oai_export_oai2_2015_ListRecords_arXivRaw_6_records_with_resumptionToken.xml"
@@ -39,7 +39,7 @@ class TestRecordedListRecords:
             "0704.1586",
         ]
         assert page.token == "726959|1001"
-        assert page.response_date == "2015-01-06T20:49:59Z"
+        assert page.response_date == datetime(2015, 1, 6, 20, 49, 59, tzinfo=UTC)
 
     def test_first_record_fields_unwrapped(self) -> None:
         raw = parse_page(fixture(LIST)).records[0]
@@ -103,7 +103,7 @@ class TestRecordedErrors:
     def test_no_records_match_keeps_the_response_date(self) -> None:
         with pytest.raises(NoRecordsMatch) as caught:
             parse_page(fixture("oai_export_oai2_2015_error_NoRecordsMatch.xml"))
-        assert caught.value.response_date == "2015-06-23T13:28:30Z"
+        assert caught.value.response_date == datetime(2015, 6, 23, 13, 28, 30, tzinfo=UTC)
 
     @pytest.mark.parametrize("name", ["error_BadVerb", "error_IdDoesNotExist"])
     def test_other_errors_are_feed_errors(self, name: str) -> None:
@@ -313,3 +313,245 @@ def test_hostile_xml_is_refused_before_parsing(name: str) -> None:
 def test_version_dates(text: str, moment: datetime | None) -> None:
     """arXiv's shape is read by hand, any other through email.utils; impossible dates refused."""
     assert _date(text) == moment
+
+
+class TestWhatAPageSaysIsBounded:
+    """What a page says is checked before it is stored or logged (issue 30, items 1, 4, 7)."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "yesterday",
+            "2026-07-01",
+            "2026-07-01T12:00:00",
+            "2026-07-01 12:00:00Z",
+            "2026-02-30T12:00:00Z",
+            "\uff12\uff10\uff12\uff16-07-01T12:00:00Z"  # fullwidth digits,
+            "2026-07-01T12:00:00Z" + "x" * 40,
+        ],
+    )
+    def test_a_response_date_that_is_no_utc_time_refuses_the_page(self, text: str) -> None:
+        """A page whose responseDate is not OAI-PMH's ``YYYY-MM-DDThh:mm:ssZ`` is refused."""
+        body = list_records_xml([RawPaper("2603.00001")], response_date=text)
+        with pytest.raises(FeedError, match="responseDate") as caught:
+            parse_page(body)
+        assert len(str(caught.value)) < 120
+
+    def test_a_response_date_is_a_utc_time(self) -> None:
+        """arXiv's responseDate is read as an aware UTC datetime."""
+        page = parse_page(list_records_xml([], response_date="2026-07-01T23:59:59Z"))
+        assert page.response_date == datetime(2026, 7, 1, 23, 59, 59, tzinfo=UTC)
+
+    def test_no_records_match_without_a_readable_date_is_refused(self) -> None:
+        """An empty answer must say when it was made: its date becomes the next ``from``."""
+        with pytest.raises(FeedError, match="responseDate"):
+            parse_page(error_xml("noRecordsMatch", "nothing", response_date="soon"))
+
+    def test_a_token_longer_than_arxiv_writes_refuses_the_page(self) -> None:
+        """A token past ``MAX_TOKEN_CHARS`` is never stored or sent: the page is refused."""
+        longest = "t" * MAX_TOKEN_CHARS
+        assert (
+            parse_page(list_records_xml([RawPaper("2603.00001")], token=longest)).token == longest
+        )
+        body = list_records_xml([RawPaper("2603.00001")], token="t" * (1024 * 1024))
+        with pytest.raises(FeedError, match="resumptionToken is 1048576 characters") as caught:
+            parse_page(body)
+        assert len(str(caught.value)) < 200
+
+    @pytest.mark.parametrize(
+        ("code", "error"),
+        [
+            ("badArgument", BadArgument),
+            ("badResumptionToken", BadResumptionToken),
+            ("noRecordsMatch", NoRecordsMatch),
+            ("badVerb", FeedError),
+            ("x" * 5000, FeedError),
+        ],
+    )
+    def test_an_error_message_is_cut_to_a_line(self, code: str, error: type[Exception]) -> None:
+        """A 5 MB error message (or code) becomes a message of at most a few hundred characters."""
+        with pytest.raises(error) as caught:
+            parse_page(error_xml(code, "spam " * (1024 * 1024)))
+        assert 20 < len(str(caught.value)) <= 300
+
+
+def _with_second(bad: bytes, good: RawPaper) -> bytes:
+    """A page whose first record is ``bad`` (its raw XML) and whose second is ``good``."""
+    page = list_records_xml([RawPaper("2603.09999"), good])
+    first = page.index(b"<record>")
+    return page[:first] + bad + page[page.index(b"<record>", first + 1) :]
+
+
+def _raw_record(paper: RawPaper, replace: tuple[bytes, bytes] = (b"", b"")) -> bytes:
+    text = record_xml(paper).encode()
+    return text.replace(replace[0], replace[1], 1) if replace[0] else text
+
+
+DEEP = b"<b>" * 300 + b"x" + b"</b>" * 300
+# Records nobody may follow and that arXiv could still send: each is one bad record.
+BAD_RECORDS = {
+    "id outside arXiv's scheme": (
+        _raw_record(RawPaper("2603.00002"), (b"oai:arXiv.org:2603.00002", b"oai:arXiv.org:x/y")),
+        "names 'x/y'",
+    ),
+    "nesting past the depth limit": (
+        _raw_record(RawPaper("2603.00002"), (b"An abstract.", DEEP)),
+        "not well-formed XML: Excessive depth",
+    ),
+    "bytes that are not UTF-8": (
+        _raw_record(RawPaper("2603.00002"), (b"An abstract.", b"An \xff\xfe abstract.")),
+        "bytes that are not UTF-8",
+    ),
+    "markup in its identifier": (
+        _raw_record(RawPaper("2603.00002"), (b"<identifier>", b"<identifier><b>x</b>")),
+        "child elements inside <identifier>",
+    ),
+    "a NUL byte": (
+        _raw_record(RawPaper("2603.00002"), (b"A title", b"A \x00 title")),
+        "not well-formed XML",
+    ),
+}
+
+
+class TestOneBadRecord:
+    """A record that cannot be read stops nothing by itself (issue 30, item 5): the
+    harvest decides, by whose it may be, whether it skips it or stops on it."""
+
+    @pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+    def test_the_record_beside_it_reads(self, kind: str) -> None:
+        """The good record after a bad one is read whole; the bad one is an entry with its
+        problem, which ``read`` raises."""
+        bad, problem = BAD_RECORDS[kind]
+        good = RawPaper("2603.00003", authors="Grace Hopper")
+        page = parse_page(_with_second(bad, good))
+        assert [e.position for e in page.entries] == [1, 2]
+        assert page.entries[1].read().authors == ("Grace Hopper",)
+        assert page.entries[0].problem is not None and problem in page.entries[0].problem
+        with pytest.raises(FeedError, match="record 1"):
+            page.entries[0].read()
+        assert page.token is None and page.response_date.year == 2026
+
+    @pytest.mark.parametrize(
+        "damage", [(b"An abstract.", DEEP), (b"An abstract.", b"An \xff abstract.")]
+    )
+    def test_what_comes_before_the_fault_still_says_whose_it_is(
+        self, damage: tuple[bytes, bytes]
+    ) -> None:
+        """The header and author names come before the abstract in arXivRaw: a fault in the
+        abstract leaves them readable, so a followed record can still be recognised."""
+        bad = _raw_record(RawPaper("2603.00002", authors="Ada Lovelace"), damage)
+        page = parse_page(_with_second(bad, RawPaper("2603.00003")))
+        entry = page.entries[0]
+        assert (entry.arxiv_id, entry.authors) == ("2603.00002", ("Ada Lovelace",))
+
+    def test_a_page_cut_short_is_still_refused_whole(self) -> None:
+        """Parsing record by record never takes a cut page for a last page."""
+        bad, _ = BAD_RECORDS["bytes that are not UTF-8"]
+        body = _with_second(bad, RawPaper("2603.00003"))
+        for cut in (body.index(b"<resumptionToken"), body.rindex(b"</record>") - 5):
+            with pytest.raises(FeedError, match="not well-formed"):
+                parse_page(body[:cut])
+
+    def test_a_bad_envelope_is_refused_whole(self) -> None:
+        """A fault outside every record (here in the responseDate) refuses the page."""
+        body = list_records_xml([RawPaper("2603.00001")], response_date="2026-07-01T\xff")
+        body = body.replace("\xff".encode(), b"\xff")
+        with pytest.raises(FeedError, match="not well-formed"):
+            parse_page(body)
+
+    @pytest.mark.parametrize(
+        "hiding",
+        [b"<![CDATA[</record><record>]]>", b"<!-- </record><record> -->", b"<?x </record> ?>"],
+    )
+    def test_a_split_that_could_lie_refuses_the_page(self, hiding: bytes) -> None:
+        """Tags hidden in CDATA, a comment or a processing instruction (arXiv writes none)
+        could make the record-by-record reading see other records than the page holds: a
+        page that needs that reading and has any of them is refused."""
+        hidden = _raw_record(RawPaper("2603.00002"), (b"An abstract.", hiding))
+        bad, _ = BAD_RECORDS["bytes that are not UTF-8"]
+        page = list_records_xml([])
+        at = page.index(b"<resumptionToken")
+        with pytest.raises(FeedError, match="not well-formed"):
+            parse_page(page[:at] + hidden + bad + page[at:])
+        assert parse_page(page[:at] + hidden + page[at:]).entries[0].problem is None
+
+    def test_declarations_are_refused_before_any_record_is_read(self) -> None:
+        """An entity declared inside a bad page is refused up front, record by record or not."""
+        bad, _ = BAD_RECORDS["bytes that are not UTF-8"]
+        entity = _raw_record(RawPaper("2603.00004"), (b"A title", b'<!ENTITY x "y">'))
+        with pytest.raises(FeedError, match="DOCTYPE or entities"):
+            parse_page(_with_second(bad + entity, RawPaper("2603.00003")))
+
+
+class TestStrictFields:
+    """A followed record's numbers and dates are read strictly (issue 30, item 6, and the
+    id check of item 14): each is a ``FeedError`` naming the record, never a crash."""
+
+    def test_a_version_in_superscript_digits_is_refused(self) -> None:
+        """``v²`` passes ``str.isdigit`` but is no version arXiv writes."""
+        body = list_records_xml([RawPaper("2603.00001")]).replace(
+            b'version="v1"', 'version="v²"'.encode()
+        )
+        with pytest.raises(FeedError, match="labelled 'v²'"):
+            read_whole(body)
+
+    def test_a_size_in_superscript_digits_is_no_size(self) -> None:
+        """``²kb`` is an unknown size, as any size arXiv does not write."""
+        paper = RawPaper("2603.00001", versions=(RawVersionXml(size="²kb"),))
+        assert read_whole(list_records_xml([paper]))[0].versions[0].size_kb is None
+
+    @pytest.mark.parametrize(
+        "when",
+        ["Fri, 31 Dec 9999 23:59:59 -2359", "Fri, 8 Feb \uff12\uff10\uff11\uff13 21:00:01 GMT"],
+    )
+    def test_a_date_utc_cannot_hold_is_refused(self, when: str) -> None:
+        """A date whose zone pushes it past year 9999, or written in other digits, is no
+        readable date."""
+        paper = RawPaper("2603.00001", versions=(RawVersionXml(date=when),))
+        with pytest.raises(FeedError, match="no readable <date>"):
+            read_whole(list_records_xml([paper]))
+
+    def test_an_id_that_differs_from_its_header_is_refused(self) -> None:
+        """arXivRaw's ``<id>`` must name the paper its header names: else it is neither's."""
+        body = list_records_xml([RawPaper("2603.00001")]).replace(
+            b"<id>2603.00001</id>", b"<id>2603.00002</id>"
+        )
+        page = parse_page(body)
+        assert page.entries[0].arxiv_id == "2603.00001"
+        with pytest.raises(FeedError, match=r"has <id> '2603\.00002', not its identifier"):
+            page.entries[0].read()
+
+
+REAL_2025 = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-real" / "oai"
+
+
+class TestArxivsOwn2025Answer:
+    """The page arXiv's own 2025 OAI-PMH code writes (``tests/fixtures/arxiv-real``): what
+    the checks of issue 30 accept, and what the record-by-record reading gives."""
+
+    @pytest.fixture
+    def body(self) -> bytes:
+        return (REAL_2025 / "ListRecords_arXivRaw_page1.xml").read_bytes()
+
+    def test_every_record_reads_and_nothing_is_refused(self, body: bytes) -> None:
+        """Its 200 records read whole; its responseDate and token pass the bounds."""
+        page = parse_page(body)
+        assert len(page.records) == 200
+        assert all(entry.problem is None for entry in page.entries)
+        assert page.response_date == datetime(2026, 12, 3, 13, 31, 37, tzinfo=UTC)
+        assert page.token is not None and len(page.token) <= MAX_TOKEN_CHARS
+
+    def test_record_by_record_reads_as_the_whole_page(self, body: bytes) -> None:
+        """One byte that is not UTF-8 in the fifth record: the other 199 entries, read whole,
+        are what the page parsed whole gives; the token and the date too."""
+        whole = parse_page(body)
+        fifth = body.index(b"<record>")
+        for _ in range(4):
+            fifth = body.index(b"<record>", fifth + 1)
+        abstract = body.index(b"</abstract>", fifth)
+        isolated = parse_page(body[:abstract] + b"\xff" + body[abstract:])
+        assert isolated.entries[4].problem == "holds bytes that are not UTF-8"
+        assert isolated.entries[4].authors == whole.entries[4].authors
+        others = [e for e in isolated.entries if e.position != 5]
+        assert [e.read() for e in others] == [e.read() for e in whole.entries if e.position != 5]
+        assert (isolated.token, isolated.response_date) == (whole.token, whole.response_date)

@@ -23,8 +23,9 @@ the file system.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from lxml import etree
 
@@ -44,6 +45,7 @@ __all__ = [
     "FeedPage",
     "clean_text",
     "hardened_parser",
+    "hardened_pull_parser",
     "parse_author_feed",
     "parse_feed",
     "refuse_declarations",
@@ -141,24 +143,39 @@ class _DenyResolver(etree.Resolver):
         return self.resolve_string("", context, base_url=None)
 
 
+# Nothing is loaded, expanded or resolved; libxml2's own limits (depth, sizes) hold.
+_HARDENED: dict[str, Any] = {
+    "encoding": "utf-8",
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "attribute_defaults": False,
+    "huge_tree": False,
+    "recover": False,
+    "collect_ids": False,
+    # Comments and processing instructions would split an element's text;
+    # without them ``.text`` is the whole text of the leaf elements read.
+    "remove_comments": True,
+    "remove_pis": True,
+    "remove_blank_text": True,
+}
+
+
 def hardened_parser() -> etree.XMLParser:
     """A fresh hardened parser for arXiv's XML (lxml parsers must not be shared by threads)."""
-    parser = etree.XMLParser(
-        encoding="utf-8",
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        attribute_defaults=False,
-        huge_tree=False,
-        recover=False,
-        collect_ids=False,
-        # Comments and processing instructions would split an element's text;
-        # without them ``.text`` is the whole text of the leaf elements read.
-        remove_comments=True,
-        remove_pis=True,
-        remove_blank_text=True,
-    )
+    parser = etree.XMLParser(**_HARDENED)
+    parser.resolvers.add(_DenyResolver())
+    return parser
+
+
+def hardened_pull_parser(tags: Sequence[str]) -> etree.XMLPullParser:
+    """The hardened parser fed piece by piece, reporting the end of each element of ``tags``.
+
+    What was read before a fault (a byte that is not UTF-8, nesting past the
+    depth limit) stays readable in its events.
+    """
+    parser = etree.XMLPullParser(events=("end",), tag=tags, **_HARDENED)
     parser.resolvers.add(_DenyResolver())
     return parser
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from datetime import date
 
 from syncd.config import HarvestSettings
-from syncd.errors import NoRecordsMatch
+from syncd.errors import BadResumptionToken, NoRecordsMatch
 from syncd.sources.arxiv import ArxivClient
-from syncd.sources.oai._parser import OaiPage, parse_page
+from syncd.sources.oai._parser import MAX_TOKEN_CHARS, OaiPage, parse_page
 
 __all__ = ["OaiClient"]
 
@@ -50,7 +50,16 @@ class OaiClient:
         return self._list(params, context)
 
     def next_page(self, token: str) -> OaiPage:
-        """The page a ``resumptionToken`` names; ``BadResumptionToken`` once it expired."""
+        """The page a ``resumptionToken`` names; ``BadResumptionToken`` once it expired.
+
+        A token longer than any arXiv writes (one an older syncd stored) is
+        refused unsent, as an expired one is: the harvest lists its set again.
+        """
+        if len(token) > MAX_TOKEN_CHARS:
+            raise BadResumptionToken(
+                f"the stored token is {len(token)} characters long, more than arXiv's"
+                f" {MAX_TOKEN_CHARS}; not sending it"
+            )
         params: dict[str, str | int] = {"verb": "ListRecords", "resumptionToken": token}
         return self._list(params, {"oai_token": token[:80]})
 
@@ -60,4 +69,4 @@ class OaiClient:
                 self._url, params, dict(context), parse_page, setting="harvest.url"
             )
         except NoRecordsMatch as exc:
-            return OaiPage(exc.response_date or "", (), None)
+            return OaiPage(exc.response_date, (), None)

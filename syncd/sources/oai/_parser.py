@@ -8,22 +8,39 @@ read by ``OaiEntry.read`` when the record turns out to matter, which on a
 day's harvest is one record in hundreds.  (``iterparse`` would stream, but
 its parser holds the tree in a reference cycle, freed only by a full
 collection: a harvest of fifty pages held fifty trees.)
-Nothing is handed on before the whole page has parsed: a page cut short or
-not well-formed anywhere raises ``FeedError`` and yields no record, so a
-harvest applies nothing of it; a record read whole and found malformed
-raises too, before anything of its page is applied.
+Nothing is handed on before the whole page has parsed: a page cut short, or
+whose envelope (``responseDate``, ``ListRecords``, the token) is not
+well-formed or not what OAI-PMH writes, raises ``FeedError`` and yields no
+record, so a harvest applies nothing of it.
+
+One record arXiv wrote badly must not stop the records beside it.  A record
+whose header cannot be trusted (an identifier outside arXiv's scheme, child
+elements where text belongs) is an entry with a ``problem``: the harvest
+skips it when nobody here follows it, and stops on it when someone does.
+When the page does not parse whole, its records are parsed one by one
+(``_isolated``): the envelope with every record cut out must still parse, so
+a page cut short is still refused whole, and a record that does not parse on
+its own (bytes that are not UTF-8, nesting past the parser's depth limit)
+keeps what was read of it before the fault, its header and author names
+first in arXivRaw's order.  Every piece goes through the same hardened
+parser, after the same refusal of declarations for the whole body.
 
 The body is untrusted, as the API's: a DOCTYPE or entity declaration is
 refused before parsing (arXiv sends neither), and the parser expands no
-entity and loads nothing.  An ``<error>`` answer raises the protocol's typed
-error (``syncd.errors.OaiError``).
+entity and loads nothing.  What a page says is bounded before it goes
+anywhere: ``responseDate`` must be a UTC time as OAI-PMH writes it, a token
+at most ``MAX_TOKEN_CHARS`` long, an error's message is cut to a line.  An
+``<error>`` answer raises the protocol's typed error (``syncd.errors.OaiError``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from xml.sax.saxutils import quoteattr
 
 from lxml import etree
 
@@ -38,9 +55,19 @@ from syncd.errors import (
     NoRecordsMatch,
     OaiError,
 )
-from syncd.sources.arxiv import clean_text, hardened_parser, refuse_declarations
+from syncd.sources.arxiv import (
+    clean_text,
+    hardened_parser,
+    hardened_pull_parser,
+    refuse_declarations,
+)
 
-__all__ = ["OaiEntry", "OaiPage", "parse_page"]
+__all__ = ["MAX_TOKEN_CHARS", "OaiEntry", "OaiPage", "parse_page"]
+
+# arXiv's tokens are its query URL-encoded, a few hundred characters at most
+# (``oaipmh/processors/resume.py`` of its service; the 2015 service's were
+# shorter still).  A token goes back in a URL: one far longer is not arXiv's.
+MAX_TOKEN_CHARS = 1000
 
 _OAI = "{http://www.openarchives.org/OAI/2.0/}"
 _RAW = "{http://arxiv.org/OAI/arXivRaw/}"
@@ -62,6 +89,19 @@ _AUTHORS = _RAW + "authors"
 # What tells whose paper a record may be: read for every record, the rest only when asked.
 _RECORD_PARTS = (_IDENTIFIER, _DATESTAMP, _HEADER, _AUTHORS)
 _IDENTIFIER_PREFIX = "oai:arXiv.org:"
+# OAI-PMH's responseDate: "UTCdatetime", seconds granularity (the protocol's section 3.2).
+_RESPONSE_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z", re.ASCII)
+# What of an <error> message is kept: enough to say what arXiv meant, never a page of it.
+_MAX_MESSAGE_CHARS = 200
+# A record's start tag, and its end; the split of a page that does not parse whole.
+_RECORD_START_RE = re.compile(rb"<record[\s>]")
+_RECORD_END = b"</record>"
+# Where a tag's bytes could hide outside markup (text escapes "<"): CDATA, comments and
+# processing instructions, none of which arXiv writes; the split refuses a page with any.
+_XML_DECLARATION_RE = re.compile(rb"(?:\xef\xbb\xbf)?\s*<\?xml[^>]*\?>")
+_HIDING_RE = re.compile(rb"<!\[CDATA\[|<!--|<\?")
+# Stands for a record cut out of the envelope: where it was, and that it was one.
+_PLACEHOLDER = b"<record/>"
 _ERRORS: dict[str, type[OaiError]] = {
     error.code: error for error in (BadArgument, BadResumptionToken)
 }
@@ -97,6 +137,8 @@ class OaiEntry:
     A day's harvest lists every paper arXiv changed, and almost all of them
     are nobody's here: for those the id and the author names are all that is
     ever read.  ``read`` reads and checks the rest of a record that matters.
+    ``problem`` says why the record cannot be read (its ``arxiv_id`` is
+    empty when its identifier is what is wrong); ``read`` then raises it.
     """
 
     arxiv_id: str
@@ -104,10 +146,18 @@ class OaiEntry:
     deleted: bool
     authors: tuple[str, ...]
     position: int
-    element: etree._Element = field(repr=False, compare=False)
+    element: etree._Element | None = field(repr=False, compare=False)
+    problem: str | None = None
+
+    @property
+    def where(self) -> str:
+        """The record as messages name it: its place on the page and its id."""
+        return f"record {self.position}" + (f" ({self.arxiv_id})" if self.arxiv_id else "")
 
     def read(self) -> ArxivRawRecord:
         """The whole record; ``FeedError`` if it is malformed."""
+        if self.problem is not None or self.element is None:
+            raise FeedError(f"{self.where} {self.problem or 'could not be read'}")
         return _record(self.element, self.arxiv_id, self.datestamp, self.position)
 
 
@@ -121,7 +171,7 @@ class OaiPage:
     harvest's.
     """
 
-    response_date: str
+    response_date: datetime
     entries: tuple[OaiEntry, ...]
     token: str | None
 
@@ -140,17 +190,36 @@ class _Header:
     seen: bool = False
     deleted: bool = False
     authors: str | None = None
+    problem: str | None = None
 
     def take(self, tag: str, element: etree._Element) -> None:
-        if tag == _AUTHORS:
-            self.authors = element.text
-        elif tag == _IDENTIFIER:
-            self.identifier = _text(element, "identifier")
-        elif tag == _DATESTAMP:
-            self.datestamp = _text(element, "datestamp")
-        else:
+        if tag == _HEADER:
             self.seen = True
             self.deleted = element.get("status") == "deleted"
+        elif len(element):
+            local = tag.rpartition("}")[2]
+            self.problem = self.problem or f"holds child elements inside <{local}>"
+        elif tag == _AUTHORS:
+            self.authors = element.text
+        elif tag == _IDENTIFIER:
+            self.identifier = clean_text(element.text)
+        else:
+            self.datestamp = clean_text(element.text)
+
+    def entry(self, position: int, element: etree._Element | None, damage: str | None) -> OaiEntry:
+        """The entry these parts make: one with a ``problem`` when they cannot be trusted."""
+        problem = damage or self.problem
+        identifier, arxiv_id = self.identifier or "", ""
+        if not self.seen:
+            problem = problem or "has no <header>"
+        elif not identifier.startswith(_IDENTIFIER_PREFIX) or not self.datestamp:
+            problem = problem or "has no arXiv <identifier> or no <datestamp>"
+        else:
+            arxiv_id, refused = _arxiv_id(identifier[len(_IDENTIFIER_PREFIX) :])
+            problem = problem or refused
+        authors = () if self.deleted else _names(self.authors)
+        datestamp = self.datestamp or ""
+        return OaiEntry(arxiv_id, datestamp, self.deleted, authors, position, element, problem)
 
 
 def parse_page(body: bytes) -> OaiPage:
@@ -160,17 +229,18 @@ def parse_page(body: bytes) -> OaiPage:
     rest of a record only by ``OaiEntry.read``.
     """
     refuse_declarations(body)
+    entries: list[OaiEntry] | None = None
     try:
         root = etree.fromstring(body, hardened_parser())
     except etree.LxmlError as exc:
-        raise FeedError(f"the OAI-PMH page is not well-formed XML (cut short?): {exc}") from exc
+        root, entries = _isolated(body, exc)
     _check_root(root)
-    response_date: str | None = None
+    response_date: datetime | None = None
     listed: etree._Element | None = None
     for child in root:
         tag = child.tag
         if tag == _RESPONSE_DATE:
-            response_date = _text(child, "responseDate")
+            response_date = _response_date(child)
         elif tag == _ERROR:
             _raise_error(child, response_date)
         elif tag == _LIST_RECORDS:
@@ -179,27 +249,93 @@ def parse_page(body: bytes) -> OaiPage:
         raise FeedError("the OAI-PMH answer has no <ListRecords>")
     if response_date is None:
         raise FeedError("the OAI-PMH answer has no <responseDate>")
-    entries = [
-        _entry(record, position)
-        for position, record in enumerate(listed.iterchildren(_RECORD), start=1)
-    ]
-    token = listed.find(_TOKEN)
-    next_page = _text(token, "resumptionToken") if token is not None else None
-    return OaiPage(response_date, tuple(entries), next_page)
+    if entries is None:
+        entries = [
+            _entry(record, position)
+            for position, record in enumerate(listed.iterchildren(_RECORD), start=1)
+        ]
+    return OaiPage(response_date, tuple(entries), _token(listed))
 
 
 def _entry(record: etree._Element, position: int) -> OaiEntry:
     header = _Header()
     for element in record.iter(*_RECORD_PARTS):
         header.take(element.tag, element)
-    if not header.seen:
-        raise FeedError(f"record {position} has no <header>")
-    identifier, datestamp = header.identifier, header.datestamp
-    if identifier is None or not identifier.startswith(_IDENTIFIER_PREFIX) or not datestamp:
-        raise FeedError(f"record {position} has no arXiv <identifier> or no <datestamp>")
-    arxiv_id = _arxiv_id(identifier[len(_IDENTIFIER_PREFIX) :], position)
-    authors = () if header.deleted else _names(header.authors)
-    return OaiEntry(arxiv_id, datestamp, header.deleted, authors, position, record)
+    return header.entry(position, record, None)
+
+
+def _isolated(body: bytes, cause: etree.LxmlError) -> tuple[etree._Element, list[OaiEntry]]:
+    """A page that does not parse whole, parsed record by record (see the module's doc):
+    its envelope with a placeholder for each record, and its entries."""
+    refused = FeedError(f"the OAI-PMH page is not well-formed XML (cut short?): {cause}")
+    declaration = _XML_DECLARATION_RE.match(body)
+    if _HIDING_RE.search(body, declaration.end() if declaration else 0) is not None:
+        raise refused from cause
+    spans = _record_spans(body)
+    if not spans:
+        raise refused from cause
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces += [body[last:start], _PLACEHOLDER]
+        last = end
+    pieces.append(body[last:])
+    try:
+        root = etree.fromstring(b"".join(pieces), hardened_parser())
+    except etree.LxmlError:
+        raise refused from cause
+    listed = root.find(_LIST_RECORDS)
+    held = list(listed.iterchildren(_RECORD)) if listed is not None else []
+    # Every cut is a record of the list, and the list has no other: else the split lied.
+    if listed is None or len(held) != len(spans) or len(list(root.iter(_RECORD))) != len(spans):
+        raise refused from cause
+    wrapper = _wrapper(listed.nsmap)
+    entries = [
+        _isolated_entry(body[start:end], wrapper, position)
+        for position, (start, end) in enumerate(spans, start=1)
+    ]
+    return root, entries
+
+
+def _record_spans(body: bytes) -> list[tuple[int, int]] | None:
+    """Where each ``<record>`` of ``body`` starts and ends; None if one is unclosed or nested."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (start := _RECORD_START_RE.search(body, position)) is not None:
+        end = body.find(_RECORD_END, start.end())
+        if end < 0 or _RECORD_START_RE.search(body, start.end(), end) is not None:
+            return None
+        position = end + len(_RECORD_END)
+        spans.append((start.start(), position))
+    return spans
+
+
+def _wrapper(namespaces: dict[str | None, str]) -> tuple[bytes, bytes]:
+    """The tags around a record parsed alone: the namespaces it had in its list."""
+    declared = "".join(
+        f" xmlns{':' + prefix if prefix else ''}={quoteattr(uri)}"
+        for prefix, uri in namespaces.items()
+    )
+    return f"<records{declared}>".encode(), b"</records>"
+
+
+def _isolated_entry(chunk: bytes, wrapper: tuple[bytes, bytes], position: int) -> OaiEntry:
+    """One record parsed alone; what a fault leaves of it still says whose it may be."""
+    text = chunk.decode("utf-8", "replace").encode()
+    damage = None if text == chunk else "holds bytes that are not UTF-8"
+    parser = hardened_pull_parser(_RECORD_PARTS)
+    record: etree._Element | None = None
+    try:
+        for piece in (wrapper[0], text, wrapper[1]):
+            parser.feed(piece)
+        held = parser.close()
+        record = held[0] if len(held) == 1 and held[0].tag == _RECORD else None
+    except etree.LxmlError as exc:
+        damage = damage or f"is not well-formed XML: {_bounded(str(exc), _MAX_MESSAGE_CHARS)}"
+    header = _Header()
+    for _, element in parser.read_events():
+        if isinstance(element, etree._Element):
+            header.take(element.tag, element)
+    return header.entry(position, record, damage or (None if record is not None else "is empty"))
 
 
 def _names(authors: str | None) -> tuple[str, ...]:
@@ -215,15 +351,51 @@ def _check_root(root: etree._Element) -> None:
         raise FeedError("the body declares a DOCTYPE, which arXiv never sends")
 
 
-def _raise_error(element: etree._Element, response_date: str | None) -> None:
-    code = element.get("code") or "unknown"
-    message = clean_text(element.text) or "no message"
+def _response_date(element: etree._Element) -> datetime:
+    """``<responseDate>`` as an aware UTC time; ``FeedError`` unless in OAI-PMH's shape."""
+    text = _text(element, "responseDate") or ""
+    match = _RESPONSE_DATE_RE.fullmatch(text)
+    moment = None
+    if match is not None:
+        with contextlib.suppress(ValueError):  # a 30 February, a 25th hour
+            year, month, day, hour, minute, second = map(int, match.groups())
+            moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    if moment is None:
+        shown = _bounded(text, 40)
+        raise FeedError(f"the OAI-PMH <responseDate> {shown!r} is not YYYY-MM-DDThh:mm:ssZ")
+    return moment
+
+
+def _token(listed: etree._Element) -> str | None:
+    """The page's ``resumptionToken``; None on the last page."""
+    element = listed.find(_TOKEN)
+    token = _text(element, "resumptionToken") if element is not None else None
+    if token is not None and len(token) > MAX_TOKEN_CHARS:
+        raise FeedError(
+            f"the OAI-PMH resumptionToken is {len(token)} characters long, not arXiv's"
+            f" (at most {MAX_TOKEN_CHARS}): not storing or sending it"
+        )
+    return token
+
+
+def _raise_error(element: etree._Element, response_date: datetime | None) -> None:
+    code = _bounded(element.get("code") or "unknown", 40)
+    # Cut before cleaning too: a message of megabytes is not read whole for one line.
+    text = clean_text((element.text or "")[: 4 * _MAX_MESSAGE_CHARS])
+    message = _bounded(text or "no message", _MAX_MESSAGE_CHARS)
     if code == NoRecordsMatch.code:
+        if response_date is None:
+            raise FeedError("the OAI-PMH answer has no <responseDate> before its <error>")
         raise NoRecordsMatch(message, response_date)
     error = _ERRORS.get(code)
     if error is not None:
         raise error(message)
-    raise FeedError(f"OAI-PMH answered error {code[:40]!r}: {message[:200]}")
+    raise FeedError(f"OAI-PMH answered error {code!r}: {message}")
+
+
+def _bounded(text: str, limit: int) -> str:
+    """``text``, cut to ``limit`` characters with an ellipsis when longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _text(element: etree._Element, name: str) -> str | None:
@@ -293,8 +465,8 @@ def _metadata(
 
 def _version(element: etree._Element, where: str) -> RawVersion:
     label = element.get("version") or ""
-    digits = label[1:]
-    if label[:1] != "v" or not digits.isdigit() or not 1 <= int(digits[:6]) <= _MAX_VERSIONS:
+    number = _ascii_int(label[1:]) if label[:1] == "v" else None
+    if number is None or not 1 <= number <= _MAX_VERSIONS:
         raise FeedError(f"{where} has a <version> labelled {label[:20]!r}")
     parts: dict[str, str | None] = {}
     for child in element:
@@ -307,16 +479,24 @@ def _version(element: etree._Element, where: str) -> RawVersion:
     if date is None:
         raise FeedError(f"{where} {label} has no readable <date>")
     size = (parts.get("size") or "").lower()
-    size_kb = int(size[:-2]) if size.endswith("kb") and size[:-2].isdigit() else None
-    return RawVersion(int(digits), date, size_kb, parts.get("source_type"))
+    size_kb = _ascii_int(size[:-2]) if size.endswith("kb") else None
+    return RawVersion(number, date, size_kb, parts.get("source_type"))
+
+
+def _ascii_int(text: str) -> int | None:
+    """``text`` as a number when it is ASCII digits only (``str.isdigit`` takes ``²``)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
 def _date(text: str) -> datetime | None:
-    """arXivRaw's ``Fri, 8 Feb 2013 21:00:01 GMT`` as an aware datetime; None if unreadable.
+    """arXivRaw's ``Fri, 8 Feb 2013 21:00:01 GMT`` as a UTC datetime; None if unreadable.
 
     Read by hand for the shape arXiv writes (``email.utils`` takes four times
-    as long, for every version of every record); any other shape goes to it.
+    as long, for every version of every record); any other ASCII shape goes
+    to it, and must have a time that exists in UTC.
     """
+    if not text.isascii():
+        return None
     parts = text.split()  # weekday, day, month, year, time, zone
     if len(parts) == 6 and parts[5] == "GMT" and parts[4].count(":") == 2:
         day, month, year = parts[1], _MONTHS.get(parts[2]), parts[3]
@@ -330,16 +510,20 @@ def _date(text: str) -> datetime | None:
                 return None
     try:
         moment = parsedate_to_datetime(text)
-    except (TypeError, ValueError):
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        # "Fri, 31 Dec 9999 23:59:59 -2359" is past the last time Python has in UTC.
+        return moment.astimezone(UTC)
+    except (TypeError, ValueError, OverflowError):
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _arxiv_id(text: str, position: int) -> str:
+def _arxiv_id(text: str) -> tuple[str, str | None]:
+    """The paper a record's identifier names, and why it names none (then the id is "")."""
     try:
         arxiv_id, version = split_arxiv_id(text)
     except ArxivIdError as exc:
-        raise FeedError(f"record {position} names {text[:80]!r}: {exc.reason}") from None
+        return "", f"names {text[:80]!r}: {exc.reason}"
     if version is not None:
-        raise FeedError(f"record {position} names a version ({text[:80]!r}), not a paper")
-    return arxiv_id
+        return "", f"names a version ({text[:80]!r}), not a paper"
+    return arxiv_id, None
