@@ -4,7 +4,8 @@
 events, statuses and formats use), ``model`` (the frozen types storage hands
 out and takes), ``withdrawal``, ``diff``, ``linking``, ``planner`` (what a
 sync cycle writes), ``refusals`` (when to ask again for a version arXiv
-refuses), ``cadence`` (when an author's feed and sweep come due), ``views``
+refuses), ``cadence`` (when an author's feed and sweep come due), ``throttle``
+(when an arXiv host that throttles us may be asked again), ``views``
 (the JSON shapes of the public surface) and ``textcontrols``.  No module
 here imports ``syncd.storage``, SQLAlchemy or httpx
 (``tests/unit/test_structure.py``), so importing one loads neither;
