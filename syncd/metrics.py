@@ -7,7 +7,8 @@ site, and never touches a metric object.  Label values come from short, fixed
 vocabularies (``CYCLE_RESULTS``, ``EVENT_TYPES``, ...): a value outside one is
 counted as ``other`` so a bug can never grow a series per paper, URL or event.
 
-Database-backed gauges (papers per status, the webhook outbox, versions set aside) are read at
+Database-backed gauges (papers per status, the webhook outbox, versions set aside, the
+cooldowns of arXiv hosts that throttle us) are read at
 scrape time by a ``StoreCollector``; when the database does not answer the
 scrape still succeeds, without those gauges, and
 ``syncd_metrics_collection_errors_total`` goes up.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -63,6 +64,7 @@ __all__ = [
     "observe_retry",
     "observe_revisions",
     "observe_sweeps",
+    "observe_throttled",
     "observe_upstream",
     "observe_version_refused",
     "register_store_collector",
@@ -193,7 +195,15 @@ _UPSTREAM_RETRIES = Counter(
 )
 _UPSTREAM_BACKOFF = Counter(
     "syncd_upstream_backoff_seconds",
-    "Seconds slept in backoff before retrying arXiv API requests.",
+    "Seconds slept in backoff before retrying arXiv API requests (after a throttle: the"
+    " host's cooldown).",
+    registry=REGISTRY,
+)
+# The host label's values are the hosts of the configured arXiv URLs: a handful.
+_THROTTLED = Counter(
+    "syncd_arxiv_throttled",
+    "Throttles arXiv answered this process (a 429, or a 503 with Retry-After), by host.",
+    ["host"],
     registry=REGISTRY,
 )
 
@@ -340,6 +350,11 @@ def observe_retry(delay: float) -> None:
     _UPSTREAM_BACKOFF.inc(_non_negative(delay))
 
 
+def observe_throttled(host: str) -> None:
+    """Count one throttle from ``host`` (``export.arxiv.org``, ...)."""
+    _THROTTLED.labels(host).inc()
+
+
 def observe_pacing(waited: float) -> None:
     """Add the seconds one request waited for its turn in the politeness budget."""
     _UPSTREAM_PACING.inc(_non_negative(waited))
@@ -396,6 +411,8 @@ class StoreSnapshot:
     outbox_pending: int
     outbox_dead: int
     versions_set_aside: int = 0
+    # Seconds until each throttling arXiv host may be asked again (0: now), by host.
+    cooldowns: Mapping[str, float] = field(default_factory=dict)
 
 
 class StoreCollector(Collector):
@@ -418,14 +435,16 @@ class StoreCollector(Collector):
         snapshot = self._snapshot()
         if snapshot is None:
             return []
-        papers, pending, dead, set_aside = _store_families()
+        papers, pending, dead, set_aside, cooldowns = _store_families()
         counts = dict.fromkeys(PAPER_STATUSES, 0) | dict(snapshot.papers_by_status)
         for status, count in sorted(counts.items()):
             papers.add_metric([status], count)
         pending.add_metric([], snapshot.outbox_pending)
         dead.add_metric([], snapshot.outbox_dead)
         set_aside.add_metric([], snapshot.versions_set_aside)
-        return [papers, pending, dead, set_aside]
+        for host, seconds in sorted(snapshot.cooldowns.items()):
+            cooldowns.add_metric([host], seconds)
+        return [papers, pending, dead, set_aside, cooldowns]
 
     def _snapshot(self) -> StoreSnapshot | None:
         """The snapshot, or ``None`` after counting (and, once per outage, logging) a failure."""
@@ -446,7 +465,7 @@ class StoreCollector(Collector):
 
 
 def _store_families() -> tuple[
-    GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily
+    GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily
 ]:
     """Empty families for the database-backed gauges."""
     return (
@@ -460,6 +479,12 @@ def _store_families() -> tuple[
         GaugeMetricFamily(
             "syncd_versions_set_aside",
             "Earlier versions arXiv kept refusing, waiting for their next try.",
+        ),
+        GaugeMetricFamily(
+            "syncd_arxiv_cooldown_seconds",
+            "Seconds until an arXiv host that throttled us may be asked again (0: now), by host;"
+            " every replica reads the same cooldown.",
+            labels=["host"],
         ),
     )
 

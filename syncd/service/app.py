@@ -11,6 +11,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from syncd.config import DatabaseSettings, Settings
@@ -19,6 +20,7 @@ from syncd.delivery.redaction import url_origin
 from syncd.delivery.signing import signing_key
 from syncd.domain.model import EndpointSummary
 from syncd.domain.routing import Endpoint, EndpointSpec, url_hash
+from syncd.domain.throttle import wait_before_start
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
 from syncd.storage import Storage
@@ -111,12 +113,19 @@ class App:
 
         On PostgreSQL it paces through the database, so every replica's
         requests (cycles and backfills alike) share one politeness budget.
+        The cooldowns of hosts that throttle us are the database's on both
+        databases: every process on it waits them out, and they outlive it.
         """
         # The client, the worker and the metrics are imported by the commands that
         # use them: `syncd papers` starts without lxml, the senders and Prometheus.
         from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
 
-        return ArxivClient(self.settings.arxiv, sleep=sleep, pacer=self.storage.pacer)
+        return ArxivClient(
+            self.settings.arxiv,
+            sleep=sleep,
+            pacer=self.storage.pacer,
+            cooldowns=self.storage.cooldowns,
+        )
 
     def dispatcher(self) -> Dispatcher:
         """A worker for the configured endpoints' deliveries."""
@@ -142,7 +151,14 @@ class App:
 
         pending, dead = self.storage.outbox.counts()
         set_aside = self.storage.versions.set_aside_count()
-        return metrics.StoreSnapshot(self.storage.papers.counts(), pending, dead, set_aside)
+        now = datetime.now(UTC)
+        cooldowns = {
+            host: wait_before_start(state, now)
+            for host, state in self.storage.cooldowns.all().items()
+        }
+        return metrics.StoreSnapshot(
+            self.storage.papers.counts(), pending, dead, set_aside, cooldowns
+        )
 
     def endpoint_summaries(self) -> list[EndpointSummary]:
         """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""

@@ -121,7 +121,7 @@ def test_a_crafted_date_or_retry_after_fails_the_cycle_cleanly(
     syncd: Syncd, arxiv: FakeArxiv, fault: fa.Fault
 ) -> None:
     """A 503 or 429 with a Date in no year a datetime holds and a wait past any float is a
-    rate-limited cycle like another: each retry waits backoff_max (2 s), then exit 1 with
+    throttle like another: each retry waits the longest cooldown (2 s), then exit 1 with
     its cycle_failed line and the run failed, no traceback."""
     _baseline(syncd)
     arxiv.inject(fault)
@@ -129,7 +129,7 @@ def test_a_crafted_date_or_retry_after_fails_the_cycle_cleanly(
     assert outcome.code == 1
     assert "Traceback" not in outcome.err
     failed = [line for line in _log_lines(outcome.err) if line["event"] == "cycle_failed"]
-    assert [line["error_type"] for line in failed] == ["RateLimited"]
+    assert [line["error_type"] for line in failed] == ["Throttled"]
     assert "(Retry-After 86400 s)" in failed[0]["error"]
     assert syncd.last_run_status() == "failed"
 

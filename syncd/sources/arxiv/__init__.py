@@ -6,9 +6,9 @@ from syncd.sources.arxiv._client import (
     MAX_ID_LIST_CHARS,
     MAX_IDS_PER_REQUEST,
     ArxivClient,
-    Pacer,
     id_list_batches,
 )
+from syncd.sources.arxiv._pacing import CooldownStore, Pacer, arxiv_host
 from syncd.sources.arxiv._parser import (
     FeedPage,
     clean_text,
@@ -21,8 +21,10 @@ __all__ = [
     "MAX_IDS_PER_REQUEST",
     "MAX_ID_LIST_CHARS",
     "ArxivClient",
+    "CooldownStore",
     "FeedPage",
     "Pacer",
+    "arxiv_host",
     "clean_text",
     "hardened_parser",
     "id_list_batches",
