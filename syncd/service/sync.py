@@ -17,12 +17,16 @@ Once the cycles are stored, the earlier versions of papers they flagged
 (linked or added at vN > 1, or seen jumping versions) are backfilled for
 every author at once (``syncd.service.backfill``); that can fail without touching
 what the cycles stored.
+
+When arXiv throttles us for longer than a request waits (``Throttled``), the
+batch it cut short stores nothing, like any untrusted answer, and the authors
+not reached are left, least recently synced, to come first next cycle.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -32,7 +36,7 @@ from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.domain.cadence import feed_due, sweep_due, sweep_slot
 from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv, name_matches
-from syncd.domain.model import AuthorSyncState, Event, Paper, SyncStats
+from syncd.domain.model import AuthorSyncState, Event, Paper, SyncRun, SyncStats
 from syncd.domain.planner import (
     Observed,
     Plan,
@@ -44,9 +48,10 @@ from syncd.domain.planner import (
 )
 from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.domain.vocabulary import PaperStatus, RunStatus
-from syncd.errors import FeedError, Interrupted, StoreError, UpstreamError
+from syncd.errors import FeedError, Interrupted, StoreError, Throttled, UpstreamError
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
+from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
 from syncd.service.refusals import fetch_earlier
 from syncd.sources.arxiv import ArxivClient
 from syncd.sources.seeds import load_seeds_cached
@@ -68,15 +73,11 @@ _log = structlog.get_logger(__name__)
 # shutdown, or the database.  Each takes the same path (``_failed``).
 _CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError)
 
-# arXiv documents no URL limit; long OR queries have been seen to fail, so
-# a batch stays well under a kilobyte of search_query.
-MAX_QUERY_CHARS = 1000
-MAX_BATCH_AUTHORS = 25
-
 
 @dataclass(frozen=True, slots=True)
 class CycleResult:
-    """How one author's cycle ended; ``run_id`` is None when the database could not start one."""
+    """How one author's cycle ended; ``run_id`` is None when the database could not start one,
+    or when arXiv throttling us left it for later: then ``next_try_at`` says until when."""
 
     run_id: int | None
     author: str
@@ -84,6 +85,12 @@ class CycleResult:
     events: list[Event] = field(default_factory=list)
     error: str | None = None
     stats: SyncStats = field(default_factory=SyncStats)
+    next_try_at: datetime | None = None
+
+    @property
+    def throttled(self) -> bool:
+        """arXiv throttling us stopped the cycle, or left it out."""
+        return self.next_try_at is not None
 
 
 def seed_author(storage: Storage, author: AuthorSettings) -> int:
@@ -106,14 +113,14 @@ def sync_all(
 ) -> list[CycleResult]:
     """Seed (if needed) and sync every author; record each cycle in the metrics.
 
-    Authors without a custom query share batched ``au:"A" OR au:"B"``
-    requests, so N authors cost about N / batch requests, not N.  With
+    Authors without a custom query share batched requests
+    (``syncd.service.batches``).  With
     ``claim_window``, an author whose cycle another replica started within
     that many seconds is skipped (see ``SyncRuns.start``).  With
     ``sweep_interval`` (harvesting), only the authors whose sweep is due get
     a cycle, claimed once per slot; the others' feeds that are due are read
     alone (see the module's doc).  When a cycle succeeded, flagged papers'
-    missing versions are backfilled last.
+    missing versions are backfilled last, unless arXiv throttled us.
     """
     results: list[CycleResult] = []
     # Earlier versions the cycles fetched to link seeds: the backfill needs no request for them.
@@ -126,48 +133,50 @@ def sync_all(
             results.append(_failed(storage, _Cycle(author, None, time.monotonic()), exc))
         else:
             seeded.append(author)
+    claims = last_claims(storage, seeded)
     if sweep_interval is None:
-        for batch in author_batches(seeded):
-            results += _sync_batch(
-                storage, client, batch, settings, lambda _: claim_window, known=known
-            )
+        batches = author_batches(oldest_first(seeded, claims))
+        results += _sync_batches(
+            storage, client, batches, settings, lambda _: claim_window, known=known
+        )
     else:
-        sweeps = _sort_sweeps(storage, client, seeded, sweep_interval)
-        for batch in author_batches(sweeps.due):
-            results += _sync_batch(storage, client, batch, settings, sweeps.window, known=known)
-        results += _read_feeds_alone(storage, client, sweeps, settings, claim_window, known=known)
-    if any(r.ok for r in results):
+        sweeps = _sort_sweeps(storage, client, seeded, sweep_interval, claims)
+        batches = author_batches(sweeps.due)
+        results += _sync_batches(storage, client, batches, settings, sweeps.window, known=known)
+        if not any(r.throttled for r in results):
+            results += _read_feeds_alone(
+                storage, client, sweeps, settings, claim_window, known=known
+            )
+    if any(r.ok for r in results) and not any(r.throttled for r in results):
         backfill_flagged(storage, client, known)
     return results
 
 
-def author_batches(
-    authors: Sequence[AuthorSettings],
-    max_query_chars: int = MAX_QUERY_CHARS,
-    max_authors: int = MAX_BATCH_AUTHORS,
-) -> list[list[AuthorSettings]]:
-    """Group authors into batches whose OR query stays short; a custom query goes alone."""
-    batches: list[list[AuthorSettings]] = []
-    current: list[AuthorSettings] = []
-    for author in authors:
-        if author.query is not None:
-            batches.append([author])
-            continue
-        candidate = [*current, author]
-        if current and (
-            len(batch_query(candidate)) > max_query_chars or len(candidate) > max_authors
-        ):
-            batches.append(current)
-            candidate = [author]
-        current = candidate
-    if current:
-        batches.append(current)
-    return batches
+def _sync_batches(
+    storage: Storage,
+    client: ArxivClient,
+    batches: Sequence[Sequence[AuthorSettings]],
+    settings: SyncSettings,
+    claim_window: Callable[[AuthorSettings], float | None],
+    *,
+    known: dict[str, Record],
+) -> list[CycleResult]:
+    """Each batch's cycles, until arXiv's cooldown outlasts a request's wait."""
+    results: list[CycleResult] = []
+    for number, batch in enumerate(batches):
+        try:
+            client.check_throttle(client.settings.api_url)
+        except Throttled as exc:
+            return results + _left_for_later([a for b in batches[number:] for a in b], exc)
+        results += _sync_batch(storage, client, batch, settings, claim_window, known=known)
+    return results
 
 
-def batch_query(authors: Sequence[AuthorSettings]) -> str:
-    """The ``search_query`` of a batch: one author's query, or their ``au:`` terms ORed."""
-    return " OR ".join(a.search_query for a in authors)
+def _left_for_later(authors: Sequence[AuthorSettings], exc: Throttled) -> list[CycleResult]:
+    """The results of authors whose cycles did not start because arXiv throttles us."""
+    _log.warning("cycles_deferred", authors=len(authors), reason=str(exc))
+    error, when = f"not synced yet: {exc}", exc.next_try_at
+    return [CycleResult(None, a.name, ok=False, error=error, next_try_at=when) for a in authors]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,21 +198,25 @@ class _Sweeps:
 
 
 def _sort_sweeps(
-    storage: Storage, client: ArxivClient, authors: Sequence[AuthorSettings], interval: float
+    storage: Storage,
+    client: ArxivClient,
+    authors: Sequence[AuthorSettings],
+    interval: float,
+    last: Mapping[str, SyncRun],
 ) -> _Sweeps:
-    """Whose sweep is due; of the others, whose own feed is due (see ``_Sweeps``).
+    """Whose sweep is due (least recently synced first; ``last`` holds each author's
+    latest claiming cycle); of the others, whose own feed is due (see ``_Sweeps``).
 
     Only after a sweep that succeeded: while the slot's sweep is running it
     reads the feed itself, and a feed-only cycle must never be the one that
     claims a slot whose sweep failed.
     """
     now = datetime.now(UTC)
-    last = storage.runs.last_claims([a.name for a in authors])
     read = storage.baselines.feeds_read([a.name for a in authors if a.feed_id is not None])
     feed_interval = client.settings.author_feed_interval
     due: list[AuthorSettings] = []
     feeds: list[tuple[AuthorSettings, datetime]] = []
-    for author in authors:
+    for author in oldest_first(authors, last):
         run = last.get(author.name)
         if run is None or sweep_due(author.name, run.started_at, now, interval):
             due.append(author)
@@ -232,6 +245,11 @@ def _read_feeds_alone(
     for author, last_claim in sweeps.feeds:
         if sweep_due(author.name, last_claim, datetime.now(UTC), sweeps.interval):
             continue  # its next slot began since: the next cycle sweeps it, feed included
+        try:
+            client.check_throttle(client.settings.author_feed_url)
+        except Throttled as exc:  # the feeds still due are due next cycle
+            _log.warning("feeds_deferred", reason=str(exc))
+            break
         started = time.monotonic()
         try:
             run_id = storage.runs.start(author.name, unless_started_within=claim_window)
@@ -421,6 +439,9 @@ def _read_claims(
         return
     try:
         records = client.author_feed(feed_id)
+    except Throttled:
+        metrics.observe_author_feed("failed")
+        raise  # as it is: it says when to try again
     except UpstreamError as exc:
         metrics.observe_author_feed("failed")
         raise UpstreamError(f"the arXiv feed of {feed_id} could not be read: {exc}") from exc
@@ -568,4 +589,7 @@ def _failed(storage: Storage, cycle: _Cycle, exc: Exception) -> CycleResult:
     metrics.observe_cycle(False, time.monotonic() - cycle.started, time.time())
     with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=cycle.author.name):
         _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
-    return CycleResult(cycle.run_id, cycle.author.name, ok=False, error=str(exc), stats=stats)
+    when = exc.next_try_at if isinstance(exc, Throttled) else None
+    return CycleResult(
+        cycle.run_id, cycle.author.name, ok=False, error=str(exc), stats=stats, next_try_at=when
+    )
