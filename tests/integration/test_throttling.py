@@ -16,8 +16,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
+from apscheduler.schedulers.background import BackgroundScheduler
 
+from syncd.config import load_settings
 from syncd.domain.throttle import Cooldown
+from syncd.service.app import App
+from syncd.service.daemon import _Daemon
 from syncd.sources.arxiv import arxiv_host
 from syncd.storage import Storage
 from syncd.storage.schema import arxiv_cooldowns_table, authors_table, sync_runs_table
@@ -261,3 +265,36 @@ def test_a_backfill_waits_for_the_cooldown_and_resumes(syncd: Syncd, arxiv: Fake
     eventually(_after_the_cooldown(syncd), 30, "the cooldown over")
     assert syncd("backfill").code == 0
     assert any(f"{OXYGEN}v1" in r.params.get("id_list", "") for r in arxiv.requests[asked:])
+
+
+def test_the_daemon_resumes_a_throttled_harvest_when_the_cooldown_ends(
+    syncd: Syncd, arxiv: FakeArxiv
+) -> None:
+    """`syncd run`'s harvest stopped by a cooldown past backoff_max is run again by a job
+    at the cooldown's end (not at tomorrow's cron), and goes on from its token."""
+    syncd.sections += f'\n[harvest]\nenabled = true\nurl = "{arxiv.oai_url}"\n'
+    syncd.throttle_cooldown, syncd.throttle_cooldown_max = 2.5, CAP
+    assert syncd("sync").code == 0
+    assert syncd("harvest").code == 0  # the next one starts from today: its pages come again
+    app = App.open(load_settings(syncd.config))
+    daemon = _Daemon(app)
+    scheduler = daemon._scheduler = BackgroundScheduler(timezone=UTC)
+    scheduler.start(paused=True)  # the test runs the job itself
+    try:
+        arxiv.inject_always(fa.status(429, when=lambda params: "resumptionToken" in params))
+        daemon.harvest()
+        job = scheduler.get_job("harvest_resume")
+        assert job is not None
+        assert job.next_run_time == _cooldown(syncd).not_before
+        assert app.storage.harvests.state().in_progress
+        arxiv.clear_faults()
+        eventually(_after_the_cooldown(syncd), 30, "the cooldown over")
+        asked = len(arxiv.requests)
+        job.func()
+        assert "resumptionToken" in arxiv.requests[asked].params
+        assert not app.storage.harvests.state().in_progress
+    finally:
+        scheduler.shutdown(wait=False)
+        daemon._client.close()
+        daemon._dispatcher.close(wait=True)
+        app.close()
