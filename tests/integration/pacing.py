@@ -23,9 +23,11 @@ from syncd.storage.migrate import upgrade
 
 __all__ = ["PacerTurns", "RecordingPacer", "pacer_turns"]
 
+# Made afresh for each test: the database outlives one (only syncd's own tables are dropped).
 _INSTALL = (
-    "CREATE SCHEMA IF NOT EXISTS pacer_log",
-    "CREATE TABLE IF NOT EXISTS pacer_log.turns (at timestamptz NOT NULL)",
+    "DROP SCHEMA IF EXISTS pacer_log CASCADE",
+    "CREATE SCHEMA pacer_log",
+    "CREATE TABLE pacer_log.turns (at timestamptz NOT NULL)",
     """
     CREATE OR REPLACE FUNCTION pacer_log.record_turn() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -94,5 +96,7 @@ def pacer_turns(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[
                 return [float(row.at) for row in conn.execute(_TURNS)]
 
         yield PacerTurns(read)
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA pacer_log CASCADE"))
     finally:
         engine.dispose()
