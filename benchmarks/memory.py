@@ -42,7 +42,7 @@ def bulk_known(url: str, pages: Pages, total: int) -> float:
     """Write the state a first sync of ``total`` papers leaves; return the seconds it took."""
     from benchmarks.cycles import author  # noqa: PLC0415
     from syncd.domain.record import content_hash  # noqa: PLC0415
-    from syncd.service.sync import seed_author  # noqa: PLC0415
+    from syncd.service.planning import seed_author  # noqa: PLC0415
     from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
     from syncd.storage.schema import authors_table, papers_table, revisions_table  # noqa: PLC0415
 

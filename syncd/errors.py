@@ -8,6 +8,7 @@
     ├── UpstreamError          arXiv could not be trusted this cycle
     │   ├── RetryableUpstreamError   network trouble, 429, 5xx: worth another try
     │   │   └── RateLimited          429/503 with the wait the server asked for
+    │   │       └── Throttled            arXiv throttles us: its host cools down until a time
     │   └── PermanentUpstreamError   4xx, error feeds, bad or untrustworthy feeds
     │       ├── FeedError            the body is not a trustworthy arXiv Atom feed
     │       ├── ApiError             arXiv answered with its error feed
@@ -43,6 +44,7 @@ __all__ = [
     "StalePlan",
     "StoreError",
     "SyncdError",
+    "Throttled",
     "UpstreamError",
 ]
 
@@ -92,6 +94,23 @@ class RateLimited(RetryableUpstreamError):
     def __init__(self, message: str, retry_after: float | None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class Throttled(RateLimited):
+    """arXiv throttles us: no request to ``host`` starts before ``next_try_at``.
+
+    Raised instead of waiting longer than the client waits (``backoff_max``),
+    or when every attempt was throttled.  What stops on it stored what it had
+    (a harvest its pages, a backfill its versions), or nothing (a cycle), and
+    resumes once the cooldown ends.
+    """
+
+    def __init__(
+        self, message: str, retry_after: float | None, host: str, next_try_at: datetime | None
+    ) -> None:
+        super().__init__(message, retry_after)
+        self.host = host
+        self.next_try_at = next_try_at
 
 
 class PermanentUpstreamError(UpstreamError):

@@ -8,7 +8,7 @@ vocabularies (``CYCLE_RESULTS``, ``EVENT_TYPES``, ...): a value outside one is
 counted as ``other`` so a bug can never grow a series per paper, URL or event.
 
 Database-backed gauges (papers per status, the webhook outbox, versions set aside, the
-harvest's dates) are read at
+harvest's dates, the cooldowns of arXiv hosts that throttle us) are read at
 scrape time by a ``StoreCollector``; when the database does not answer the
 scrape still succeeds, without those gauges, and
 ``syncd_metrics_collection_errors_total`` goes up.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -63,6 +63,7 @@ __all__ = [
     "observe_retry",
     "observe_revisions",
     "observe_sweeps",
+    "observe_throttled",
     "observe_upstream",
     "observe_version_refused",
     "register_store_collector",
@@ -183,7 +184,15 @@ _UPSTREAM_RETRIES = Counter(
 )
 _UPSTREAM_BACKOFF = Counter(
     "syncd_upstream_backoff_seconds",
-    "Seconds slept in backoff before retrying arXiv API requests.",
+    "Seconds slept in backoff before retrying arXiv API requests (after a throttle: the"
+    " host's cooldown).",
+    registry=REGISTRY,
+)
+# The host label's values are the hosts of the configured arXiv URLs: a handful.
+_THROTTLED = Counter(
+    "syncd_arxiv_throttled",
+    "Throttles arXiv answered this process (a 429, or a 503 with Retry-After), by host.",
+    ["host"],
     registry=REGISTRY,
 )
 
@@ -322,6 +331,11 @@ def observe_retry(delay: float) -> None:
     _UPSTREAM_BACKOFF.inc(_non_negative(delay))
 
 
+def observe_throttled(host: str) -> None:
+    """Count one throttle from ``host`` (``export.arxiv.org``, ...)."""
+    _THROTTLED.labels(host).inc()
+
+
 def observe_pacing(waited: float) -> None:
     """Add the seconds one request waited for its turn in the politeness budget."""
     _UPSTREAM_PACING.inc(_non_negative(waited))
@@ -382,6 +396,8 @@ class StoreSnapshot:
     # None before the first.  Read from the database, so a harvest by `syncd harvest` counts.
     harvest_from: float | None = None
     last_harvest: float | None = None
+    # Seconds until each throttling arXiv host may be asked again (0: now), by host.
+    cooldowns: Mapping[str, float] = field(default_factory=dict)
 
 
 class StoreCollector(Collector):
@@ -404,14 +420,16 @@ class StoreCollector(Collector):
         snapshot = self._snapshot()
         if snapshot is None:
             return []
-        papers, pending, dead, set_aside, harvest_from, last_harvest = _store_families()
+        papers, pending, dead, set_aside, harvest_from, last_harvest, cooldowns = _store_families()
         counts = dict.fromkeys(PAPER_STATUSES, 0) | dict(snapshot.papers_by_status)
         for status, count in sorted(counts.items()):
             papers.add_metric([status], count)
         pending.add_metric([], snapshot.outbox_pending)
         dead.add_metric([], snapshot.outbox_dead)
         set_aside.add_metric([], snapshot.versions_set_aside)
-        found = [papers, pending, dead, set_aside]
+        for host, seconds in sorted(snapshot.cooldowns.items()):
+            cooldowns.add_metric([host], seconds)
+        found = [papers, pending, dead, set_aside, cooldowns]
         # Absent before the first harvest: a 0 would read as a harvest in 1970.
         harvest = ((harvest_from, snapshot.harvest_from), (last_harvest, snapshot.last_harvest))
         for family, value in harvest:
@@ -459,6 +477,12 @@ def _store_families() -> tuple[GaugeMetricFamily, ...]:
         GaugeMetricFamily(
             "syncd_last_successful_harvest_timestamp_seconds",
             "Unix time at which the most recent complete harvest finished.",
+        ),
+        GaugeMetricFamily(
+            "syncd_arxiv_cooldown_seconds",
+            "Seconds until an arXiv host that throttled us may be asked again (0: now), by host;"
+            " every replica reads the same cooldown.",
+            labels=["host"],
         ),
     )
 

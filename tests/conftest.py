@@ -17,13 +17,14 @@ import pytest
 import sqlalchemy as sa
 import structlog
 
+from syncd.sources.arxiv import _pacing
 from syncd.storage.schema import metadata
 from tests.hypothesis_profiles import load_profile
 
 # Before any test module is imported: their @settings start from the profile.
 load_profile()
 
-pytest_plugins = ["tests.helpers", "tests.integration.daemons"]
+pytest_plugins = ["tests.helpers", "tests.integration.daemons", "tests.integration.pacing"]
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "SYNCD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -35,6 +36,14 @@ def _fresh_logging() -> Iterator[None]:
     """Reset structlog after each test: the CLI may have pointed it at a closed stream."""
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture(autouse=True)
+def _no_cooldown_left() -> Iterator[None]:
+    """Forget the arXiv cooldowns kept in this process's memory after each test: a fake on
+    a port another test's throttling fake had would otherwise start cooled down."""
+    yield
+    _pacing._COOLDOWNS.reset()
 
 
 def _postgres_unavailable(reason: str) -> None:

@@ -12,7 +12,8 @@ from syncd.errors import ConfigError, UpstreamError
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.backfill import plan_backfill, run_backfill
-from syncd.service.sync import seed_author, sync_all
+from syncd.service.planning import seed_author
+from syncd.service.sync import sync_all
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 
 __all__ = ["backfill", "db_check", "db_upgrade", "run", "seed", "sync"]

@@ -88,6 +88,9 @@ class ArxivSettings(Section):
     # at most once per author_feed_interval seconds: claims change rarely.
     author_feed_url: str = "https://arxiv.org/a/"
     author_feed_interval: float = Field(86400.0, ge=0, le=WEEK)
+    # A throttle's first cooldown step, and the longest one (syncd.domain.throttle).
+    throttle_cooldown: float = Field(60.0, gt=0, le=DAY)
+    throttle_cooldown_max: float = Field(3600.0, gt=0, le=DAY)
 
     @field_validator("api_url", "author_feed_url")
     @classmethod

@@ -21,6 +21,7 @@ from syncd.delivery.redaction import url_origin
 from syncd.delivery.signing import signing_key
 from syncd.domain.model import EndpointSummary
 from syncd.domain.routing import Endpoint, EndpointSpec, url_hash
+from syncd.domain.throttle import wait_before_start
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
 from syncd.storage import Storage
@@ -119,12 +120,19 @@ class App:
 
         On PostgreSQL it paces through the database, so every replica's
         requests (cycles and backfills alike) share one politeness budget.
+        The cooldowns of hosts that throttle us are the database's on both
+        databases: every process on it waits them out, and they outlive it.
         """
         # The client, the worker and the metrics are imported by the commands that
         # use them: `syncd papers` starts without lxml, the senders and Prometheus.
         from syncd.sources.arxiv import ArxivClient  # noqa: PLC0415
 
-        return ArxivClient(self.settings.arxiv, sleep=sleep, pacer=self.storage.pacer)
+        return ArxivClient(
+            self.settings.arxiv,
+            sleep=sleep,
+            pacer=self.storage.pacer,
+            cooldowns=self.storage.cooldowns,
+        )
 
     def dispatcher(self) -> Dispatcher:
         """A worker for the configured endpoints' deliveries."""
@@ -151,6 +159,11 @@ class App:
         pending, dead = self.storage.outbox.counts()
         set_aside = self.storage.versions.set_aside_count()
         harvest = self.storage.harvests.state()
+        now = datetime.now(UTC)
+        cooldowns = {
+            host: wait_before_start(state, now)
+            for host, state in self.storage.cooldowns.all().items()
+        }
         return metrics.StoreSnapshot(
             self.storage.papers.counts(),
             pending,
@@ -162,6 +175,7 @@ class App:
                 else None
             ),
             last_harvest=harvest.last_success_at.timestamp() if harvest.last_success_at else None,
+            cooldowns=cooldowns,
         )
 
     def endpoint_summaries(self) -> list[EndpointSummary]:

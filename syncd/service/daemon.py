@@ -9,6 +9,10 @@ and arXiv connection (the politeness budget is shared): a long harvest never
 holds back a cycle, and a cycle and a harvest page that write one author's
 papers take turns by the author's write sequence (``syncd.service.harvest``).
 
+When arXiv throttles us past what a request waits, the cycle or harvest it
+stopped runs again once the cooldown ends (a one-off job), not only at its
+next scheduled time: a daily harvest would otherwise resume a day later.
+
 Shutdown (SIGTERM, SIGINT) is ordered: stop scheduling, let the cycle and the
 harvest in flight stop at their next wait (a cycle then stores nothing, a
 harvest keeps its pages applied), let deliveries in flight finish, give back
@@ -30,11 +34,13 @@ import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from syncd import metrics
 from syncd.config import ScheduleSettings
-from syncd.errors import Interrupted, StoreError, SyncdError
+from syncd.domain.throttle import describe
+from syncd.errors import Interrupted, StoreError, SyncdError, Throttled
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.harvest import harvest
@@ -161,6 +167,9 @@ class _Daemon:
                 self._last_success = datetime.now(UTC)
             if any(r.events for r in results):
                 self._wake.set()
+            throttled = [r.next_try_at for r in results if r.next_try_at is not None]
+            if throttled:
+                self._resume_after_throttle("sync", self.cycle, max(throttled))
 
     def harvest(self) -> None:
         """One scheduled harvest (when ``[harvest] enabled``); wakes the worker on events."""
@@ -168,7 +177,14 @@ class _Daemon:
             if self._stop.is_set():
                 return
             try:
+                # Not even claimed while arXiv cools down: nothing to record as failed.
+                self._harvest_client.check_throttle(self._settings.harvest.url)
                 result = harvest(self._app.storage, self._harvest_client, self._settings)
+            except Throttled as exc:
+                # The pages applied stay applied; the harvest resumes from its token.
+                _log.warning("harvest_throttled", error=str(exc))
+                self._resume_after_throttle("harvest", self.harvest, exc.next_try_at)
+                return
             except SyncdError as exc:
                 # The pages applied stay applied; the next harvest resumes.
                 _log.error("harvest_failed", error=str(exc), error_type=type(exc).__name__)
@@ -181,13 +197,32 @@ class _Daemon:
             if result.events:
                 self._wake.set()
 
+    def _resume_after_throttle(
+        self, job: str, run: Callable[[], None], when: datetime | None
+    ) -> None:
+        """Run ``run`` once more when arXiv's cooldown ends (``when``), before its schedule."""
+        scheduler = self._scheduler
+        if when is None or scheduler is None or not scheduler.running:
+            return
+        scheduler.add_job(
+            run,
+            DateTrigger(run_date=when, timezone=UTC),
+            id=f"{job}_resume",
+            replace_existing=True,
+            misfire_grace_time=None,
+        )
+        _log.info("resume_scheduled", job=job, at=when.isoformat())
+
     def ready(self) -> Readiness:
         """The verdict ``/readyz`` gives."""
         harvest_done = self._last_harvest
+        throttling: list[str] = []
         try:
             last_success, database_ok = self._app.storage.runs.last_success(), True
             if self._settings.harvest.enabled:
                 harvest_done = self._app.storage.harvests.state().last_success_at
+            cooldowns = self._app.storage.cooldowns.all().items()
+            throttling = [said for host, state in cooldowns if (said := describe(host, state))]
         except StoreError:
             last_success, database_ok = self._last_success, False
         return readiness(
@@ -200,6 +235,7 @@ class _Daemon:
             if self._settings.harvest.enabled
             else None,
             following=self._following,
+            throttling=throttling,
         )
 
     def next_sync(self) -> datetime | None:

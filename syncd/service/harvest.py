@@ -54,7 +54,7 @@ from syncd.errors import (
 from syncd.faults import fault_point
 from syncd.service.authors import followed_settings
 from syncd.service.backfill import backfill_flagged
-from syncd.service.sync import observe, plan_author
+from syncd.service.planning import observe, plan_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.sources.oai import OaiClient, OaiEntry, OaiPage

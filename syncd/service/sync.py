@@ -21,12 +21,16 @@ Once the cycles are stored, the earlier versions of papers they flagged
 (linked or added at vN > 1, or seen jumping versions) are backfilled for
 every author at once (``syncd.service.backfill``); that can fail without touching
 what the cycles stored.
+
+When arXiv throttles us for longer than a request waits (``Throttled``), the
+batch it cut short stores nothing, like any untrusted answer, and the authors
+not reached are left, least recently synced, to come first next cycle.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -36,36 +40,30 @@ from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.domain.attribution import NameIndex, split_batch
 from syncd.domain.cadence import feed_due, sweep_due, sweep_slot
-from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv
-from syncd.domain.model import AuthorSyncState, Event, Paper, SyncStats
+from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats
 from syncd.domain.planner import (
     Observed,
     Plan,
-    Snapshot,
-    check_trust,
-    needs_identity_basis,
-    plan_cycle,
-    seed_writes,
 )
-from syncd.domain.record import Record, split_arxiv_id, versioned_id
-from syncd.domain.vocabulary import PaperStatus, RunStatus
-from syncd.errors import ConflictError, FeedError, Interrupted, StoreError, UpstreamError
+from syncd.domain.record import Record
+from syncd.domain.vocabulary import RunStatus
+from syncd.errors import (
+    ConflictError,
+    FeedError,
+    Interrupted,
+    StoreError,
+    Throttled,
+    UpstreamError,
+)
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
-from syncd.service.batches import author_batches, batch_query
-from syncd.service.refusals import fetch_earlier
+from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
+from syncd.service.planning import observe, plan_author, seed_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
-from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
 
-__all__ = [
-    "CycleResult",
-    "observe",
-    "plan_author",
-    "seed_author",
-    "sync_all",
-]
+__all__ = ["CycleResult", "sync_all"]
 
 _log = structlog.get_logger(__name__)
 
@@ -77,7 +75,8 @@ _CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError, ConflictError)
 
 @dataclass(frozen=True, slots=True)
 class CycleResult:
-    """How one author's cycle ended; ``run_id`` is None when the database could not start one."""
+    """How one author's cycle ended; ``run_id`` is None when the database could not start one,
+    or when arXiv throttling us left it for later: then ``next_try_at`` says until when."""
 
     run_id: int | None
     author: str
@@ -85,15 +84,12 @@ class CycleResult:
     events: list[Event] = field(default_factory=list)
     error: str | None = None
     stats: SyncStats = field(default_factory=SyncStats)
+    next_try_at: datetime | None = None
 
-
-def seed_author(storage: Storage, author: AuthorSettings) -> int:
-    """Import the author's seed snapshot; return how many papers were new (0 on a re-run)."""
-    # Cached: sync_all seeds at every cycle, and the files rarely change.
-    added = storage.import_seeds(author.name, seed_writes(load_seeds_cached(author.seeds)))
-    if added:
-        _log.info("seed_imported", author=author.name, papers_added=added)
-    return added
+    @property
+    def throttled(self) -> bool:
+        """arXiv throttling us stopped the cycle, or left it out."""
+        return self.next_try_at is not None
 
 
 def sync_all(
@@ -107,14 +103,14 @@ def sync_all(
 ) -> list[CycleResult]:
     """Seed (if needed) and sync every author; record each cycle in the metrics.
 
-    Authors without a custom query share batched ``au:"A" OR au:"B"``
-    requests, so N authors cost about N / batch requests, not N.  With
+    Authors without a custom query share batched requests
+    (``syncd.service.batches``).  With
     ``claim_window``, an author whose cycle another replica started within
     that many seconds is skipped (see ``SyncRuns.start``).  With
     ``sweep_interval`` (harvesting), only the authors whose sweep is due get
     a cycle, claimed once per slot; the others' feeds that are due are read
     alone (see the module's doc).  When a cycle succeeded, flagged papers'
-    missing versions are backfilled last.
+    missing versions are backfilled last, unless arXiv throttled us.
     """
     # Every followed author, not only these: a name is contested by whoever it could be.
     followed = NameIndex(storage.authors.followed_names())
@@ -129,29 +125,61 @@ def sync_all(
             results.append(_failed(storage, _Cycle(author, None, time.monotonic()), exc))
         else:
             seeded.append(author)
+    claims = last_claims(storage, seeded)
     if sweep_interval is None:
-        for batch in author_batches(seeded):
-            results += _sync_batch(
-                storage,
-                client,
-                batch,
-                settings,
-                lambda _: claim_window,
-                known=known,
-                followed=followed,
-            )
-    else:
-        sweeps = _sort_sweeps(storage, client, seeded, sweep_interval)
-        for batch in author_batches(sweeps.due):
-            results += _sync_batch(
-                storage, client, batch, settings, sweeps.window, known=known, followed=followed
-            )
-        results += _read_feeds_alone(
-            storage, client, sweeps, settings, claim_window, known=known, followed=followed
+        batches = author_batches(oldest_first(seeded, claims))
+        results += _sync_batches(
+            storage,
+            client,
+            batches,
+            settings,
+            lambda _: claim_window,
+            known=known,
+            followed=followed,
         )
-    if any(r.ok for r in results):
+    else:
+        sweeps = _sort_sweeps(storage, client, seeded, sweep_interval, claims)
+        batches = author_batches(sweeps.due)
+        results += _sync_batches(
+            storage, client, batches, settings, sweeps.window, known=known, followed=followed
+        )
+        if not any(r.throttled for r in results):
+            results += _read_feeds_alone(
+                storage, client, sweeps, settings, claim_window, known=known, followed=followed
+            )
+    if any(r.ok for r in results) and not any(r.throttled for r in results):
         backfill_flagged(storage, client, known)
     return results
+
+
+def _sync_batches(
+    storage: Storage,
+    client: ArxivClient,
+    batches: Sequence[Sequence[AuthorSettings]],
+    settings: SyncSettings,
+    claim_window: Callable[[AuthorSettings], float | None],
+    *,
+    known: dict[str, Record],
+    followed: NameIndex,
+) -> list[CycleResult]:
+    """Each batch's cycles, until arXiv's cooldown outlasts a request's wait."""
+    results: list[CycleResult] = []
+    for number, batch in enumerate(batches):
+        try:
+            client.check_throttle(client.settings.api_url)
+        except Throttled as exc:
+            return results + _left_for_later([a for b in batches[number:] for a in b], exc)
+        results += _sync_batch(
+            storage, client, batch, settings, claim_window, known=known, followed=followed
+        )
+    return results
+
+
+def _left_for_later(authors: Sequence[AuthorSettings], exc: Throttled) -> list[CycleResult]:
+    """The results of authors whose cycles did not start because arXiv throttles us."""
+    _log.warning("cycles_deferred", authors=len(authors), reason=str(exc))
+    error, when = f"not synced yet: {exc}", exc.next_try_at
+    return [CycleResult(None, a.name, ok=False, error=error, next_try_at=when) for a in authors]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,21 +201,25 @@ class _Sweeps:
 
 
 def _sort_sweeps(
-    storage: Storage, client: ArxivClient, authors: Sequence[AuthorSettings], interval: float
+    storage: Storage,
+    client: ArxivClient,
+    authors: Sequence[AuthorSettings],
+    interval: float,
+    last: Mapping[str, SyncRun],
 ) -> _Sweeps:
-    """Whose sweep is due; of the others, whose own feed is due (see ``_Sweeps``).
+    """Whose sweep is due (least recently synced first; ``last`` holds each author's
+    latest claiming cycle); of the others, whose own feed is due (see ``_Sweeps``).
 
     Only after a sweep that succeeded: while the slot's sweep is running it
     reads the feed itself, and a feed-only cycle must never be the one that
     claims a slot whose sweep failed.
     """
     now = datetime.now(UTC)
-    last = storage.runs.last_claims([a.name for a in authors])
     read = storage.baselines.feeds_read([a.name for a in authors if a.feed_id is not None])
     feed_interval = client.settings.author_feed_interval
     due: list[AuthorSettings] = []
     feeds: list[tuple[AuthorSettings, datetime]] = []
-    for author in authors:
+    for author in oldest_first(authors, last):
         run = last.get(author.name)
         if run is None or sweep_due(author.name, run.started_at, now, interval):
             due.append(author)
@@ -217,6 +249,11 @@ def _read_feeds_alone(
     for author, last_claim in sweeps.feeds:
         if sweep_due(author.name, last_claim, datetime.now(UTC), sweeps.interval):
             continue  # its next slot began since: the next cycle sweeps it, feed included
+        try:
+            client.check_throttle(client.settings.author_feed_url)
+        except Throttled as exc:  # the feeds still due are due next cycle
+            _log.warning("feeds_deferred", reason=str(exc))
+            break
         started = time.monotonic()
         try:
             run_id = storage.runs.start(author.name, unless_started_within=claim_window)
@@ -329,16 +366,6 @@ def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
     observe(storage, cycle.author, cycle.observed, records)
 
 
-def observe(
-    storage: Storage, author: AuthorSettings, observed: Observed, records: Sequence[Record]
-) -> None:
-    """Note one page's entries for one author, comparing content hashes in one query."""
-    excluded = author.exclude_ids
-    fresh = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in excluded]
-    states = storage.papers.states(author.name, [r.arxiv_id or "" for r in fresh])
-    observed.take(fresh, states)
-
-
 def _finish(
     storage: Storage,
     client: ArxivClient,
@@ -443,6 +470,9 @@ def _read_claims(
         return
     try:
         records = client.author_feed(feed_id)
+    except Throttled:
+        metrics.observe_author_feed("failed")
+        raise  # as it is: it says when to try again
     except UpstreamError as exc:
         metrics.observe_author_feed("failed")
         raise UpstreamError(f"the arXiv feed of {feed_id} could not be read: {exc}") from exc
@@ -458,102 +488,6 @@ def _read_claims(
     _take(storage, cycle, [r for r in claims if r.arxiv_id not in cycle.observed.seen])
     cycle.claims = [r.arxiv_id or "" for r in claims]
     _log.info("author_feed_read", feed=feed_id, claimed=len(claims))
-
-
-def plan_author(
-    storage: Storage,
-    client: ArxivClient,
-    author: AuthorSettings,
-    observed: Observed,
-    *,
-    fetched: dict[str, Record],
-    settings: SyncSettings,
-    complete: bool,
-    claims: Sequence[str] = (),
-    baseline: bool = False,
-    followed: NameIndex | None = None,
-) -> Plan:
-    """Load what an author's decisions need, link seed papers, and plan the writes.
-
-    ``complete``: ``observed`` is everything arXiv holds of the author (a
-    cycle's name query), so a tracked paper missing from it counts as
-    absent; a harvest sees only what changed and counts no absence.
-    Earlier versions fetched to link seeds go into ``fetched``.  ``claims`` are
-    the author's own feed's papers, and ``baseline`` says this is the author's
-    first complete sync (it announces nothing but ``author.added``);
-    ``followed`` indexes every followed author's name (``Snapshot.followed``).
-    """
-    name = author.name
-    changed = storage.papers.with_ids(name, observed.changed)
-    check_trust(observed, storage.papers.tracked_count(name) if complete else 0, changed)
-    unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
-    links = _link_seeds(storage, client, unlinked, observed, fetched)
-    names: set[str] = set()
-    categories: set[str] = set()
-    if needs_identity_basis(observed, set(links.values()), changed):
-        names, categories = storage.papers.identity_basis(name)
-    snapshot = Snapshot(
-        author=name,
-        include_ids=author.include_ids,
-        removal_after=settings.removal_after,
-        unlinked=unlinked,
-        changed=changed,
-        absent=storage.papers.tracked_missing_from(name, observed.seen) if complete else (),
-        identity_names=names,
-        identity_categories=categories,
-        claimed=claims,
-        baseline=baseline,
-        # Nothing tells the author from namesakes: their co-author groups will.
-        basis_margin=None if author.seeds or claims else settings.basis_margin,
-        followed=followed,
-    )
-    return plan_cycle(snapshot, observed, links)
-
-
-def _link_seeds(
-    storage: Storage,
-    client: ArxivClient,
-    unlinked: Sequence[Paper],
-    observed: Observed,
-    fetched: dict[str, Record],
-) -> dict[int, str]:
-    """Match unlinked seed papers to new entries (paper id → arXiv id).
-
-    Current versions first; only when seeds remain unmatched and some new
-    entry has earlier versions are those fetched, in one batched request,
-    and kept in ``fetched`` for the backfill.  An entry whose earlier
-    version arXiv refused is deferred to a later cycle until that version
-    is set aside (``syncd.domain.refusals``); the rest of the cycle goes on.
-    """
-    if not unlinked or not observed.new:
-        return {}
-    histories = storage.papers.histories([p.id for p in unlinked])
-    seeds = {paper_id: [r.record for r in revisions] for paper_id, revisions in histories.items()}
-    versions: dict[str, list[Record]] = {i: [r] for i, r in observed.new.items()}
-    assignment = link_seeds_to_arxiv(seeds, versions)
-    pending = [r for i, r in observed.new.items() if i not in assignment.pairs.values()]
-    wanted = earlier_version_ids(pending)
-    if len(assignment.pairs) < len(unlinked) and wanted:
-        records, awaited = fetch_earlier(storage.versions, client.fetch_ids, wanted)
-        for record in records:
-            if record.arxiv_id in versions:
-                versions[record.arxiv_id].append(record)
-                fetched[versioned_id(record.arxiv_id, record.version or 0)] = record
-        _defer(observed, versions, awaited)
-        assignment = link_seeds_to_arxiv(seeds, versions)
-    for key, close in assignment.ambiguous.items():
-        _log.warning("link_ambiguous", paper_id=key, candidates=list(close))
-    return dict(assignment.pairs)
-
-
-def _defer(observed: Observed, versions: dict[str, list[Record]], awaited: Collection[str]) -> None:
-    """Leave the entries whose earlier versions are ``awaited`` for a later cycle to decide."""
-    entries = {split_arxiv_id(ident)[0] for ident in awaited}
-    for arxiv_id in sorted(entries & set(versions)):
-        versions.pop(arxiv_id)
-        observed.defer(arxiv_id)
-        waiting = sorted(i for i in awaited if split_arxiv_id(i)[0] == arxiv_id)
-        _log.info("entry_deferred", arxiv_id=arxiv_id, awaiting=waiting)
 
 
 def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:
@@ -593,4 +527,7 @@ def _failed(storage: Storage, cycle: _Cycle, exc: Exception) -> CycleResult:
     metrics.observe_cycle(False, time.monotonic() - cycle.started, time.time())
     with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=cycle.author.name):
         _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
-    return CycleResult(cycle.run_id, cycle.author.name, ok=False, error=str(exc), stats=stats)
+    when = exc.next_try_at if isinstance(exc, Throttled) else None
+    return CycleResult(
+        cycle.run_id, cycle.author.name, ok=False, error=str(exc), stats=stats, next_try_at=when
+    )

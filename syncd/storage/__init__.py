@@ -3,9 +3,10 @@
 ``Storage`` opens one ``Database`` and hands out a repository per aggregate:
 ``authors`` (followed authors and review decisions), ``papers`` (papers and
 their revisions), ``versions`` (what histories lack, and backfilled versions),
-``runs`` (sync cycles), ``events`` (the event log) and ``outbox`` (webhook
-endpoints and deliveries); on PostgreSQL, ``pacer`` is the arXiv politeness
-budget every replica shares.  Callers hand in frozen write commands and get
+``runs`` (sync cycles), ``events`` (the event log), ``outbox`` (webhook
+endpoints and deliveries) and ``cooldowns`` (the arXiv hosts that throttle
+us); on PostgreSQL, ``pacer`` is the arXiv politeness budget every replica
+shares.  Callers hand in frozen write commands and get
 frozen domain objects back, never rows: both are ``syncd.domain.model``'s
 types (``rows`` maps one to the other).
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
@@ -32,6 +33,7 @@ from syncd.storage.baselines import (
     record_baseline,
     record_claims,
 )
+from syncd.storage.cooldowns import Cooldowns
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
@@ -49,6 +51,7 @@ __all__ = [
     "Authors",
     "Baselines",
     "Claim",
+    "Cooldowns",
     "Database",
     "EventQuery",
     "EventStamp",
@@ -79,6 +82,7 @@ class Storage:
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
         self.harvests = Harvests(self.db)
+        self.cooldowns = Cooldowns(self.db)
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 

@@ -14,6 +14,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from syncd.domain.author_names import name_key
 
 __all__ = [
+    "arxiv_cooldowns_table",
     "arxiv_pacer_table",
     "author_decisions_table",
     "authors_table",
@@ -215,6 +216,19 @@ arxiv_pacer_table = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("last_start", _TIME),
+)
+
+# One row per arXiv host that throttled us (syncd.domain.throttle): the cooldown
+# every request to it, of every replica and process, waits for.  ``step`` is
+# in seconds; a host never throttled has no row.
+arxiv_cooldowns_table = sa.Table(
+    "arxiv_cooldowns",
+    metadata,
+    sa.Column("host", sa.String(300), primary_key=True),
+    sa.Column("step", sa.Float, nullable=False),
+    sa.Column("not_before", _TIME),
+    sa.Column("throttled_at", _TIME),
+    sa.Column("throttles", sa.Integer, nullable=False),
 )
 
 # Versions arXiv refused when asked by versioned id, and when to ask again

@@ -3,7 +3,8 @@
 ``sync_status`` is the one source of the status strip every page carries
 (and of the index's "every sync so far failed"): per followed author the
 last good cycle and a failure since, when this process syncs next, and,
-with ``[harvest] enabled``, how the OAI-PMH harvester goes (its stored state).
+with ``[harvest] enabled``, how the OAI-PMH harvester goes (its stored state);
+and which arXiv hosts throttle us, until when (``syncd.domain.throttle``).
 The next sync is known only to the process that schedules it (``syncd
 run``); a web server without the scheduler says it does not know.
 
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 
 from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
 from syncd.domain.record import normalize_name, split_arxiv_id
+from syncd.domain.throttle import Cooldown
 from syncd.storage import HarvestState
 
 __all__ = [
@@ -44,12 +46,14 @@ class SyncStatus:
     ``scheduled`` is whether this process schedules cycles at all (``syncd
     run``); without it ``next_sync`` is None because it cannot be known here.
     ``harvest`` is the harvester's state, None when it is not enabled.
+    ``throttled`` pairs each arXiv host that slows us down with its cooldown.
     """
 
     authors: tuple[AuthorSyncs, ...]
     scheduled: bool
     next_sync: datetime | None
     harvest: HarvestState | None = None
+    throttled: tuple[tuple[str, Cooldown], ...] = ()
 
     @property
     def every_sync_failed(self) -> SyncRun | None:
@@ -65,13 +69,17 @@ def sync_status(
     followed: Sequence[str],
     next_sync: NextSync | None,
     harvest: HarvestState | None = None,
+    cooldowns: Mapping[str, Cooldown] | None = None,
 ) -> SyncStatus:
     """The status of the ``followed`` authors (in that order) from their runs ``found``,
-    and of the harvester if ``harvest`` holds its state."""
+    of the harvester if ``harvest`` holds its state, and of the arXiv hosts whose
+    ``cooldowns`` still slow us down."""
     by_name = {author.author: author for author in found}
     authors = tuple(by_name.get(name, AuthorSyncs(name, None, None, False)) for name in followed)
     when = next_sync() if next_sync is not None else None
-    return SyncStatus(authors, next_sync is not None, when, harvest)
+    slowed = [(host, c) for host, c in (cooldowns or {}).items() if c.slowed]
+    throttled = tuple(sorted(slowed, key=lambda pair: pair[0]))
+    return SyncStatus(authors, next_sync is not None, when, harvest, throttled)
 
 
 def search(papers: Sequence[Paper], query: str) -> list[Paper]:

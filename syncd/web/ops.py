@@ -9,7 +9,7 @@ or secrets.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -44,6 +44,7 @@ def readiness(
     *,
     harvest: tuple[datetime | None, float] | None = None,
     following: bool = True,
+    throttling: Sequence[str] = (),
 ) -> Readiness:
     """Ready when the database answers and a cycle succeeded within ``max_age`` seconds.
 
@@ -52,7 +53,10 @@ def readiness(
     With ``harvest`` (its last complete harvest and the age allowed), the
     harvester is judged the same way, as ``last_harvest``.  Without an
     author to follow (``following`` false) no cycle has anything to do, and
-    none is expected: a lab adds its authors at run time.
+    none is expected: a lab adds its authors at run time.  ``throttling``
+    says which arXiv hosts throttle us (check ``arxiv``): news, not a verdict,
+    as this process serves as well as ever; a storm long enough to matter
+    makes ``last_cycle`` stale.
     """
     cycle_ok, cycle_check = _last_success_check(last_success, started_at, now, max_age, "cycle")
     if not following:
@@ -62,6 +66,7 @@ def readiness(
         "last_cycle": cycle_check,
     }
     ready = database_ok and cycle_ok
+    checks["arxiv"] = "; ".join(throttling) or "ok"
     if harvest is not None:
         harvest_ok, checks["last_harvest"] = _last_success_check(
             harvest[0], started_at, now, harvest[1], "harvest"

@@ -224,7 +224,13 @@ def page_renderer(app: App, next_sync: NextSync | None = None) -> Callable[..., 
 
     def page(template: str, **context: Any) -> Response:
         harvest = app.storage.harvests.state() if app.settings.harvest.enabled else None
-        status = sync_status(app.storage.runs.by_author(), app.followed_names(), next_sync, harvest)
+        status = sync_status(
+            app.storage.runs.by_author(),
+            app.followed_names(),
+            next_sync,
+            harvest,
+            app.storage.cooldowns.all(),
+        )
         return _page(template, sync=status, **context)
 
     return page

@@ -51,6 +51,9 @@ class Syncd:
     seeds: tuple[Path, ...] = tuple(SEEDS)
     arxiv_options: str = ""  # more keys of the [arxiv] table
     author_table: bool = True  # the seeded author's [[authors]] table (with ``extra``)
+    # Short, and within backoff_max: a throttle is waited out in place, as transient faults are.
+    throttle_cooldown: float = 0.05
+    throttle_cooldown_max: float = 2.0
 
     @property
     def config(self) -> Path:
@@ -64,6 +67,8 @@ timeout = 0.5
 max_retries = 2
 backoff_base = 0.01
 backoff_max = 2.0
+throttle_cooldown = {self.throttle_cooldown}
+throttle_cooldown_max = {self.throttle_cooldown_max}
 {self.arxiv_options}
 
 [database]

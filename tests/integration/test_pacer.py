@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -16,9 +15,11 @@ from syncd.storage.database import Database
 from syncd.storage.migrate import upgrade
 from syncd.storage.pacer import SEND_MARGIN
 from syncd.storage.schema import arxiv_pacer_table
+from tests.integration.pacing import PacerTurns
 
 ON_POSTGRES = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 INTERVAL = 0.5
+START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -36,8 +37,9 @@ def replicas(database_url: str) -> Iterator[list[SharedPacer]]:
 
 
 @pytest.fixture
-def stopped_clock(database_url: str) -> Iterator[tuple[SharedPacer, sa.Engine]]:
-    """A shared pacer that reads the time from a table the test sets (and that table's engine).
+def stopped_clock(database_url: str) -> Iterator[tuple[list[SharedPacer], sa.Engine]]:
+    """Three replicas' shared pacers reading the time from a table the test sets, and that
+    table's engine.
 
     The pacer asks PostgreSQL's ``clock_timestamp()``; on these connections the
     search path finds a function of that name, reading ``stopped_clock.now``,
@@ -56,11 +58,13 @@ def stopped_clock(database_url: str) -> Iterator[tuple[SharedPacer, sa.Engine]]:
         )
     upgrade(admin)
     search_path = "-csearch_path=public,stopped_clock,pg_catalog"
-    db = Database(admin.url.update_query_dict({"options": search_path}).render_as_string(False))
+    url = admin.url.update_query_dict({"options": search_path}).render_as_string(False)
+    databases = [Database(url) for _ in range(3)]
     try:
-        yield SharedPacer(db), admin
+        yield [SharedPacer(db) for db in databases], admin
     finally:
-        db.close()
+        for db in databases:
+            db.close()
         with admin.begin() as conn:
             conn.execute(sa.text("DROP SCHEMA stopped_clock CASCADE"))
         admin.dispose()
@@ -74,14 +78,14 @@ def _set_clock(engine: sa.Engine, at: datetime) -> None:
 
 @ON_POSTGRES
 def test_a_turn_lasts_the_interval_and_the_send_margin(
-    stopped_clock: tuple[SharedPacer, sa.Engine],
+    stopped_clock: tuple[list[SharedPacer], sa.Engine],
 ) -> None:
     """A stamp precedes its request by a few ms: exactly one interval after a turn is too soon.
 
     The next turn comes a margin (a few hundredths of a second) later, so the
     requests, not only their stamps, arrive an interval apart.
     """
-    pacer, engine = stopped_clock
+    (pacer, *_), engine = stopped_clock
     start = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     _set_clock(engine, start)
     assert pacer.try_take(INTERVAL) == 0.0
@@ -92,73 +96,84 @@ def test_a_turn_lasts_the_interval_and_the_send_margin(
 
 
 @ON_POSTGRES
-def test_a_turn_is_taken_once_per_interval_across_replicas(replicas: list[SharedPacer]) -> None:
+def test_a_turn_is_taken_once_per_interval_across_replicas(
+    stopped_clock: tuple[list[SharedPacer], sa.Engine],
+) -> None:
     """The first replica takes the turn; the others, asking at once, learn what is left of it."""
-    first, second, third = replicas
+    (first, second, third), engine = stopped_clock
+    _set_clock(engine, START)
     assert first.try_take(INTERVAL) == 0.0
-    assert 0.4 < second.try_take(INTERVAL) <= INTERVAL + SEND_MARGIN
-    assert 0.4 < third.try_take(INTERVAL) <= INTERVAL + SEND_MARGIN
-    time.sleep(INTERVAL + SEND_MARGIN)
+    assert second.try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN, abs=1e-6)
+    _set_clock(engine, START + timedelta(seconds=0.1))
+    assert third.try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN - 0.1, abs=1e-6)
+    _set_clock(engine, START + timedelta(seconds=INTERVAL + SEND_MARGIN))
     assert second.try_take(INTERVAL) == 0.0
-    assert 0.4 < first.try_take(INTERVAL) <= INTERVAL + SEND_MARGIN
+    assert first.try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN, abs=1e-6)
 
 
 @ON_POSTGRES
-def test_replicas_waiting_together_start_one_interval_apart(replicas: list[SharedPacer]) -> None:
-    """Three replicas pacing at once start at least an interval apart, each once."""
-    starts: list[float] = []
+def test_replicas_waiting_together_start_one_interval_apart(
+    replicas: list[SharedPacer], pacer_turns: PacerTurns
+) -> None:
+    """Three replicas pacing at once take one turn each, an interval apart by the database's
+    clock (the stamps themselves: a busy machine delays a thread after its turn, not the turn)."""
 
     def request(pacer: SharedPacer) -> None:
         pacer.wait_turn(INTERVAL, time.monotonic, time.sleep)
-        starts.append(time.monotonic())
 
     threads = [threading.Thread(target=request, args=(pacer,)) for pacer in replicas]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=10)
-    starts.sort()
-    assert len(starts) == 3
-    assert all(b - a >= INTERVAL - 0.01 for a, b in itertools.pairwise(starts))
-    assert starts[-1] - starts[0] < 3 * INTERVAL
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads)
+    assert len(pacer_turns.times()) == 3
+    assert min(pacer_turns.gaps()) >= INTERVAL + SEND_MARGIN - 1e-6
 
 
 @ON_POSTGRES
-def test_a_replica_gone_while_waiting_holds_nothing(replicas: list[SharedPacer]) -> None:
+def test_a_replica_gone_while_waiting_holds_nothing(
+    stopped_clock: tuple[list[SharedPacer], sa.Engine],
+) -> None:
     """One that learned its wait and died costs nobody anything: the turn goes to who asks."""
-    first, gone, next_one = replicas
+    (first, gone, next_one), engine = stopped_clock
+    _set_clock(engine, START)
     first.try_take(INTERVAL)
     assert gone.try_take(INTERVAL) > 0  # and it never comes back
-    time.sleep(INTERVAL + SEND_MARGIN)
+    _set_clock(engine, START + timedelta(seconds=INTERVAL + SEND_MARGIN))
     assert next_one.try_take(INTERVAL) == 0.0
 
 
 @ON_POSTGRES
-def test_wait_turn_sleeps_what_is_left(replicas: list[SharedPacer]) -> None:
+def test_wait_turn_sleeps_what_is_left(stopped_clock: tuple[list[SharedPacer], sa.Engine]) -> None:
     """The client's pacer interface sleeps through the injected sleep and reports the wait."""
+    (first, second, _), engine = stopped_clock
+    _set_clock(engine, START)
     slept: list[float] = []
-    assert replicas[0].wait_turn(INTERVAL, time.monotonic, slept.append) == 0.0
+    assert first.wait_turn(INTERVAL, time.monotonic, slept.append) == 0.0
+    assert slept == []
+    _set_clock(engine, START + timedelta(seconds=0.1))
+    moment = [START + timedelta(seconds=0.1)]
 
     def sleep(seconds: float) -> None:
         slept.append(seconds)
-        time.sleep(seconds)
+        moment[0] += timedelta(seconds=seconds)
+        _set_clock(engine, moment[0])
 
-    waited = replicas[1].wait_turn(INTERVAL, time.monotonic, sleep)
+    waited = second.wait_turn(INTERVAL, time.monotonic, sleep)
+    assert waited == pytest.approx(INTERVAL + SEND_MARGIN - 0.1, abs=1e-6)
     assert sum(slept) == pytest.approx(waited)
-    assert 0.4 < waited <= INTERVAL + SEND_MARGIN + 0.05
 
 
 @ON_POSTGRES
-def test_a_lost_row_is_made_again(replicas: list[SharedPacer], database_url: str) -> None:
+def test_a_lost_row_is_made_again(stopped_clock: tuple[list[SharedPacer], sa.Engine]) -> None:
     """Without its row (a restored old dump) the pacer recreates it and goes on."""
-    engine = sa.create_engine(database_url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(arxiv_pacer_table.delete())
-    finally:
-        engine.dispose()
-    assert replicas[0].try_take(INTERVAL) == 0.0
-    assert 0.4 < replicas[1].try_take(INTERVAL) <= INTERVAL + SEND_MARGIN
+    (first, second, _), engine = stopped_clock
+    with engine.begin() as conn:
+        conn.execute(arxiv_pacer_table.delete())
+    _set_clock(engine, START)
+    assert first.try_take(INTERVAL) == 0.0
+    assert second.try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN, abs=1e-6)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -42,6 +42,8 @@ EXPECTED_TYPES = {
     "syncd_upstream_retries_total": "counter",
     "syncd_upstream_backoff_seconds_total": "counter",
     "syncd_upstream_pacing_wait_seconds_total": "counter",
+    "syncd_arxiv_throttled_total": "counter",
+    "syncd_arxiv_cooldown_seconds": "gauge",
     "syncd_events_total": "counter",
     "syncd_event_kinds_total": "counter",
     "syncd_revisions_total": "counter",
@@ -66,6 +68,7 @@ SNAPSHOT = StoreSnapshot(
     outbox_dead=1,
     harvest_from=time.time() - 86400,
     last_harvest=time.time(),
+    cooldowns={"export.arxiv.org": 240.0, "arxiv.org": 0.0},
 )
 
 T = TypeVar("T")
@@ -90,6 +93,7 @@ def _observe_a_little_of_everything() -> None:
         metrics.observe_upstream(status)
     metrics.observe_retry(1.5)
     metrics.observe_pacing(0.75)
+    metrics.observe_throttled("export.arxiv.org")
     metrics.observe_events([("paper.revised", ("version", "title")), ("paper.added", ())])
     metrics.observe_revisions(2)
     metrics.observe_delivery("delivered", 0.4)
@@ -261,6 +265,9 @@ def test_prometheus_reads_the_store_gauges(prometheus: Prometheus) -> None:
     assert papers == {"unlinked": 1.0, "tracked": 7.0, "candidate": 0.0, "removed": 0.0}
     result = prometheus.get("/api/v1/query", query="syncd_outbox_dead_letters")["result"]
     assert [float(item["value"][1]) for item in result] == [1.0]
+    result = prometheus.get("/api/v1/query", query="syncd_arxiv_cooldown_seconds")["result"]
+    cooldowns = {item["metric"]["host"]: float(item["value"][1]) for item in result}
+    assert cooldowns == {"export.arxiv.org": 240.0, "arxiv.org": 0.0}
 
 
 def test_promtool_lints_the_metrics_clean(syncd_server: HttpServer) -> None:

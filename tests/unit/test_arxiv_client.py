@@ -6,7 +6,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +17,24 @@ from structlog.testing import capture_logs
 from syncd import metrics
 from syncd.config import ArxivSettings
 from syncd.domain.record import split_arxiv_id
+from syncd.domain.throttle import Cooldown
 from syncd.errors import (
     ApiError,
     FeedError,
     PermanentUpstreamError,
     RateLimited,
     RetryableUpstreamError,
+    Throttled,
 )
 from syncd.httpclient import MAX_RETRY_AFTER, parse_retry_after
 from syncd.sources.arxiv import (
     MAX_ID_LIST_CHARS,
     ArxivClient,
     FeedPage,
+    arxiv_host,
     id_list_batches,
 )
-from syncd.sources.arxiv import _client as client_module
+from syncd.sources.arxiv import _pacing as pacing
 from syncd.sources.arxiv._client import retry_delay
 from tests.dripper import HeaderDripper
 
@@ -69,7 +72,9 @@ def paper_ids(count: int, first: int = 1) -> list[str]:
 
 
 class FakeTime:
-    """A monotonic clock that only moves when someone sleeps."""
+    """A monotonic clock that only moves when someone sleeps, and a UTC one moving with it."""
+
+    EPOCH = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
     def __init__(self, now: float = 1000.0) -> None:
         self.now = now
@@ -77,6 +82,9 @@ class FakeTime:
 
     def clock(self) -> float:
         return self.now
+
+    def wall(self) -> datetime:
+        return self.EPOCH + timedelta(seconds=self.now)
 
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
@@ -126,9 +134,11 @@ def settings(**overrides: Any) -> ArxivSettings:
 
 @pytest.fixture(autouse=True)
 def _fresh_pacer() -> Iterator[None]:
-    client_module._PACER.reset()
+    pacing._PACER.reset()
+    pacing._COOLDOWNS.reset()
     yield
-    client_module._PACER.reset()
+    pacing._PACER.reset()
+    pacing._COOLDOWNS.reset()
 
 
 @pytest.fixture
@@ -142,6 +152,7 @@ def make_client(server: Server, **overrides: Any) -> ArxivClient:
         transport=server.transport(),
         sleep=server.time.sleep,
         clock=server.time.clock,
+        now=server.time.wall,
         rng=random.Random(7),
     )
 
@@ -301,12 +312,19 @@ class TestRetries:
             client.fetch_ids(["2401.00001"])
         assert fake_time.sleeps[0] >= 90.0
 
-    def test_retry_after_is_capped(self, fake_time: FakeTime) -> None:
-        """A Retry-After beyond backoff_max waits backoff_max."""
+    def test_a_retry_after_past_backoff_max_is_not_waited_in_place(
+        self, fake_time: FakeTime
+    ) -> None:
+        """A 429 asking for a day stops the request at once: Throttled says when to come back,
+        at most throttle_cooldown_max later."""
         server = Server(fake_time, httpx.Response(429, headers={"Retry-After": "86400"}), ok(ONE))
-        with make_client(server, backoff_max=60.0) as client:
+        client = make_client(server, backoff_max=60.0)
+        with client, pytest.raises(Throttled) as caught:
             client.fetch_ids(["2401.00001"])
-        assert fake_time.sleeps == [60.0]
+        assert fake_time.sleeps == []
+        assert len(server.requests) == 1
+        assert caught.value.retry_after == 86400.0
+        assert caught.value.next_try_at == fake_time.wall() + timedelta(hours=1)
 
     @pytest.mark.parametrize(
         "headers",
@@ -322,17 +340,19 @@ class TestRetries:
             ),
         ],
     )
-    def test_a_hostile_retry_after_waits_backoff_max(
+    def test_a_hostile_retry_after_is_a_capped_cooldown(
         self, fake_time: FakeTime, headers: dict[str, str]
     ) -> None:
         """A 503 asking for more than a float holds, or dated in no year a datetime holds,
-        is retried after backoff_max, and RateLimited carries a wait no bigger than a day."""
+        is a throttle: the error carries a wait no bigger than a day, and the host's cooldown
+        ends no later than throttle_cooldown_max."""
         server = Server(fake_time, httpx.Response(503, headers=headers))
         client = make_client(server, backoff_max=60.0, max_retries=2)
-        with client, pytest.raises(RateLimited) as caught:
+        with client, pytest.raises(Throttled) as caught:
             client.fetch_ids(["2401.00001"])
-        assert fake_time.sleeps == [60.0, 60.0]
+        assert fake_time.sleeps == []
         assert caught.value.retry_after == MAX_RETRY_AFTER
+        assert caught.value.next_try_at == fake_time.wall() + timedelta(hours=1)
 
     def test_429_is_retried(self, fake_time: FakeTime) -> None:
         """A 429 without Retry-After is retried with backoff."""
@@ -770,6 +790,176 @@ class TestFetchVersions:
         server = Server(fake_time, ok(make_feed([sent], total=1, start=0)))
         with make_client(server) as client, pytest.raises(FeedError, match="not asked for"):
             list(client.fetch_versions(["2401.00001v1"]))
+
+
+TOO_MANY = httpx.Response(429)
+FEED_URL = "https://arxiv.test/a/"
+
+
+class TestThrottling:
+    """A 429, or a 503 with Retry-After, cools its host down for every request of every client."""
+
+    def test_a_throttle_is_retried_once_the_host_cooled_down(self, fake_time: FakeTime) -> None:
+        """The retry waits the first step (throttle_cooldown), not a jittered backoff."""
+        server = Server(fake_time, TOO_MANY, ok(ONE))
+        with make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1060.0]
+        assert client.backoff_seconds == 60.0
+
+    def test_throttles_in_a_row_double_the_step(self, fake_time: FakeTime) -> None:
+        """60, 120, 240 s between the tries of one request while arXiv keeps throttling."""
+        server = Server(fake_time, TOO_MANY, TOO_MANY, TOO_MANY, ok(ONE))
+        with make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1060.0, 1180.0, 1420.0]
+
+    def test_a_cooldown_past_backoff_max_stops_the_request(self, fake_time: FakeTime) -> None:
+        """Longer than the client waits for anything: Throttled says when, nothing more is sent."""
+        server = Server(fake_time, TOO_MANY, TOO_MANY, TOO_MANY, ok(ONE))
+        client = make_client(server, backoff_max=100.0)
+        with client, pytest.raises(Throttled) as caught:
+            client.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1060.0]
+        assert caught.value.host == "export.arxiv.test"
+        assert caught.value.next_try_at == FakeTime.EPOCH + timedelta(seconds=1180)
+        assert str(caught.value) == (
+            "arXiv is throttling us (export.arxiv.test: 2 throttled answers in a row),"
+            " next try at 2026-12-01 12:19:40 UTC; its last answer: HTTP 429 Too Many Requests"
+        )
+
+    def test_every_attempt_throttled_raises_throttled(self, fake_time: FakeTime) -> None:
+        """Retries used up on throttles: the error is Throttled, a RateLimited."""
+        server = Server(fake_time, TOO_MANY)
+        client = make_client(server, max_retries=1)
+        with client, pytest.raises(Throttled) as caught:
+            client.fetch_ids(["2401.00001"])
+        assert isinstance(caught.value, RateLimited)
+        assert caught.value.next_try_at == FakeTime.EPOCH + timedelta(seconds=1060 + 120)
+
+    def test_another_client_waits_for_the_same_cooldown(self, fake_time: FakeTime) -> None:
+        """The cooldown is the host's: a second client's first request waits for its end."""
+        server = Server(fake_time, TOO_MANY, ok(ONE))
+        first = make_client(server, max_retries=0)
+        with first, pytest.raises(Throttled):
+            first.fetch_ids(["2401.00001"])
+        with make_client(server) as second:
+            second.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1060.0]
+
+    def test_each_host_cools_down_on_its_own(self, fake_time: FakeTime) -> None:
+        """A throttling API host does not slow the author feeds' host."""
+        server = Server(fake_time, TOO_MANY, ok(ONE))
+        client = make_client(server, max_retries=0, author_feed_url=FEED_URL)
+        with client:
+            with pytest.raises(Throttled):
+                client.fetch_ids(["2401.00001"])
+            client.author_feed("warner_s_1")
+        assert server.times == [1000.0, 1003.0]  # the feed only waits request_interval
+
+    def test_a_cooldown_set_while_waiting_for_the_turn_is_waited_too(
+        self, fake_time: FakeTime
+    ) -> None:
+        """Another replica throttled while this one waited for its turn: it waits the cooldown."""
+        server = Server(fake_time, ok(ONE))
+        store = pacing._COOLDOWNS
+
+        class OtherReplicaThrottled:
+            def wait_turn(
+                self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
+            ) -> float:
+                if not store.read("export.arxiv.test").throttling:
+                    store.update(
+                        "export.arxiv.test",
+                        lambda _: Cooldown(60.0, fake_time.wall() + timedelta(seconds=45), None, 1),
+                    )
+                return 0.0
+
+        client = ArxivClient(
+            settings(),
+            transport=server.transport(),
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+            now=fake_time.wall,
+            pacer=OtherReplicaThrottled(),
+        )
+        with client:
+            client.fetch_ids(["2401.00001"])
+        assert server.times == [1045.0]
+
+    def test_answers_after_a_storm_decay_the_step_slowly(self, fake_time: FakeTime) -> None:
+        """After throttles at 60 and 120 s, answers space the next requests 60 s, then 3 s."""
+        server = Server(fake_time, TOO_MANY, TOO_MANY, ok(ONE), ok(ONE), ok(ONE))
+        with make_client(server) as client:
+            for _ in range(3):
+                client.fetch_ids(["2401.00001"])
+        assert server.times == [1000.0, 1060.0, 1180.0, 1240.0, 1243.0]
+
+    def test_a_503_without_retry_after_is_no_throttle(self, fake_time: FakeTime) -> None:
+        """A plain 503 is backed off as before and leaves the host without a cooldown."""
+        server = Server(fake_time, httpx.Response(503), ok(ONE))
+        with make_client(server) as client:
+            client.fetch_ids(["2401.00001"])
+        assert pacing._COOLDOWNS.read("export.arxiv.test") == Cooldown()
+        assert server.times[1] - server.times[0] < 60.0
+
+    def test_check_throttle_refuses_only_a_long_cooldown(self, fake_time: FakeTime) -> None:
+        """Work about to start asks first: a wait the client would sleep through is no refusal."""
+        server = Server(fake_time, TOO_MANY)
+        client = make_client(server, max_retries=0)
+        with client, pytest.raises(Throttled):
+            client.fetch_ids(["2401.00001"])
+        client.check_throttle(API_URL)  # 60 s left, at most backoff_max (300 s)
+        pacing._COOLDOWNS.update(
+            "export.arxiv.test", lambda c: Cooldown(600.0, fake_time.wall() + timedelta(hours=1))
+        )
+        with pytest.raises(Throttled, match="one request per 600 s"):
+            client.check_throttle(API_URL)
+        client.check_throttle(FEED_URL)
+
+    def test_the_given_store_is_read_before_every_request(self, fake_time: FakeTime) -> None:
+        """A client given a store (the database's) reads it before each request and writes
+        it on each throttle, never the process's own."""
+        reads: list[str] = []
+        updates: list[str] = []
+        local = pacing._LocalCooldowns()
+
+        class Recording:
+            def read(self, host: str) -> Cooldown:
+                reads.append(host)
+                return local.read(host)
+
+            def update(self, host: str, change: Callable[[Cooldown], Cooldown]) -> Cooldown:
+                updates.append(host)
+                return local.update(host, change)
+
+        server = Server(fake_time, TOO_MANY, ok(ONE))
+        client = ArxivClient(
+            settings(),
+            transport=server.transport(),
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+            now=fake_time.wall,
+            cooldowns=Recording(),
+        )
+        with client:
+            client.fetch_ids(["2401.00001"])
+        assert updates == ["export.arxiv.test", "export.arxiv.test"]  # the throttle, the answer
+        assert reads.count("export.arxiv.test") >= 2
+        assert pacing._COOLDOWNS.read("export.arxiv.test") == Cooldown()
+
+    @pytest.mark.parametrize(
+        ("url", "host"),
+        [
+            ("https://export.arxiv.org/api/query", "export.arxiv.org"),
+            ("https://arxiv.org/a/", "arxiv.org"),
+            ("http://127.0.0.1:8080/oai", "127.0.0.1:8080"),
+            ("https://user:secret@OAIPMH.arxiv.org/oai", "oaipmh.arxiv.org"),
+        ],
+    )
+    def test_a_cooldown_belongs_to_a_host(self, url: str, host: str) -> None:
+        """The host name, lower-cased, with its port if the URL gives one; never the password."""
+        assert arxiv_host(url) == host
 
 
 class TestPacer:

@@ -24,7 +24,7 @@ from syncd.domain.author_names import (
     repeated_names,
     spelled_otherwise,
 )
-from syncd.service.sync import author_batches, batch_query
+from syncd.service.batches import author_batches, batch_query
 from tests.fakearxiv import _tokenize
 
 # Names a person has, each put between the quotes as it is.
@@ -239,10 +239,10 @@ class TestCheckQuery:
         ada, emmy = AuthorSettings(name="Ada Lovelace"), AuthorSettings(name="Emmy Noether")
         batches = author_batches([ada, wide, emmy])
         assert [[a.name for a in batch] for batch in batches] == [
-            ["Grace Hopper"],
             ["Ada Lovelace", "Emmy Noether"],
+            ["Grace Hopper"],
         ]
         assert [batch_query(b) for b in batches] == [
-            "au:Hopper_G OR cat:cs.LG",
             'au:"Ada Lovelace" OR au:"Emmy Noether"',
+            "au:Hopper_G OR cat:cs.LG",
         ]

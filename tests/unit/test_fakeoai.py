@@ -33,7 +33,9 @@ def arxiv() -> Iterator[fa.FakeArxiv]:
 
 @pytest.fixture
 def oai(arxiv: fa.FakeArxiv) -> Iterator[OaiClient]:
-    settings = ArxivSettings(api_url=arxiv.url, request_interval=0, max_retries=2, backoff_max=2)
+    settings = ArxivSettings(
+        api_url=arxiv.url, request_interval=0, max_retries=2, backoff_max=2, throttle_cooldown=0.1
+    )
     with ArxivClient(settings) as client:
         yield OaiClient(client, HarvestSettings(url=arxiv.oai_url))
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
 from syncd.domain.record import Record
+from syncd.domain.throttle import Cooldown
 from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
 from syncd.render.describe import change_words, counted
 from syncd.web.index import MAX_QUERY, by_latest_change, search, sync_status
@@ -104,6 +105,21 @@ class TestSyncStatus:
         assert (only.author, only.last_success, only.failing) == ("Zhida Jiang", None, False)
         assert status.every_sync_failed is None  # nothing failed: nothing tried yet
         assert (status.scheduled, status.next_sync) == (True, NOON)
+
+    def test_hosts_that_slow_us_down_are_listed_by_name(self) -> None:
+        """Throttling and recovering hosts show, by host name; one never throttled does not."""
+        throttling = Cooldown(240.0, NOON, NOON, 3)
+        recovering = Cooldown(120.0, NOON, NOON, 0)
+        cooldowns = {
+            "oaipmh.arxiv.org": throttling,
+            "export.arxiv.org": recovering,
+            "arxiv.org": Cooldown(throttled_at=NOON),
+        }
+        status = sync_status([], ["Zhida Jiang"], None, cooldowns=cooldowns)
+        assert status.throttled == (
+            ("export.arxiv.org", recovering),
+            ("oaipmh.arxiv.org", throttling),
+        )
 
 
 class TestWords:

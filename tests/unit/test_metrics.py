@@ -100,6 +100,14 @@ class TestObserve:
         assert retries() == 2
         assert backoff() == pytest.approx(2.5)
 
+    def test_throttles_are_counted_by_host(self) -> None:
+        """Each throttle counts under the host that answered it, and no other."""
+        api = Delta("syncd_arxiv_throttled_total", {"host": "export.arxiv.org"})
+        oai = Delta("syncd_arxiv_throttled_total", {"host": "oaipmh.arxiv.org"})
+        metrics.observe_throttled("export.arxiv.org")
+        metrics.observe_throttled("export.arxiv.org")
+        assert (api(), oai()) == (2, 0)
+
     def test_events_count_types_and_kinds(self) -> None:
         """Each event counts once by type and once per kind it carries."""
         revised = Delta("syncd_events_total", {"type": "paper.revised"})
@@ -174,9 +182,14 @@ class TestStoreCollector:
     """Database-backed gauges, read at scrape time."""
 
     def test_values_come_from_the_snapshot(self, private_registry: CollectorRegistry) -> None:
-        """Papers per status (missing statuses as 0), outbox sizes, versions set aside."""
+        """Papers per status (missing statuses as 0), outbox sizes, versions set aside, and
+        the seconds each throttling arXiv host cools down for."""
         snapshot = StoreSnapshot(
-            {"tracked": 7, "candidate": 2}, outbox_pending=3, outbox_dead=1, versions_set_aside=2
+            {"tracked": 7, "candidate": 2},
+            outbox_pending=3,
+            outbox_dead=1,
+            versions_set_aside=2,
+            cooldowns={"export.arxiv.org": 120.0, "oaipmh.arxiv.org": 0.0},
         )
         metrics.register_store_collector(lambda: snapshot, registry=private_registry)
         read = private_registry.get_sample_value
@@ -185,6 +198,9 @@ class TestStoreCollector:
         assert read("syncd_outbox_pending") == 3.0
         assert read("syncd_outbox_dead_letters") == 1.0
         assert read("syncd_versions_set_aside") == 2.0
+        cooldown = "syncd_arxiv_cooldown_seconds"
+        assert read(cooldown, {"host": "export.arxiv.org"}) == 120.0
+        assert read(cooldown, {"host": "oaipmh.arxiv.org"}) == 0.0
 
     def test_the_harvests_dates_come_from_the_snapshot(
         self, private_registry: CollectorRegistry
@@ -283,6 +299,7 @@ class TestStoreCollector:
             "syncd_versions_set_aside",
             "syncd_harvest_from_timestamp_seconds",
             "syncd_last_successful_harvest_timestamp_seconds",
+            "syncd_arxiv_cooldown_seconds",
         }
         assert calls == []
 
@@ -372,7 +389,8 @@ def test_readiness(
     verdict = readiness(database_ok, last_success, started_at, NOW, HOUR)
     assert isinstance(verdict, Readiness)
     assert verdict.ready is ready
-    assert set(verdict.checks) == {"database", "last_cycle"}
+    assert set(verdict.checks) == {"database", "last_cycle", "arxiv"}
+    assert verdict.checks["arxiv"] == "ok"
     assert verdict.checks["database"] == ("ok" if database_ok else "unreachable")
     assert verdict.checks["last_cycle"].startswith(cycle_prefix)
 
@@ -399,9 +417,22 @@ def test_readiness_without_an_author_to_follow(last_success: datetime | None) ->
     """No author followed: no cycle has work, so none is missed, however long ago one ran."""
     verdict = readiness(True, last_success, ago(10 * HOUR), NOW, HOUR, following=False)
     assert verdict == Readiness(
-        True, {"database": "ok", "last_cycle": "ok: no author is followed, nothing to sync"}
+        True,
+        {
+            "database": "ok",
+            "last_cycle": "ok: no author is followed, nothing to sync",
+            "arxiv": "ok",
+        },
     )
     assert not readiness(False, last_success, ago(10 * HOUR), NOW, HOUR, following=False).ready
+
+
+def test_readiness_says_arxiv_throttles_us_but_stays_ready() -> None:
+    """A throttling host is named under ``arxiv``; the process serves as well as ever."""
+    said = "arXiv is throttling us (export.arxiv.org, answer), next try at 2026-11-30 08:01:00 UTC"
+    verdict = readiness(True, ago(60), ago(7200), NOW, HOUR, throttling=[said, "and another"])
+    assert verdict.ready
+    assert verdict.checks["arxiv"] == f"{said}; and another"
 
 
 def test_harvest_metrics() -> None:

@@ -7,9 +7,9 @@ from syncd.sources.arxiv._client import (
     MAX_ID_LIST_CHARS,
     MAX_IDS_PER_REQUEST,
     ArxivClient,
-    Pacer,
     id_list_batches,
 )
+from syncd.sources.arxiv._pacing import CooldownStore, Pacer, arxiv_host
 from syncd.sources.arxiv._parser import (
     AuthorFeedFormat,
     FeedPage,
@@ -27,8 +27,10 @@ __all__ = [
     "MAX_ID_LIST_CHARS",
     "ArxivClient",
     "AuthorFeedFormat",
+    "CooldownStore",
     "FeedPage",
     "Pacer",
+    "arxiv_host",
     "clean_text",
     "hardened_parser",
     "hardened_pull_parser",

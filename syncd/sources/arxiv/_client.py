@@ -11,6 +11,15 @@ headers or body cannot hold a cycle past it.
 With several replicas on PostgreSQL the pacer is the database's
 (``syncd.storage.pacer``), so the interval holds for all of them together.
 
+When arXiv throttles us (a 429, or a 503 with ``Retry-After``), the host
+that answered cools down for every request of every replica: the cooldown
+(``syncd.domain.throttle``) lives in the store the client is given
+(``syncd.storage.cooldowns`` in the database; by default this process's
+memory), and is read before every request.  A throttled request is retried
+once the cooldown ends, without a backoff of its own; a cooldown longer than
+``backoff_max`` is not waited out in place: the request fails with
+``Throttled``, saying when the next try is, and its caller resumes then.
+
 Suspicious: every body is read with a size cap and parsed by ``parse_feed``,
 and a search is paged only while the pages add up: a page that is empty, short,
 too long, repeats an id, or disagrees about ``totalResults`` fails the search
@@ -22,12 +31,12 @@ from __future__ import annotations
 
 import contextlib
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -39,7 +48,6 @@ from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.errors import (
     FeedError,
     PermanentUpstreamError,
-    RateLimited,
     RetryableUpstreamError,
 )
 from syncd.httpclient import (
@@ -51,6 +59,15 @@ from syncd.httpclient import (
     read_capped,
     response_time,
 )
+from syncd.sources.arxiv._pacing import (
+    _COOLDOWNS,
+    _PACER,
+    CooldownStore,
+    Pacer,
+    Politeness,
+    arxiv_host,
+    retry_delay,
+)
 from syncd.sources.arxiv._parser import AuthorFeedFormat, FeedPage, parse_author_feed, parse_feed
 
 __all__ = [
@@ -58,7 +75,6 @@ __all__ = [
     "MAX_IDS_PER_REQUEST",
     "MAX_ID_LIST_CHARS",
     "ArxivClient",
-    "Pacer",
     "id_list_batches",
     "retry_delay",
 ]
@@ -113,66 +129,8 @@ def id_list_batches(
     return batches
 
 
-class Pacer(Protocol):
-    """What spaces request starts: this process's own pacer, or one shared by replicas."""
-
-    def wait_turn(
-        self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
-    ) -> float:
-        """Sleep until this request may start; return the seconds slept."""
-        ...
-
-
-class _Pacer:
-    """Spaces the starts of all arXiv requests of the process.
-
-    The lock is held while waiting, so concurrent callers queue up and each
-    one starts at least ``interval`` seconds after the previous start.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last_start: float | None = None
-
-    def wait_turn(
-        self, interval: float, clock: Callable[[], float], sleep: Callable[[float], None]
-    ) -> float:
-        """Sleep until ``interval`` has passed since the last start; return the seconds slept."""
-        with self._lock:
-            now = clock()
-            waited = 0.0
-            if self._last_start is not None:
-                # Never more than one interval: a larger gap can only come from
-                # a different clock (an injected fake) having set _last_start.
-                waited = max(0.0, min(interval, self._last_start + interval - now))
-                if waited > 0:
-                    sleep(waited)
-                    now = clock()
-            self._last_start = now
-            return waited
-
-    def reset(self) -> None:
-        """Forget the last request (for tests that inject their own clock)."""
-        with self._lock:
-            self._last_start = None
-
-
-_PACER = _Pacer()
-
-
-def retry_delay(
-    attempt: int, retry_after: float | None, base: float, cap: float, rng: random.Random
-) -> float:
-    """Seconds to wait before retry number ``attempt + 1`` (``attempt`` counts from 0).
-
-    Exponential backoff with full jitter: uniform in ``[0, min(cap, base * 2**attempt)]``;
-    a server's ``Retry-After`` (capped at ``cap``) is a floor the wait never goes below.
-    """
-    ceiling = min(cap, base * 2.0 ** min(attempt, 64))
-    delay = rng.uniform(0.0, ceiling)
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, cap))
-    return delay
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +147,9 @@ class ArxivClient:
     """Searches and fetches arXiv records through the API; use it as a context manager.
 
     ``requests``, ``retries`` and ``backoff_seconds`` count this instance's
-    requests sent, retries made and seconds slept in backoff.  ``pacer``
-    spaces the requests: by default this process's, shared by every client
-    instance in it.
+    requests sent, retries made and seconds slept in backoff (or cooldown).
+    ``pacer`` and ``cooldowns`` are ``syncd.sources.arxiv._pacing``'s: by
+    default this process's own.  ``now`` (UTC) dates cooldowns.
     """
 
     def __init__(
@@ -201,14 +159,23 @@ class ArxivClient:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = _utc_now,
         rng: random.Random | None = None,
         pacer: Pacer | None = None,
+        cooldowns: CooldownStore | None = None,
     ) -> None:
         self._settings = settings
-        self._pacer: Pacer = pacer if pacer is not None else _PACER
+        self._politeness = Politeness(
+            settings,
+            pacer if pacer is not None else _PACER,
+            cooldowns if cooldowns is not None else _COOLDOWNS,
+            sleep=sleep,
+            clock=clock,
+            now=now,
+            rng=rng if rng is not None else random.Random(),
+        )
         self._sleep = sleep
         self._clock = clock
-        self._rng = rng if rng is not None else random.Random()
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         if transport is None:
             transport = DeadlineTransport(limits)
@@ -245,6 +212,11 @@ class ArxivClient:
     def close(self) -> None:
         """Close the connection."""
         self._http.close()
+
+    def check_throttle(self, url: str) -> None:
+        """``Throttled`` when ``url``'s host cools down longer than a request waits: work
+        about to start (a batch of cycles, a harvest) is then left for later."""
+        self._politeness.cooldown_wait(arxiv_host(url), None, None)
 
     def search(self, query: str) -> Iterator[FeedPage]:
         """Yield every page of ``search_query=query``, newest submission first, as it arrives.
@@ -356,14 +328,15 @@ class ArxivClient:
         configuration key that holds ``url``, which a redirect's error names.
         """
         settings = self._settings
+        host = arxiv_host(url)
         failure = "no attempt made"
         cause: BaseException | None = None
         retry_after: float | None = None
-        rate_limited = False
+        throttled = False
         for attempt in range(settings.max_retries + 1):
             if attempt:
-                delay = retry_delay(
-                    attempt - 1, retry_after, settings.backoff_base, settings.backoff_max, self._rng
+                delay = self._politeness.retry_wait(
+                    attempt, host, failure, retry_after, throttled=throttled
                 )
                 _log.warning(
                     "arxiv_retry",
@@ -376,8 +349,7 @@ class ArxivClient:
                 self.backoff_seconds += delay
                 metrics.observe_retry(delay)
                 self._sleep(delay)
-            waited = self._pacer.wait_turn(settings.request_interval, self._clock, self._sleep)
-            metrics.observe_pacing(waited)
+            sent_at = self._politeness.take_turn(host, failure if throttled else None, retry_after)
             self.requests += 1
             started = self._clock()
             try:
@@ -387,7 +359,7 @@ class ArxivClient:
                 self._log_attempt(context, attempt, None, started, error=reason)
                 if not isinstance(exc, _RETRYABLE_ERRORS):
                     raise PermanentUpstreamError(f"the request to arXiv failed: {reason}") from exc
-                failure, cause, retry_after, rate_limited = reason, exc, None, False
+                failure, cause, retry_after, throttled = reason, exc, None, False
                 continue
             self._log_attempt(context, attempt, answer.status, started)
             status = answer.status
@@ -397,20 +369,22 @@ class ArxivClient:
                     retry_after = parse_retry_after(
                         answer.headers.get("retry-after"), response_time(answer.headers)
                     )
-                rate_limited = status == 429 or retry_after is not None
+                throttled = status == 429 or retry_after is not None
                 failure = f"HTTP {status} {answer.reason}".rstrip()
                 if retry_after is not None:
                     failure += f" (Retry-After {retry_after:g} s)"
                 cause = None
+                if throttled:
+                    self._politeness.note_throttle(host, sent_at, retry_after, status)
                 continue
-            return self._accept(answer, parse, setting)
-        message = (
+            self._politeness.note_answer(host, sent_at)
+            return _accepted(answer, parse, setting, self._settings.max_response_bytes)
+        if throttled:
+            raise self._politeness.throttled(host, failure, retry_after) from cause
+        raise RetryableUpstreamError(
             f"arXiv did not answer usefully in {settings.max_retries + 1} attempts;"
             f" last failure: {failure}"
-        )
-        if rate_limited:
-            raise RateLimited(message, retry_after) from cause
-        raise RetryableUpstreamError(message) from cause
+        ) from cause
 
     def _send(self, url: str, params: dict[str, str | int]) -> _Answer:
         """Send one GET and read the body, streamed and capped, when it may be of use."""
@@ -431,28 +405,6 @@ class ArxivClient:
                 body = read_capped(response, self._settings.max_response_bytes, deadline)
             return _Answer(status, response.reason_phrase, response.headers, body)
 
-    def _accept(self, answer: _Answer, parse: Callable[[bytes], T], setting: str) -> T:
-        """Turn a final (non-retryable) answer into a page or the right permanent error."""
-        status = answer.status
-        if status == 200:
-            if answer.body is None:
-                raise FeedError(
-                    f"the response exceeds arxiv.max_response_bytes"
-                    f" ({self._settings.max_response_bytes} bytes); not reading it"
-                )
-            return parse(answer.body)
-        if 300 <= status < 400:
-            location = answer.headers.get("location", "(no Location)")
-            raise PermanentUpstreamError(
-                f"arXiv answered HTTP {status} redirecting to {location[:200]};"
-                f" point {setting} at the final address"
-            )
-        if 400 <= status < 500 and answer.body:
-            # Not the service's error answer: report the status below.
-            with contextlib.suppress(FeedError):
-                parse(answer.body)
-        raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
-
     def _log_attempt(
         self,
         context: dict[str, Any],
@@ -472,6 +424,28 @@ class ArxivClient:
             fields["error"] = error
         _log.info("arxiv_request", **fields)
         metrics.observe_upstream(status)
+
+
+def _accepted(answer: _Answer, parse: Callable[[bytes], T], setting: str, max_bytes: int) -> T:
+    """Turn a final (non-retryable) answer into a page or the right permanent error."""
+    status = answer.status
+    if status == 200:
+        if answer.body is None:
+            raise FeedError(
+                f"the response exceeds arxiv.max_response_bytes ({max_bytes} bytes); not reading it"
+            )
+        return parse(answer.body)
+    if 300 <= status < 400:
+        location = answer.headers.get("location", "(no Location)")
+        raise PermanentUpstreamError(
+            f"arXiv answered HTTP {status} redirecting to {location[:200]};"
+            f" point {setting} at the final address"
+        )
+    if 400 <= status < 500 and answer.body:
+        # Not the service's error answer: report the status below.
+        with contextlib.suppress(FeedError):
+            parse(answer.body)
+    raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
 
 
 def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, seen: set[str]) -> int:
