@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +111,58 @@ class TestImport:
         assert listed["Grace Hopper"]["arxiv_author_id"] == "hopper_g_1"
         assert listed[ADA]["orcid"] == GOOD_ORCID
         assert {a["source"] for a in listed.values()} == {"config", "runtime"}
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo.csv"
+    os.mkfifo(path)  # nobody ever writes to it: opening it to read would wait forever
+    return path
+
+
+def _folder(tmp_path: Path) -> Path:
+    path = tmp_path / "folder.csv"
+    path.mkdir()
+    return path
+
+
+def _ten_megabyte_cell(tmp_path: Path) -> Path:
+    return write_csv(tmp_path / "huge.csv", [f"Ada,,,{'x' * 10_000_000}"])
+
+
+# name -> (makes the file, what the one-line error says about it)
+UNREADABLE_CSV: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "dev-zero": (lambda _: Path("/dev/zero"), "not a regular file (a character device)"),
+    "fifo": (_fifo, "not a regular file (a FIFO)"),
+    "directory": (_folder, "not a regular file (a directory)"),
+    "ten-megabyte-cell": (_ten_megabyte_cell, "the file is larger than the 4 MiB (4194304 bytes)"),
+}
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("case", UNREADABLE_CSV.keys())
+def test_an_authors_file_that_is_not_a_small_regular_file_exits_2_at_once(
+    syncd: Syncd, tmp_path: Path, case: str
+) -> None:
+    """/dev/zero, a FIFO, a folder or a 10 MB cell: exit 2 at once in one line, nothing imported."""
+    make, reason = UNREADABLE_CSV[case]
+    path = make(tmp_path)
+    started = time.monotonic()
+    outcome = syncd("authors", "import", str(path))
+    assert time.monotonic() - started < 10
+    assert outcome.code == 2, outcome.err
+    assert outcome.err.startswith(f"syncd: error: {path}: {reason}")
+    assert outcome.err.count("\n") == 1  # one line, no traceback
+    assert set(authors(syncd)) == {AUTHOR}
+
+
+def test_a_cell_longer_than_any_field_is_a_bad_row(syncd: Syncd, tmp_path: Path) -> None:
+    """A 200 KB cell within the size cap is its line's error (exit 2), not a traceback."""
+    path = write_csv(tmp_path / "long.csv", ["Ada,,,", f"Grace,,,{'x' * 200_000}"])
+    outcome = syncd("authors", "import", str(path))
+    assert outcome.code == 2, outcome.err
+    assert f"{path}:3: " in outcome.err
+    assert "Traceback" not in outcome.err
+    assert set(authors(syncd)) == {AUTHOR}
 
 
 class TestRefusals:
