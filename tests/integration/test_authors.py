@@ -426,3 +426,62 @@ def _arxiv_id(event: dict[str, Any]) -> str | None:
     """The arXiv id of the paper an event names; None for an author's event (author.added)."""
     paper = event["paper"]
     return None if paper is None else paper["arxiv_id"]
+
+
+def _admin_site_sections(syncd: Syncd) -> None:
+    syncd.sections = f'[http]\nadmin_token = "{ADMIN_TOKEN}"\n'
+
+
+class TestDecisionsTakeOnlyCandidates:
+    """Confirm and reject decide candidates: a tracked paper is not one (issue 30, item 14)."""
+
+    def test_confirm_or_reject_of_a_tracked_paper_is_a_404_that_changes_nothing(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Ada's claimed paper is tracked: confirming it publishes no second paper.added,
+        rejecting it removes nothing; both are 404s naming it."""
+        publish_ada(arxiv)
+        arxiv.claim(GOOD_ORCID, "2602.10001")
+        assert syncd("authors", "add", ADA, "--orcid", GOOD_ORCID).code == 0
+        sync_ok(syncd)
+        _admin_site_sections(syncd)
+        before = (syncd.papers(), syncd.json("events"))
+        assert before[0]["2602.10001"]["status"] == "tracked"
+        good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        with serving(syncd) as site:
+            for verb in ("confirm", "reject"):
+                answer = site.http.post(
+                    f"/api/v1/authors/{ADA}/{verb}", json={"ids": ["2602.10001"]}, headers=good
+                )
+                assert answer.status_code == 404, (verb, answer.text)
+                assert "2602.10001" in answer.json()["error"]
+        assert (syncd.papers(), syncd.json("events")) == before
+
+
+class TestFollowingAgain:
+    def test_an_author_removed_and_added_again_alike_is_followed_again(self, syncd: Syncd) -> None:
+        """`authors add` of a removed author with the same definition follows them again:
+        "updated", not "unchanged" (which would leave them unfollowed)."""
+        assert syncd("authors", "add", ADA, "--orcid", GOOD_ORCID).code == 0
+        assert syncd("authors", "remove", ADA).code == 0
+        assert authors(syncd)[ADA]["followed"] is False
+        again = syncd("authors", "add", ADA, "--orcid", GOOD_ORCID)
+        assert again.code == 0, again.err
+        assert again.out.startswith(f"{ADA}: updated")
+        assert authors(syncd)[ADA]["followed"] is True
+
+    def test_reposting_a_followed_author_with_a_new_query_answers_200(self, syncd: Syncd) -> None:
+        """POST of a followed author: 201 only when added; with a new query it is updated (200)
+        and the query is the new one."""
+        _admin_site_sections(syncd)
+        assert syncd("db", "upgrade").code == 0
+        good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        with serving(syncd) as site:
+            added = site.http.post("/api/v1/authors", json={"name": ADA}, headers=good)
+            assert added.status_code == 201, added.text
+            body = {"name": ADA, "query": 'au:"Lovelace_A"'}
+            updated = site.http.post("/api/v1/authors", json=body, headers=good)
+            assert updated.status_code == 200, updated.text
+            assert updated.json()["query"] == 'au:"Lovelace_A"'
+            same = site.http.post("/api/v1/authors", json=body, headers=good)
+            assert same.status_code == 200, same.text
