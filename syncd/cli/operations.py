@@ -10,7 +10,7 @@ from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.domain.counting import counted
 from syncd.errors import ConfigError, UpstreamError
 from syncd.service.app import App
-from syncd.service.authors import followed_settings, reconcile_config
+from syncd.service.authors import followed_settings, named_author, reconcile_config
 from syncd.service.backfill import plan_backfill, run_backfill
 from syncd.service.sync import seed_author, sync_all
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
@@ -29,7 +29,8 @@ def sync(args: argparse.Namespace, app: App) -> int:
     settings = app.settings
     reconcile_config(app.storage, settings)
     followed = followed_settings(app.storage, settings)
-    authors = [a for a in followed if args.author in (None, a.name)]
+    wanted = named_author(app.storage, args.author)
+    authors = [a for a in followed if wanted in (None, a.name)]
     if not authors:
         raise ConfigError(f"no followed author named {args.author!r}")
     app.register_endpoints()
@@ -53,9 +54,10 @@ def sync(args: argparse.Namespace, app: App) -> int:
 
 
 def backfill(args: argparse.Namespace, app: App) -> int:
-    if args.author is not None and not app.storage.authors.known(args.author):
+    author = named_author(app.storage, args.author)
+    if author is not None and not app.storage.authors.known(author):
         raise ConfigError(f"no author named {args.author!r}")
-    gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
+    gaps = [g for g in app.storage.versions.gaps(author) if g.missing]
     plan = plan_backfill(gaps, refusals=app.storage.versions.refusals())
     interval = app.settings.arxiv.request_interval
     print(describe_plan(plan, interval))

@@ -14,6 +14,7 @@ from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import event_json, field_evolution, paper_json, revision_json
 from syncd.errors import NotFoundError
 from syncd.service.app import App
+from syncd.service.authors import named_author
 
 __all__ = ["events", "history", "papers"]
 
@@ -23,7 +24,8 @@ _TITLE = Column("TITLE", shrink_to=10, wants=20)
 
 
 def papers(args: argparse.Namespace, app: App) -> int:
-    found = app.storage.papers.all(args.author)
+    author = named_author(app.storage, args.author)
+    found = app.storage.papers.all(author)
     if args.json:
         return print_json([paper_json(p) for p in found])
     # Whose paper it is only says something when more than one author is followed.

@@ -24,7 +24,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from itertools import chain
 from typing import Any, Literal, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from syncd.domain.model import Event
 from syncd.domain.record import Record
@@ -64,6 +64,8 @@ ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
 ELIDED = "…"
 ARXIV_AUTHOR_URL = "https://arxiv.org/a/{}"
 ORCID_URL = "https://orcid.org/{}"
+# Path segments a URL resolver removes (RFC 3986 5.2.4).
+_DOT_SEGMENTS = (".", "..")
 # How many held candidates an author.added message names before "…".
 _HELD_SHOWN = 10
 _T = TypeVar("_T")
@@ -325,8 +327,17 @@ def following_line(changes: Mapping[str, Any]) -> str:
 
 
 def author_path(name: str) -> str:
-    """The path of an author's page here."""
-    return f"/authors/{quote(name, safe='')}"
+    """The path of an author's page here.
+
+    A name that is a whole dot segment (``..``, a name from before names were
+    checked) would be resolved away by a browser, escaped or not (RFC 3986
+    5.2.4; the WHATWG URL standard reads ``%2E`` as a dot): ``/authors/..``
+    is ``/``.  Its page is asked for by query instead.
+    """
+    quoted = quote(name, safe="")
+    if quoted in _DOT_SEGMENTS:
+        return f"/authors?{urlencode({'name': name})}"
+    return f"/authors/{quoted}"
 
 
 def event_path(event: Event) -> str:

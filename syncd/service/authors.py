@@ -37,6 +37,7 @@ __all__ = [
     "definition_of",
     "followed_settings",
     "import_authors",
+    "named_author",
     "next_sync",
     "read_authors_csv",
     "reconcile_config",
@@ -132,6 +133,12 @@ def arxiv_ids(values: Sequence[str]) -> list[str]:
     if not found:
         raise ConfigError("no arXiv id given")
     return found
+
+
+def named_author(storage: Storage, name: str | None) -> str | None:
+    """The name syncd keeps for the author a person named in any spelling (``--author``);
+    None when none was named."""
+    return None if name is None else storage.authors.stored_name(name)
 
 
 def remove_author(storage: Storage, settings: Settings, name: str) -> None:

@@ -208,6 +208,21 @@ class Authors:
         with self._db.transaction() as conn:
             return list(conn.scalars(query))
 
+    def stored_name(self, name: str) -> str:
+        """The name syncd keeps for the author ``name`` names, in any spelling of it.
+
+        ``name`` itself when an author has exactly that name (a duplicate that
+        migration 0016 stopped following keeps its own); else the author of
+        the same ``name_key`` ("jane smith" finds "Jane Smith"); else ``name``
+        unchanged, for the caller to find nobody by.
+        """
+        a = authors_table
+        with self._db.transaction() as conn:
+            if conn.execute(sa.select(a.c.id).where(a.c.name == name)).first() is not None:
+                return name
+            same = conn.scalar(sa.select(a.c.name).where(a.c.name_key == name_key(name)))
+        return same if same is not None else name
+
     def known(self, name: str) -> bool:
         """Whether syncd follows or has followed an author of that name."""
         query = sa.select(authors_table.c.id).where(authors_table.c.name == name)

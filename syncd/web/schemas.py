@@ -169,7 +169,9 @@ class AuthorIn(_Out):
     """An author to follow from now on (seed files are for the command line)."""
 
     name: str = Field(min_length=1, max_length=200)
-    orcid: str | None = Field(None, max_length=19)
+    orcid: str | None = Field(
+        None, max_length=64, description="the bare iD, or ORCID's URL of it (https://orcid.org/...)"
+    )
     arxiv_author_id: str | None = Field(None, max_length=64)
     query: str | None = Field(None, max_length=2000)
 
