@@ -8,6 +8,7 @@ import sys
 from syncd.cli.output import EXIT_FAILURE, EXIT_OK, fail
 from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.domain.counting import counted
+from syncd.domain.identifiers import unknown_id_advice
 from syncd.errors import ConfigError, UpstreamError
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, named_author, reconcile_config
@@ -43,6 +44,10 @@ def sync(args: argparse.Namespace, app: App) -> int:
                 f" ({counted(result.stats.entries, 'entry', 'entries')},"
                 f" {counted(result.stats.requests, 'request')})"
             )
+            if result.unknown_id is not None:
+                # The author's data, not a failure: synced by name, exit 0, said each time.
+                advice = unknown_id_advice(result.unknown_id)
+                print(f"{result.author}: warning: {advice}", file=sys.stderr)
         else:
             print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
     if app.endpoints and not args.no_deliver:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["check_arxiv_author_id", "check_orcid", "orcid_check_digit"]
+__all__ = ["check_arxiv_author_id", "check_orcid", "orcid_check_digit", "unknown_id_advice"]
 
 # Four groups of four: fifteen digits and a check character (0-9 or X).
 _ORCID_RE = re.compile(r"[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]")
@@ -66,3 +66,17 @@ def check_arxiv_author_id(value: str) -> str:
             " a number joined by underscores (warner_s_1)"
         )
     return text
+
+
+def unknown_id_advice(feed_id: str) -> str:
+    """What a person reads about an author whose feed's id arXiv knows no author by.
+
+    An ORCID iD is valid (its check digit is) but linked to no arXiv
+    account; an arXiv author id names nobody, so it is wrong.
+    """
+    fix = (
+        "link the ORCID iD to an arXiv account"
+        if _ORCID_RE.fullmatch(feed_id)
+        else "correct the arXiv author id"
+    )
+    return f"arXiv knows no author {feed_id}: {fix}, or remove it"

@@ -111,13 +111,23 @@ class Baseline:
     candidates: tuple[str, ...]
     needs_review: bool
 
-    def changes(self, name: str, orcid: str | None, arxiv_author_id: str | None) -> dict[str, Any]:
-        """The ``changes`` of the ``author.added`` event: who, and their papers as counted."""
+    def changes(
+        self,
+        name: str,
+        orcid: str | None,
+        arxiv_author_id: str | None,
+        unknown_id: str | None = None,
+    ) -> dict[str, Any]:
+        """The ``changes`` of the ``author.added`` event: who, and their papers as counted.
+
+        ``unknown_id``: the id of the author's feed arXiv knows no author by.
+        """
         return {
             "author": {
                 "name": name,
                 "orcid": orcid,
                 "arxiv_author_id": arxiv_author_id,
+                "unknown_id": unknown_id,
                 "papers": self.tracked,
                 "claimed": self.claimed,
                 "candidates": len(self.candidates),

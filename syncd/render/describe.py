@@ -26,6 +26,7 @@ from itertools import chain
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlencode
 
+from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import without_bidi_controls
@@ -351,7 +352,9 @@ def author_summary(changes: Mapping[str, Any]) -> str:
     """What an ``author.added`` found besides its line: claims, candidates held, review."""
     author = changes.get("author") or {}
     found = []
-    if author.get("orcid") or author.get("arxiv_author_id"):
+    if author.get("unknown_id"):
+        found.append(unknown_id_advice(str(author["unknown_id"])))
+    elif author.get("orcid") or author.get("arxiv_author_id"):
         found.append(f"{counted(int(author.get('claimed') or 0), 'paper')} claimed on arXiv")
     held = list(author.get("candidate_ids") or [])
     if held:

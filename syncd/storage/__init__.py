@@ -24,7 +24,13 @@ from sqlalchemy.engine import Engine
 from syncd.domain.model import Event, PaperWrite, SyncStats
 from syncd.faults import fault_point
 from syncd.storage.authors import Authors
-from syncd.storage.baselines import Baselines, announcement, record_baseline, record_claims
+from syncd.storage.baselines import (
+    Baselines,
+    announcement,
+    record_baseline,
+    record_claims,
+    record_unknown_feed,
+)
 from syncd.storage.database import Database, now
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
@@ -111,14 +117,16 @@ class Storage:
         stats: SyncStats,
         *,
         claims: Collection[str] | None = None,
+        unknown_feed: str | None = None,
         baseline: Mapping[str, Any] | None = None,
     ) -> list[Event]:
         """Write a good cycle's papers, revisions and events and close its run, atomically.
 
         ``claims``: the author's own feed was read and lists these ids (None:
-        not read this cycle).  ``baseline``: this is the author's first complete
-        sync; it is dated, and publishes one ``author.added`` whose ``changes``
-        are these.
+        not read this cycle).  ``unknown_feed``: the feed was asked for and
+        arXiv knows no author by this id.  ``baseline``: this is the author's
+        first complete sync; it is dated, and publishes one ``author.added``
+        whose ``changes`` are these.
         """
         when = now()
         with self.db.transaction() as conn:
@@ -126,6 +134,8 @@ class Storage:
             written = write_papers(conn, owner, writes, run_id=run_id, when=when)
             if claims is not None:
                 record_claims(conn, owner, claims, when)
+            if unknown_feed is not None:
+                record_unknown_feed(conn, owner, unknown_feed, when)
             if baseline is not None:
                 record_baseline(conn, owner, when)
                 added = announcement(written, baseline)

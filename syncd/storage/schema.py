@@ -66,6 +66,10 @@ authors_table = sa.Table(
     sa.Column("removed_at", _TIME),  # no longer followed; papers, history and events stay
     sa.Column("baseline_at", _TIME),  # the first complete sync ended: it announced nothing
     sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
+    # The feed's id when arXiv answered that it knows no author by it (issue 30), and since
+    # when: the author's state until a read of the feed succeeds or the identifiers change.
+    sa.Column("feed_unknown_id", sa.String(64)),
+    sa.Column("feed_unknown_since", _TIME),
     sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 

@@ -144,6 +144,11 @@ class AuthorOut(_Out):
     claimed: int = Field(description="tracked papers in the author's own arXiv feed")
     candidates: int = Field(description="papers held for review")
     needs_review: bool = Field(description="no group of its papers was clearly the author's")
+    unknown_id: str | None = Field(
+        description="the ORCID iD or arXiv author id arXiv knows no author by: link the iD to"
+        " an arXiv account, or correct or remove it; null when arXiv knows it (or none is set)"
+    )
+    unknown_id_since: str | None = Field(description="since when arXiv has said so")
     last_success: str | None
     last_failure: str | None
     last_error: str | None = Field(description="why the last failed cycle failed")

@@ -40,7 +40,9 @@ from syncd.errors import (
     FeedError,
     PermanentUpstreamError,
     RateLimited,
+    RequestRefused,
     RetryableUpstreamError,
+    UnknownAuthorId,
 )
 from syncd.httpclient import (
     RETRY_AFTER_STATUSES,
@@ -85,6 +87,8 @@ _RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
 # entries per request (manual, 3.1.1.2).
 MAX_ID_LIST_CHARS = 7000
 MAX_IDS_PER_REQUEST = 2000
+# What an author's feed answers for an id arXiv knows no author by.
+_UNKNOWN_AUTHOR_STATUS = 400
 
 
 def id_list_batches(
@@ -307,7 +311,15 @@ class ArxivClient:
         paper twice, is refused (``FeedError``).
         """
         url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.atom2"
-        page = self.request(url, {}, {"author_feed": feed_id}, _unpaged_feed)
+        try:
+            page = self.request(url, {}, {"author_feed": feed_id}, _unpaged_feed)
+        except RequestRefused as exc:
+            # arxiv-browse answers an id it finds no user by with BadRequest("Author <id> not
+            # found"), a 400 (browse/controllers/list_page/author.py); no other 400 comes
+            # from that route for a well-formed id.
+            if exc.status == _UNKNOWN_AUTHOR_STATUS:
+                raise UnknownAuthorId(feed_id) from exc
+            raise
         if page.total_results != len(page.records):
             raise FeedError(
                 f"the feed of {feed_id} holds {len(page.records)} entries"
@@ -442,7 +454,7 @@ class ArxivClient:
             # Not the service's error answer: report the status below.
             with contextlib.suppress(FeedError):
                 parse(answer.body)
-        raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
+        raise RequestRefused(f"arXiv answered HTTP {status} {answer.reason}".rstrip(), status)
 
     def _log_attempt(
         self,
