@@ -9,10 +9,13 @@ from typing import Any
 from syncd.cli.output import EXIT_OK, TIME_FORMAT, print_json, print_table
 from syncd.cli.table import Column
 from syncd.domain.history import history_steps
+from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import event_json, field_evolution, paper_json, revision_json
+from syncd.domain.vocabulary import AUTHOR_EVENTS
 from syncd.errors import NotFoundError
+from syncd.render.describe import event_headline
 from syncd.service.app import App
 from syncd.service.authors import named_author
 
@@ -112,19 +115,19 @@ def events(args: argparse.Namespace, app: App) -> int:
         Column("KINDS", shrink_to=6, drop_rank=2),
         _TITLE,
     )
-    rows = [
-        (
-            e.id,
-            e.created_at.strftime(TIME_FORMAT),
-            e.type,
-            e.arxiv_id or e.paper_key,
-            ",".join(e.kinds) or "-",
-            (e.record.title or "") if e.record is not None else "-",
-        )
-        for e in found
-    ]
+    rows = [(e.id, e.created_at.strftime(TIME_FORMAT), e.type, *_event_subject(e)) for e in found]
     print_table(columns, rows)
     return EXIT_OK
+
+
+def _event_subject(event: Event) -> tuple[str, str, str]:
+    """What an event is about, as its PAPER, KINDS and TITLE cells: an author's event is
+    about no paper (it is filed under one) and reads as its line."""
+    if event.type in AUTHOR_EVENTS:
+        headline = event_headline(event.type, None, None, None, (), changes=event.changes)
+        return "-", "-", headline
+    title = (event.record.title or "") if event.record is not None else "-"
+    return event.arxiv_id or event.paper_key, ",".join(event.kinds) or "-", title
 
 
 def _value_cell(value: Any) -> str:

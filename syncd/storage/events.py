@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.routing import accepts
-from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus, EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, DeliveryFormat, DeliveryGroup, DeliveryStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
@@ -96,8 +96,8 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
         conditions.append(authors_table.c.name == query.author)
     if query.paper_id is not None:
         conditions.append(events_table.c.paper_id == query.paper_id)
-        # An author.added is filed under one of the author's papers, not about it.
-        conditions.append(events_table.c.type != EventType.AUTHOR_ADDED)
+        # An author's event is filed under one of the author's papers, not about it.
+        conditions.append(events_table.c.type.not_in(sorted(AUTHOR_EVENTS)))
     if query.type is not None:
         conditions.append(events_table.c.type == query.type)
     return sa.and_(sa.true(), *conditions)

@@ -101,13 +101,15 @@ class EventOut(_Out):
     created_at: str = Field(description="ISO 8601, UTC")
     author: str
     paper: PaperRef | None = Field(
-        description='null for "author.added", which is about the author: see changes.author'
+        description='null for "author.added" and "author.review_needed", which are about the'
+        " author: see changes.author"
     )
     kinds: list[str]
     changes: dict[str, dict[str, Any]]
     record: RecordOut | None = Field(
         description="the paper as it stands; for paper.removed (and a paper back unchanged)"
-        " its last known state; null only for an event of a paper without any revision"
+        " its last known state; null for an author's event, and for an event of a paper"
+        " without any revision"
     )
 
 
