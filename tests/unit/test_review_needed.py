@@ -43,6 +43,7 @@ def _review(**author: Any) -> Event:
 
 
 def test_it_is_an_event_type_endpoints_may_filter_on() -> None:
+    """`events = ["author.review_needed"]` is a filter a [[webhooks]] table may hold."""
     assert "author.review_needed" in EVENT_TYPES
 
 
@@ -63,6 +64,7 @@ def test_the_line_says_how_many_and_the_summary_how_to_review() -> None:
 
 
 def test_all_held_are_new_and_one_is_one_paper() -> None:
+    """One paper held, none before: "1 new paper held", no "waiting"; no link without public_url."""
     event = _review(candidates=1, candidate_ids=["2611.00011"], waiting=1)
     described = describe(event, public_url=None)
     assert described.headline == "Review needed for Ke Zhang: 1 new paper held"
@@ -71,6 +73,7 @@ def test_all_held_are_new_and_one_is_one_paper() -> None:
 
 @pytest.mark.parametrize("format", [DeliveryFormat.SLACK, DeliveryFormat.DISCORD])
 def test_chat_messages_carry_the_line_and_the_link(format: DeliveryFormat) -> None:
+    """Slack and Discord bodies carry the line, the command and the link, within their limits."""
     body = message_body(format, [_review()], public_url="https://syncd.example.org")
     text = body.decode()
     assert LINE in text and REVIEW in text and "syncd authors review" in text
@@ -81,6 +84,7 @@ def test_chat_messages_carry_the_line_and_the_link(format: DeliveryFormat) -> No
 
 
 def test_apprise_notification_carries_the_line() -> None:
+    """An Apprise notification's title or body has the line; its body the review link."""
     title, body = notification([_review()], public_url="https://syncd.example.org")
     assert LINE in title or LINE in body
     assert REVIEW in body
