@@ -10,6 +10,8 @@
     │   │   └── RateLimited          429/503 with the wait the server asked for
     │   │       └── Throttled            arXiv throttles us: its host cools down until a time
     │   └── PermanentUpstreamError   4xx, error feeds, bad or untrustworthy feeds
+    │       ├── RequestRefused       a 4xx that is not the service's own error answer
+    │       ├── UnknownAuthorId      an author feed's id that arXiv knows no author by
     │       ├── FeedError            the body is not a trustworthy arXiv Atom feed
     │       ├── ApiError             arXiv answered with its error feed
     │       └── OaiError             OAI-PMH answered with an <error code="...">
@@ -39,12 +41,14 @@ __all__ = [
     "OaiError",
     "PermanentUpstreamError",
     "RateLimited",
+    "RequestRefused",
     "RetryableUpstreamError",
     "SeedError",
     "StalePlan",
     "StoreError",
     "SyncdError",
     "Throttled",
+    "UnknownAuthorId",
     "UpstreamError",
 ]
 
@@ -115,6 +119,26 @@ class Throttled(RateLimited):
 
 class PermanentUpstreamError(UpstreamError):
     """A failure that another try will not fix: 4xx, error feeds, untrustworthy bodies."""
+
+
+class RequestRefused(PermanentUpstreamError):
+    """arXiv refused the request (a 4xx other than 429); ``status`` is its HTTP status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class UnknownAuthorId(PermanentUpstreamError):
+    """arXiv knows no author by the ORCID iD or arXiv author id whose feed was asked for.
+
+    The author's data, not an outage: another try answers the same until the
+    iD is linked to an arXiv account, or the id is corrected.
+    """
+
+    def __init__(self, feed_id: str) -> None:
+        super().__init__(f"arXiv knows no author {feed_id}")
+        self.feed_id = feed_id
 
 
 class FeedError(PermanentUpstreamError):

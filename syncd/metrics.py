@@ -85,9 +85,10 @@ REGISTRY = CollectorRegistry()
 
 OTHER = "other"
 CYCLE_RESULTS = ("ok", "failed")
-# An author's own arXiv feed: read, no usable answer (404, 5xx, ...), or emptied
-# (it listed claims before and none now); the last two fail the author's cycle.
-AUTHOR_FEED_RESULTS = ("ok", "failed", "emptied")
+# An author's own arXiv feed: read, no usable answer (5xx, a timeout, ...), emptied
+# (it listed claims before and none now), or unknown (arXiv knows no author by its
+# id: the author's data, kept as their state); failed and emptied fail the cycle.
+AUTHOR_FEED_RESULTS = ("ok", "failed", "emptied", "unknown")
 # While harvesting, each cycle finds every author's full API sweep due (its slot
 # of sweep_interval not yet swept) or not due.
 SWEEP_RESULTS = ("due", "not_due")

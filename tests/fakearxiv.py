@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import html
 import re
 import socket
 import struct
@@ -85,6 +86,7 @@ __all__ = [
     "timeout",
     "total_lie",
     "truncate",
+    "unknown_author_page",
     "versions_ignored",
 ]
 
@@ -664,6 +666,7 @@ FaultKind = Literal[
     "timeout",
     "reset",
     "truncate",
+    "unknown_author_page",
     "empty_page",
     "total_lie",
     "error_feed",
@@ -1196,7 +1199,8 @@ class FakeArxiv(LoopbackServer):
         """Let the author ``feed_id`` (ORCID iD or arXiv author id) claim papers.
 
         With no ids, the author exists with an empty feed; an author never
-        claimed for answers 404, as arXiv does for an unknown id.
+        claimed for answers 400 with arXiv's page for it, as arXiv does for an
+        id it knows no author by (``unknown_author_page``).
         """
         with self._lock:
             for arxiv_id in arxiv_ids:
@@ -1402,7 +1406,11 @@ class FakeArxiv(LoopbackServer):
         """
         claimed = self._claims.get(feed_id)
         if claimed is None:
-            return _Plan(status=404, body=b"Not Found", content_type="text/plain; charset=utf-8")
+            return _Plan(
+                status=400,
+                body=unknown_author_page(feed_id),
+                content_type="text/html; charset=utf-8",
+            )
         records = [] if empty else [self._papers[i][-1] for i in claimed if i not in self._removed]
         feed = author_feed_xml(
             feed_id,
@@ -1500,6 +1508,22 @@ class FakeArxiv(LoopbackServer):
                 handler.close_connection = True
                 return
             handler.wfile.write(plan.body[offset : offset + plan.chunk_size])
+
+
+def unknown_author_page(feed_id: str) -> bytes:
+    """arXiv's answer to an author feed of an id it knows no author by: a 400 page.
+
+    arxiv-browse raises ``BadRequest(f'Author {id} not found')``
+    (browse/controllers/list_page/author.py), which its handler renders with
+    its 400.html template: the description is the page's title and heading.
+    The rest of arXiv's page (its header, footer and help text) is left out.
+    """
+    description = html.escape(f"Author {feed_id} not found")
+    page = (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head><title>{description}</title></head>\n'
+        f"<body><main><h1>{description}</h1></main></body>\n</html>\n"
+    )
+    return page.encode("utf-8")
 
 
 def _author_feed_path(path: str) -> tuple[str, FeedFormat] | None:

@@ -221,7 +221,7 @@ def _authors_parser(commands: Any) -> None:
     listing.set_defaults(command=CommandRef("authors", "list_authors"))
     add = actions.add_parser("add", help="follow an author (picked up at the next cycle)")
     add.add_argument("name", metavar="NAME")
-    add.add_argument("--orcid", help="the author's ORCID iD")
+    add.add_argument("--orcid", help="the author's ORCID iD, bare or as https://orcid.org/<iD>")
     add.add_argument("--arxiv-author-id", help="the author's arXiv author id (warner_s_1)")
     add.add_argument("--query", help='the arXiv search_query (default: au:"NAME")')
     add.add_argument(

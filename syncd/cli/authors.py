@@ -79,8 +79,9 @@ def add(args: argparse.Namespace, app: App) -> int:
 
 
 def remove(args: argparse.Namespace, app: App) -> int:
-    remove_author(app.storage, app.settings, args.name)
-    print(f"{args.name}: no longer followed; its papers, history and events stay")
+    name = app.storage.authors.stored_name(args.name)
+    remove_author(app.storage, app.settings, name)
+    print(f"{name}: no longer followed; its papers, history and events stay")
     return 0
 
 
@@ -92,11 +93,12 @@ def import_file(args: argparse.Namespace, app: App) -> int:
 
 
 def review(args: argparse.Namespace, app: App) -> int:
-    if not app.storage.authors.summaries(args.name):
+    name = app.storage.authors.stored_name(args.name)
+    if not app.storage.authors.summaries(name):
         raise NotFoundError(f"no author named {args.name!r}")
-    candidates = app.storage.authors.candidates(args.name)
+    candidates = app.storage.authors.candidates(name)
     if not candidates:
-        print(f"{args.name}: no candidates to review")
+        print(f"{name}: no candidates to review")
         return 0
     rows = [
         (c.arxiv_id, f"v{c.version or '-'}", describe_reason(c.reason), c.title or "")
@@ -114,6 +116,7 @@ def review(args: argparse.Namespace, app: App) -> int:
 
 def decide(args: argparse.Namespace, app: App) -> int:
     decision: Decision = args.decision
-    events = app.storage.authors.decide(args.name, arxiv_ids(args.ids), decision)
-    print(f"{args.name}: {len(args.ids)} {decision}; {len(events)} paper.added published")
+    name = app.storage.authors.stored_name(args.name)
+    events = app.storage.authors.decide(name, arxiv_ids(args.ids), decision)
+    print(f"{name}: {len(args.ids)} {decision}; {len(events)} paper.added published")
     return 0

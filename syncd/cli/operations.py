@@ -8,9 +8,10 @@ import sys
 from syncd.cli.output import EXIT_FAILURE, EXIT_OK, fail
 from syncd.cli.progress import BackfillReporter, describe_plan
 from syncd.domain.counting import counted
+from syncd.domain.identifiers import unknown_id_advice
 from syncd.errors import ConfigError, UpstreamError
 from syncd.service.app import App
-from syncd.service.authors import followed_settings, reconcile_config
+from syncd.service.authors import followed_settings, named_author, reconcile_config
 from syncd.service.backfill import plan_backfill, run_backfill
 from syncd.service.planning import seed_author
 from syncd.service.sync import sync_all
@@ -30,7 +31,8 @@ def sync(args: argparse.Namespace, app: App) -> int:
     settings = app.settings
     reconcile_config(app.storage, settings)
     followed = followed_settings(app.storage, settings)
-    authors = [a for a in followed if args.author in (None, a.name)]
+    wanted = named_author(app.storage, args.author)
+    authors = [a for a in followed if wanted in (None, a.name)]
     if args.author is None and not authors:
         print(
             "no author is followed yet: add one with `syncd authors add NAME`"
@@ -50,6 +52,10 @@ def sync(args: argparse.Namespace, app: App) -> int:
                 f" ({counted(result.stats.entries, 'entry', 'entries')},"
                 f" {counted(result.stats.requests, 'request')})"
             )
+            if result.unknown_id is not None:
+                # The author's data, not a failure: synced by name, exit 0, said each time.
+                advice = unknown_id_advice(result.unknown_id)
+                print(f"{result.author}: warning: {advice}", file=sys.stderr)
         else:
             print(f"{result.author}: FAILED: {result.error}", file=sys.stderr)
     if app.endpoints and not args.no_deliver:
@@ -61,17 +67,18 @@ def sync(args: argparse.Namespace, app: App) -> int:
 
 
 def backfill(args: argparse.Namespace, app: App) -> int:
-    if args.author is not None and not app.storage.authors.known(args.author):
+    author = named_author(app.storage, args.author)
+    if author is not None and not app.storage.authors.known(author):
         raise ConfigError(f"no author named {args.author!r}")
-    gaps = [g for g in app.storage.versions.gaps(args.author) if g.missing]
+    gaps = [g for g in app.storage.versions.gaps(author) if g.missing]
     refusals = app.storage.versions.refusals()
     plan = plan_backfill(gaps, refusals=refusals)
     interval = app.settings.arxiv.request_interval
     # Every version set aside, not only those of the papers in the plan: one refused while
     # linking a paper that is not tracked (a candidate, say) waits as well.
     aside = list(refusals.values())
-    if args.author is not None:
-        theirs = {p.arxiv_id for p in app.storage.papers.all(args.author)}
+    if author is not None:
+        theirs = {p.arxiv_id for p in app.storage.papers.all(author)}
         aside = [r for r in aside if r.arxiv_id in theirs]
     print(describe_plan(plan, interval, aside, shown=None if args.dry_run else 10))
     if args.dry_run or not plan.gaps:

@@ -13,10 +13,11 @@ from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import event_json, field_evolution, paper_json, revision_json
-from syncd.domain.vocabulary import EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS
 from syncd.errors import NotFoundError
-from syncd.render.describe import following_line
+from syncd.render.describe import event_headline
 from syncd.service.app import App
+from syncd.service.authors import named_author
 
 __all__ = ["events", "history", "papers"]
 
@@ -26,7 +27,8 @@ _TITLE = Column("TITLE", shrink_to=10, wants=20)
 
 
 def papers(args: argparse.Namespace, app: App) -> int:
-    found = app.storage.papers.all(args.author)
+    author = named_author(app.storage, args.author)
+    found = app.storage.papers.all(author)
     if args.json:
         return print_json([paper_json(p) for p in found])
     # Whose paper it is only says something when more than one author is followed (in the
@@ -132,10 +134,11 @@ def events(args: argparse.Namespace, app: App) -> int:
 
 
 def _event_subject(event: Event) -> tuple[str, str, str]:
-    """What an event is about, as its PAPER, KINDS and TITLE cells: an ``author.added`` is
+    """What an event is about, as its PAPER, KINDS and TITLE cells: an author's event is
     about no paper (it is filed under one) and reads as its line."""
-    if event.type == EventType.AUTHOR_ADDED:
-        return "-", "-", following_line(event.changes)
+    if event.type in AUTHOR_EVENTS:
+        headline = event_headline(event.type, None, None, None, (), changes=event.changes)
+        return "-", "-", headline
     title = (event.record.title or "") if event.record is not None else "-"
     return event.arxiv_id or event.paper_key, ",".join(event.kinds) or "-", title
 

@@ -40,6 +40,7 @@ _COLOURS: dict[str, int] = {
     EventType.REVISED: 0xD29922,  # amber
     EventType.REMOVED: 0xCF222E,  # red
     EventType.AUTHOR_ADDED: 0x8250DF,  # purple
+    EventType.REVIEW_NEEDED: 0xBF8700,  # dark yellow: someone is asked to act
 }
 # What no event's type colours: "…and K more", and a type without a colour of its own.
 _NEUTRAL_COLOUR = 0x8B949E  # grey

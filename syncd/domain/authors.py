@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.vocabulary import AuthorOrigin
 
 __all__ = [
@@ -68,6 +69,9 @@ class AuthorSummary:
     last_error: str | None  # why the last failed cycle failed
     # Its baseline found no group of papers clearly the author's (syncd.domain.basis).
     needs_review: bool = False
+    # The id of its own feed that arXiv knows no author by, and since when (issue 30).
+    unknown_id: str | None = None
+    unknown_id_since: datetime | None = None
 
     @property
     def name(self) -> str:
@@ -103,6 +107,8 @@ def author_json(summary: AuthorSummary, next_sync: datetime | None) -> dict[str,
         "claimed": summary.claimed,
         "candidates": summary.candidates,
         "needs_review": summary.needs_review,
+        "unknown_id": summary.unknown_id,
+        "unknown_id_since": _time(summary.unknown_id_since),
         "last_success": _time(summary.last_success),
         "last_failure": _time(summary.last_failure),
         "last_error": summary.last_error,
@@ -134,6 +140,9 @@ def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
     parts = [f"last success {when(summary.last_success)}"]
     if summary.needs_review:
         parts.insert(0, f"needs review: {summary.candidates} candidates, none clearly theirs")
+    if summary.unknown_id is not None:
+        since = when(summary.unknown_id_since)
+        parts.insert(0, f"{unknown_id_advice(summary.unknown_id)} (since {since})")
     if summary.last_failure is not None:
         reason = summary.last_error or _NO_REASON
         parts.append(f"last failure {when(summary.last_failure)}: {reason}")

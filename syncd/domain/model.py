@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.record import Record, versioned_id
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
@@ -74,6 +75,8 @@ class AuthorSyncState:
     baseline_at: datetime | None
     feed_fetched_at: datetime | None
     claimed: int
+    # The id of the author's feed when arXiv last answered that it knows no author by it.
+    feed_unknown_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +179,13 @@ class AuthorSyncs:
     last_success: SyncRun | None
     last_failure: SyncRun | None  # failed or abandoned
     running: bool
+    # The id of the author's own feed that arXiv knows no author by (their data, not a failure).
+    unknown_id: str | None = None
+
+    @property
+    def unknown_id_advice(self) -> str | None:
+        """What to do about ``unknown_id``, as a person reads it; None when there is none."""
+        return unknown_id_advice(self.unknown_id) if self.unknown_id is not None else None
 
     @property
     def failing(self) -> bool:

@@ -93,10 +93,13 @@ class Snapshot:
     # The author's first complete sync: it announces the author, not each paper.
     baseline: bool = False
     # A name-only author's baseline takes the largest co-author group of the new
-    # entries as theirs when it holds this many times the next (``choose_basis``).
+    # entries as theirs when it holds this many times the next (``choose_basis``);
+    # so does a later cycle while nothing of theirs is known (``_basis``).
     basis_margin: float | None = None
     # Every followed author's name: whom else a name on a paper could be.
     followed: NameIndex | None = None
+    # How many candidates the author had before the cycle (counted when entries are new).
+    candidates: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,13 +114,23 @@ class Baseline:
     candidates: tuple[str, ...]
     needs_review: bool
 
-    def changes(self, name: str, orcid: str | None, arxiv_author_id: str | None) -> dict[str, Any]:
-        """The ``changes`` of the ``author.added`` event: who, and their papers as counted."""
+    def changes(
+        self,
+        name: str,
+        orcid: str | None,
+        arxiv_author_id: str | None,
+        unknown_id: str | None = None,
+    ) -> dict[str, Any]:
+        """The ``changes`` of the ``author.added`` event: who, and their papers as counted.
+
+        ``unknown_id``: the id of the author's feed arXiv knows no author by.
+        """
         return {
             "author": {
                 "name": name,
                 "orcid": orcid,
                 "arxiv_author_id": arxiv_author_id,
+                "unknown_id": unknown_id,
                 "papers": self.tracked,
                 "claimed": self.claimed,
                 "candidates": len(self.candidates),
@@ -187,7 +200,7 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
     for arxiv_id in sorted((linked_ids | claimed) & set(entries)):
         names.update(entries[arxiv_id].authors)
         categories.update(entries[arxiv_id].categories)
-    basis = _basis(snapshot, observed, linked_ids)
+    basis = _basis(snapshot, observed, linked_ids, known=bool(names or categories))
 
     facts = IdentityFacts(
         snapshot.author,
@@ -207,17 +220,21 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
             notes.append(Note("candidate_held", fields))
         return verdict.reason  # None when it is theirs
 
+    promotions = 0
     for paper in snapshot.changed:
         entry = observed.changed[paper.arxiv_id or ""]
         # a held candidate is promoted once it shares something with the known papers
         reason = held(entry) if paper.status == PaperStatus.CANDIDATE else None
         promoted = paper.status == PaperStatus.CANDIDATE and reason is None
+        promotions += int(promoted)
         write = _observed(paper, entry, promoted, reason)
         if write is not None:
             writes.append(write)
-    for arxiv_id, record in observed.new.items():
-        if arxiv_id not in linked_ids:
-            writes.append(_discovered(record, held(record)))
+    discovered = [_discovered(r, held(r)) for i, r in observed.new.items() if i not in linked_ids]
+    if not snapshot.baseline:  # a baseline's author.added names its candidates
+        waiting = snapshot.candidates - promotions
+        discovered = _with_review_notice(snapshot.author, discovered, waiting)
+    writes += discovered
     writes += [_absent(state, snapshot.removal_after) for state in snapshot.absent]
     if not snapshot.baseline:
         return Plan(tuple(writes), tuple(notes))
@@ -231,12 +248,55 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
     return Plan(quiet, tuple(notes), summary)
 
 
-def _basis(snapshot: Snapshot, observed: Observed, linked_ids: Collection[str]) -> Basis | None:
-    """A name-only author's basis among the baseline's new entries; None when not asked for."""
-    if not snapshot.baseline or snapshot.basis_margin is None:
+def _basis(
+    snapshot: Snapshot, observed: Observed, linked_ids: Collection[str], *, known: bool
+) -> Basis | None:
+    """A name-only author's co-author basis (``choose_basis``), when it is what decides.
+
+    At the baseline, among its new entries.  Later, while nothing of the
+    author's is ``known`` (no tracked, seeded, linked or claimed paper whose
+    co-authors or field a new paper could share: a first sync that found
+    nothing, or one that took nothing), among the new entries and the
+    candidates seen again: their first real paper is judged as a baseline
+    would judge it, instead of being held for want of anything to compare.
+    None when not asked for, or when there is nothing to judge.
+    """
+    if snapshot.basis_margin is None or (known and not snapshot.baseline):
         return None
     grouped = [r for i, r in observed.new.items() if i not in linked_ids]
+    if not snapshot.baseline:
+        held = [p.arxiv_id or "" for p in snapshot.changed if p.status == PaperStatus.CANDIDATE]
+        grouped += [observed.changed[i] for i in held]
+    if not grouped:
+        return None
     return choose_basis(grouped, snapshot.author, snapshot.basis_margin, snapshot.followed)
+
+
+def _with_review_notice(
+    author: str, discovered: Sequence[PaperWrite], waiting: int
+) -> list[PaperWrite]:
+    """``discovered``, the first newly held candidate announcing ``author.review_needed``.
+
+    A paper held for the first time is news: someone must decide it.  One
+    event a cycle says how many and which were held, and how many wait in
+    all (``waiting``: the candidates before the cycle that it did not
+    promote); a candidate seen again is not announced again.  The held come
+    last, by id, so the notice follows the cycle's new papers.
+    """
+    held = sorted((w for w in discovered if w.status == PaperStatus.CANDIDATE), key=lambda w: w.key)
+    if not held:
+        return list(discovered)
+    taken = [w for w in discovered if w.status != PaperStatus.CANDIDATE]
+    changes = {
+        "author": {
+            "name": author,
+            "candidates": len(held),
+            "candidate_ids": [w.key for w in held],
+            "waiting": waiting + len(held),
+        }
+    }
+    notice = replace(held[0], event_type=EventType.REVIEW_NEEDED, event_changes=changes)
+    return [*taken, notice, *held[1:]]
 
 
 def _unannounced(write: PaperWrite) -> PaperWrite:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from syncd.domain.model import EndpointSummary, Event, Paper, Revision
-from syncd.domain.vocabulary import EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS
 
 __all__ = [
     "FieldValue",
@@ -58,10 +58,12 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 def event_json(event: Event) -> dict[str, Any]:
     """One event, as listed by ``syncd events --json`` and carried by webhooks.
 
-    An ``author.added`` is about no paper: its ``paper`` is null and its
-    ``changes`` hold ``author`` (name, identifiers, counts, held ids).
+    An author's event (``author.added``, ``author.review_needed``) is about
+    no paper: its ``paper`` and ``record`` are null and its ``changes`` hold
+    ``author`` (name, counts, held ids).
     """
-    about_paper = event.type != EventType.AUTHOR_ADDED
+    about_paper = event.type not in AUTHOR_EVENTS
+    record = event.record if about_paper else None
     return {
         "id": event.id,
         "seq": event.seq,
@@ -71,7 +73,7 @@ def event_json(event: Event) -> dict[str, Any]:
         "paper": {"key": event.paper_key, "arxiv_id": event.arxiv_id} if about_paper else None,
         "kinds": list(event.kinds),
         "changes": event.changes,
-        "record": event.record.to_dict() if event.record is not None else None,
+        "record": record.to_dict() if record is not None else None,
     }
 
 

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Literal
 
 __all__ = [
+    "AUTHOR_EVENTS",
     "EVENT_TYPES",
     "KINDS",
     "RECORD_FIELDS",
@@ -49,9 +50,17 @@ class EventType(StrEnum):
     # An author's first complete sync (their baseline): it announces this, not
     # their papers one by one.  ``changes["author"]`` holds the counts.
     AUTHOR_ADDED = "author.added"
+    # A cycle (or a harvested page) held papers of the author as candidates that
+    # were not held before: a person is asked to review them.  Once per cycle, about
+    # the new ones only; ``changes["author"]`` holds how many and which.
+    REVIEW_NEEDED = "author.review_needed"
 
 
 EVENT_TYPES: tuple[str, ...] = tuple(EventType)
+# Events about an author rather than a paper.  Each is filed under one of the
+# author's papers (the outbox orders deliveries by paper), which it is not about:
+# it carries no paper and no record.
+AUTHOR_EVENTS: frozenset[str] = frozenset({EventType.AUTHOR_ADDED, EventType.REVIEW_NEEDED})
 
 # Change kinds, in the order events report them.
 KINDS: tuple[str, ...] = (

@@ -18,22 +18,25 @@ field as old → new.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from difflib import SequenceMatcher
 from itertools import chain
 from typing import Any, Literal, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import without_bidi_controls
-from syncd.domain.vocabulary import EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
     "ARXIV_AUTHOR_URL",
+    "CANDIDATES_ANCHOR",
     "ELIDED",
     "ORCID_URL",
     "Described",
@@ -55,6 +58,8 @@ __all__ = [
     "kind_words",
     "name_lines",
     "paper_path",
+    "review_line",
+    "review_summary",
     "sample_event",
     "short_title",
     "word_segments",
@@ -64,6 +69,10 @@ ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
 ELIDED = "…"
 ARXIV_AUTHOR_URL = "https://arxiv.org/a/{}"
 ORCID_URL = "https://orcid.org/{}"
+# The id of the candidates' section of an author's page: where a review starts.
+CANDIDATES_ANCHOR = "candidates"
+# Path segments a URL resolver removes (RFC 3986 5.2.4).
+_DOT_SEGMENTS = (".", "..")
 # How many held candidates an author.added message names before "…".
 _HELD_SHOWN = 10
 _T = TypeVar("_T")
@@ -284,7 +293,7 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
 
 def describe(event: Event, *, public_url: str | None) -> Described:
     """What a message about ``event`` says, links under ``public_url`` when it is set."""
-    if event.type == EventType.AUTHOR_ADDED:
+    if event.type in AUTHOR_EVENTS:
         return _describe_author(event, public_url)
     record = event.record
     title = (record.title or "").strip() if record is not None else ""
@@ -324,14 +333,45 @@ def following_line(changes: Mapping[str, Any]) -> str:
     return f"Now following {author.get('name', '')}: {papers}{review}"
 
 
+def review_line(changes: Mapping[str, Any]) -> str:
+    """``Review needed for Ke Zhang: 3 new papers held (12 waiting)``: an
+    ``author.review_needed``'s line."""
+    author = changes.get("author") or {}
+    held = int(author.get("candidates") or 0)
+    waiting = int(author.get("waiting") or held)
+    more = f" ({waiting} waiting)" if waiting > held else ""
+    return f"Review needed for {author.get('name', '')}: {counted(held, 'new paper')} held{more}"
+
+
+def review_summary(changes: Mapping[str, Any]) -> str:
+    """Which papers an ``author.review_needed`` held, and the command that reviews them."""
+    author = changes.get("author") or {}
+    held = list(author.get("candidate_ids") or [])
+    shown = ", ".join(held[:_HELD_SHOWN]) + (", …" if len(held) > _HELD_SHOWN else "")
+    command = f"syncd authors review {shlex.quote(str(author.get('name', '')))}"
+    return f"held for review: {shown}; to decide them: {command}"
+
+
 def author_path(name: str) -> str:
-    """The path of an author's page here."""
-    return f"/authors/{quote(name, safe='')}"
+    """The path of an author's page here.
+
+    A name that is a whole dot segment (``..``, a name from before names were
+    checked) would be resolved away by a browser, escaped or not (RFC 3986
+    5.2.4; the WHATWG URL standard reads ``%2E`` as a dot): ``/authors/..``
+    is ``/``.  Its page is asked for by query instead.
+    """
+    quoted = quote(name, safe="")
+    if quoted in _DOT_SEGMENTS:
+        return f"/authors?{urlencode({'name': name})}"
+    return f"/authors/{quoted}"
 
 
 def event_path(event: Event) -> str:
-    """Where an event is read about here: its paper's page, or its author's for ``author.added``."""
-    if event.type == EventType.AUTHOR_ADDED:
+    """Where an event is read about here: its paper's page, or for an author's event their
+    page (its candidates, for ``author.review_needed``)."""
+    if event.type == EventType.REVIEW_NEEDED:
+        return f"{author_path(event.author)}#{CANDIDATES_ANCHOR}"
+    if event.type in AUTHOR_EVENTS:
         return author_path(event.author)
     return paper_path(event.paper_key)
 
@@ -340,7 +380,9 @@ def author_summary(changes: Mapping[str, Any]) -> str:
     """What an ``author.added`` found besides its line: claims, candidates held, review."""
     author = changes.get("author") or {}
     found = []
-    if author.get("orcid") or author.get("arxiv_author_id"):
+    if author.get("unknown_id"):
+        found.append(unknown_id_advice(str(author["unknown_id"])))
+    elif author.get("orcid") or author.get("arxiv_author_id"):
         found.append(f"{counted(int(author.get('claimed') or 0), 'paper')} claimed on arXiv")
     held = list(author.get("candidate_ids") or [])
     if held:
@@ -378,10 +420,13 @@ def event_headline(
     """One line a person can read: ``NestPipe: … (2604.06956) v2: title, authors, abstract``.
 
     Plain text; whoever puts it into markup escapes it.  An ``author.added``
-    reads as ``following_line`` of its ``changes``.
+    reads as ``following_line`` of its ``changes``, an ``author.review_needed``
+    as ``review_line``.
     """
     if event_type == EventType.AUTHOR_ADDED:
         return following_line(changes or {})
+    if event_type == EventType.REVIEW_NEEDED:
+        return review_line(changes or {})
     where = f" ({arxiv_id})" if arxiv_id else ""
     what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), kind_words(kinds)]))
     shown_version = f" v{version}" if version is not None else ""
@@ -453,18 +498,26 @@ def _lowered(label: str) -> str:
 
 
 def _describe_author(event: Event, public_url: str | None) -> Described:
-    """An ``author.added``: the line, what the baseline found, links to the author's pages."""
-    author = event.changes.get("author") or {}
-    line = following_line(event.changes)
-    orcid, arxiv_author_id = author.get("orcid"), author.get("arxiv_author_id")
+    """An author's event: its line, what it found, links to the author's pages.
+
+    ``author.added``: what the baseline found, the author's arXiv and ORCID
+    pages; ``author.review_needed``: the papers held, and where to review them.
+    """
+    changes = event.changes
+    author = changes.get("author") or {}
     links = []
-    if arxiv_author_id or orcid:
-        feed = str(arxiv_author_id or orcid)
-        links.append(Link(f"arXiv: {feed}", ARXIV_AUTHOR_URL.format(quote(feed, safe=""))))
-    if orcid:
-        links.append(Link(f"ORCID: {orcid}", ORCID_URL.format(orcid)))
+    if event.type == EventType.REVIEW_NEEDED:
+        line, summary, label = review_line(changes), review_summary(changes), "review"
+    else:
+        line, summary, label = following_line(changes), author_summary(changes), "author"
+        orcid, arxiv_author_id = author.get("orcid"), author.get("arxiv_author_id")
+        if arxiv_author_id or orcid:
+            feed = str(arxiv_author_id or orcid)
+            links.append(Link(f"arXiv: {feed}", ARXIV_AUTHOR_URL.format(quote(feed, safe=""))))
+        if orcid:
+            links.append(Link(f"ORCID: {orcid}", ORCID_URL.format(orcid)))
     if public_url is not None:
-        links.append(Link("author", f"{public_url}{author_path(event.author)}"))
+        links.append(Link(label, f"{public_url}{event_path(event)}"))
     return Described(
         event_type=event.type,
         author=event.author,
@@ -474,7 +527,7 @@ def _describe_author(event: Event, public_url: str | None) -> Described:
         kinds=(),
         withdrawn=False,
         headline=line,
-        summary=author_summary(event.changes),
+        summary=summary,
         diffs=(),
         links=tuple(links),
         created_at=event.created_at,

@@ -13,6 +13,7 @@ import io
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger
 
@@ -26,14 +27,17 @@ from syncd.errors import ConfigError
 from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
 from syncd.storage.authors import Put
+from syncd.userfiles import UnreadableFile, read_small_file
 
 __all__ = [
     "CSV_HEADER",
+    "MAX_AUTHORS_FILE_BYTES",
     "add_authors",
     "arxiv_ids",
     "definition_of",
     "followed_settings",
     "import_authors",
+    "named_author",
     "next_sync",
     "read_authors_csv",
     "reconcile_config",
@@ -41,6 +45,11 @@ __all__ = [
 ]
 
 CSV_HEADER = ("name", "orcid", "arxiv_author_id", "query")
+# A row is at most about 2.3 KB (a 200-character name, an ORCID iD, a 64-character
+# arXiv author id, a 2,000-character query) and commonly under 60 bytes: 4 MiB holds
+# tens of thousands of authors, and keeps a wrong path (a disk image, /dev/zero)
+# from being read whole into memory.
+MAX_AUTHORS_FILE_BYTES = 4 * 1024 * 1024
 
 
 def definition_of(author: AuthorSettings, origin: AuthorOrigin) -> AuthorDefinition:
@@ -126,6 +135,12 @@ def arxiv_ids(values: Sequence[str]) -> list[str]:
     return found
 
 
+def named_author(storage: Storage, name: str | None) -> str | None:
+    """The name syncd keeps for the author a person named in any spelling (``--author``);
+    None when none was named."""
+    return None if name is None else storage.authors.stored_name(name)
+
+
 def remove_author(storage: Storage, settings: Settings, name: str) -> None:
     """Stop following a run-time author (a configured one is refused)."""
     reconcile_config(storage, settings)
@@ -150,17 +165,13 @@ def read_authors_csv(
     one already on an earlier line or ``known`` spelled otherwise ("jane
     smith" beside "Jane Smith": names are compared without regard to case).
     """
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    header = _next_row(path, reader)
     if header is None or tuple(h.strip() for h in header) != CSV_HEADER:
         raise ConfigError(f"{path}:1: the header must be {','.join(CSV_HEADER)}")
     rows: list[tuple[int, AuthorSettings]] = []
     problems: list[tuple[int, str]] = []
-    for row in reader:
+    while (row := _next_row(path, reader)) is not None:
         line = reader.line_num
         if not row:
             continue  # a blank line
@@ -178,6 +189,30 @@ def read_authors_csv(
         lines = (f"{path}:{line}: {problem}" for line, problem in sorted(problems))
         raise ConfigError("nothing imported:\n  " + "\n  ".join(lines))
     return [author for _, author in rows]
+
+
+def _read_text(path: Path) -> str:
+    """The file as text: a regular file of at most ``MAX_AUTHORS_FILE_BYTES`` in UTF-8."""
+    try:
+        data = read_small_file(path, MAX_AUTHORS_FILE_BYTES, what="an authors file")
+    except UnreadableFile as exc:
+        raise ConfigError(f"{path}: {exc.reason}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        reason = f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        raise ConfigError(f"{path}:{line}: {reason}") from None
+
+
+def _next_row(path: Path, reader: Any) -> list[str] | None:
+    """The reader's next row (None at the end); what ``csv`` cannot read is an error at its line."""
+    try:
+        return next(reader, None)
+    except csv.Error as exc:
+        # A field over csv.field_size_limit() (128 KiB) among them: far longer than any
+        # name, identifier or query may be.
+        raise ConfigError(f"{path}:{reader.line_num}: not CSV syncd can read: {exc}") from None
 
 
 def _name_clashes(

@@ -104,6 +104,8 @@ def plan_author(
         # Nothing tells the author from namesakes: their co-author groups will.
         basis_margin=None if author.seeds or claims else settings.basis_margin,
         followed=followed,
+        # What an author.review_needed says waits in all, should new entries be held.
+        candidates=storage.papers.candidate_count(name) if observed.new else 0,
     )
     return plan_cycle(snapshot, observed, links)
 

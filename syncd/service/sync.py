@@ -58,6 +58,7 @@ from syncd.errors import (
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
 from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
+from syncd.service.claims import FeedReading, read_feed
 from syncd.service.planning import observe, plan_author, seed_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
@@ -76,7 +77,11 @@ _CYCLE_FAILURES = (UpstreamError, Interrupted, StoreError, ConflictError)
 @dataclass(frozen=True, slots=True)
 class CycleResult:
     """How one author's cycle ended; ``run_id`` is None when the database could not start one,
-    or when arXiv throttling us left it for later: then ``next_try_at`` says until when."""
+    or when arXiv throttling us left it for later: then ``next_try_at`` says until when.
+
+    ``unknown_id``: after a good cycle, the id of the author's own feed that
+    arXiv knows no author by, whether it said so this cycle or before.
+    """
 
     run_id: int | None
     author: str
@@ -85,6 +90,7 @@ class CycleResult:
     error: str | None = None
     stats: SyncStats = field(default_factory=SyncStats)
     next_try_at: datetime | None = None
+    unknown_id: str | None = None
 
     @property
     def throttled(self) -> bool:
@@ -281,6 +287,8 @@ class _Cycle:
     observed: Observed = field(default_factory=Observed)
     # The ids the author's own arXiv feed lists, when it was read this cycle.
     claims: list[str] | None = None
+    # The feed's id, when arXiv answered this cycle that it knows no author by it.
+    unknown_feed: str | None = None
     requests: int = 0
     # Earlier versions fetched to link seeds, by versioned id.
     fetched: dict[str, Record] = field(default_factory=dict)
@@ -386,7 +394,7 @@ def _finish(
             if missing:
                 _take(storage, cycle, client.fetch_ids(missing))
             state = storage.baselines.state(author.name)
-            _read_claims(storage, client, cycle, state)
+            _take_claims(storage, cycle, read_feed(client, author, state))
             plan, events = _plan_and_apply(
                 storage, client, cycle, settings, state, followed=followed
             )
@@ -394,7 +402,27 @@ def _finish(
         except _CYCLE_FAILURES as exc:
             return _failed(storage, cycle, exc)
         _report(cycle, plan, events)
-        return CycleResult(cycle.run_id, author.name, ok=True, events=events, stats=cycle.stats)
+        # Read this cycle, the feed's answer is the state; else what it answered last.
+        read = cycle.claims is not None or cycle.unknown_feed is not None
+        unknown = cycle.unknown_feed if read else state.feed_unknown_id
+        return CycleResult(
+            cycle.run_id,
+            author.name,
+            ok=True,
+            events=events,
+            stats=cycle.stats,
+            unknown_id=unknown,
+        )
+
+
+def _take_claims(storage: Storage, cycle: _Cycle, reading: FeedReading) -> None:
+    """What the author's own feed said, into the cycle (``syncd.service.claims``)."""
+    cycle.unknown_feed = reading.unknown_id
+    if reading.claims is None:
+        return
+    # An entry the name query also returned is taken as the query had it.
+    _take(storage, cycle, [r for r in reading.claims if r.arxiv_id not in cycle.observed.seen])
+    cycle.claims = [r.arxiv_id or "" for r in reading.claims]
 
 
 def _plan_and_apply(
@@ -424,9 +452,11 @@ def _plan_and_apply(
             followed=followed,
         )
         summary = plan.baseline
-        baseline = (
-            summary.changes(author.name, author.orcid, author.arxiv_author_id) if summary else None
-        )
+        baseline = None
+        if summary is not None:
+            baseline = summary.changes(
+                author.name, author.orcid, author.arxiv_author_id, cycle.unknown_feed
+            )
         fault_point("sync.cycle_planned")
         events = storage.apply_cycle(
             run_id,
@@ -434,6 +464,7 @@ def _plan_and_apply(
             plan.writes,
             cycle.stats,
             claims=cycle.claims,
+            unknown_feed=cycle.unknown_feed,
             baseline=baseline,
             read_seq=cycle.read_seq,
         )
@@ -450,44 +481,6 @@ def _observe_again(storage: Storage, cycle: _Cycle) -> None:
     observed = Observed(seen=set(cycle.observed.seen))
     observe(storage, cycle.author, observed, kept)
     cycle.observed = observed
-
-
-def _read_claims(
-    storage: Storage, client: ArxivClient, cycle: _Cycle, state: AuthorSyncState
-) -> None:
-    """Read the author's own arXiv feed into the cycle, when they have one and it is due.
-
-    At most once per ``[arxiv] author_feed_interval``: claims change rarely.
-    A feed that cannot be read (an unknown id answers 404), or that lists
-    nothing after listing claims, fails the author's cycle: never a removal.
-    """
-    author = cycle.author
-    feed_id = author.feed_id
-    if feed_id is None:
-        return
-    interval = client.settings.author_feed_interval
-    if not feed_due(author.name, state.feed_fetched_at, datetime.now(UTC), interval):
-        return
-    try:
-        records = client.author_feed(feed_id)
-    except Throttled:
-        metrics.observe_author_feed("failed")
-        raise  # as it is: it says when to try again
-    except UpstreamError as exc:
-        metrics.observe_author_feed("failed")
-        raise UpstreamError(f"the arXiv feed of {feed_id} could not be read: {exc}") from exc
-    if not records and state.claimed:
-        metrics.observe_author_feed("emptied")
-        raise FeedError(
-            f"the arXiv feed of {feed_id} lists no papers, but {state.claimed} were claimed;"
-            " treating the answer as a glitch, not as removals"
-        )
-    metrics.observe_author_feed("ok")
-    claims = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in author.exclude_ids]
-    # An entry the name query also returned is taken as the query had it.
-    _take(storage, cycle, [r for r in claims if r.arxiv_id not in cycle.observed.seen])
-    cycle.claims = [r.arxiv_id or "" for r in claims]
-    _log.info("author_feed_read", feed=feed_id, claimed=len(claims))
 
 
 def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:

@@ -32,6 +32,7 @@ from syncd.storage.baselines import (
     followed,
     record_baseline,
     record_claims,
+    record_unknown_feed,
 )
 from syncd.storage.cooldowns import Cooldowns
 from syncd.storage.database import Database, now
@@ -122,6 +123,7 @@ class Storage:
         stats: SyncStats,
         *,
         claims: Collection[str] | None = None,
+        unknown_feed: str | None = None,
         baseline: Mapping[str, Any] | None = None,
         read_seq: int | None = None,
     ) -> list[Event]:
@@ -131,11 +133,12 @@ class Storage:
         since the cycle began.
 
         ``claims``: the author's own feed was read and lists these ids (None:
-        not read this cycle).  ``baseline``: this is the author's first complete
-        sync; it is dated, and publishes one ``author.added`` whose ``changes``
-        are these.  ``read_seq``: the author's write sequence the plan started
-        from; ``StalePlan`` (nothing stored) if another apply wrote their
-        papers since (``claim_writes``).
+        not read this cycle).  ``unknown_feed``: the feed was asked for and
+        arXiv knows no author by this id.  ``baseline``: this is the author's
+        first complete sync; it is dated, and publishes one ``author.added``
+        whose ``changes`` are these.  ``read_seq``: the author's write sequence
+        the plan started from; ``StalePlan`` (nothing stored) if another apply
+        wrote their papers since (``claim_writes``).
         """
         when = now()
         with self.db.transaction() as conn:
@@ -150,6 +153,8 @@ class Storage:
             written = write_papers(conn, owner, writes, run_id=run_id, when=when)
             if claims is not None:
                 record_claims(conn, owner, claims, when)
+            if unknown_feed is not None:
+                record_unknown_feed(conn, owner, unknown_feed, when)
             if baseline is not None:
                 record_baseline(conn, owner, when)
                 added = announcement(written, baseline)

@@ -99,7 +99,9 @@ class Authors:
             for definition in configured:
                 key = name_key(definition.name)
                 values = _values(definition) | {"origin": AuthorOrigin.CONFIG, "removed_at": None}
-                known = sa.select(a.c.id, a.c.name).where(a.c.name_key == key)
+                known = sa.select(a.c.id, a.c.name, a.c.orcid, a.c.arxiv_author_id).where(
+                    a.c.name_key == key
+                )
                 if conn.execute(known).first() is None:
                     conn.execute(
                         self._db.insert_ignoring_conflicts(a, "name_key").values(
@@ -110,6 +112,7 @@ class Authors:
                 if row.name != definition.name:
                     _check_name_free(conn, definition.name, row.name)
                     values |= {"name": definition.name}
+                values |= _feed_reset(row, definition)
                 conn.execute(a.update().where(a.c.id == row.id).values(values))
             names = [d.name for d in configured]
             conn.execute(
@@ -156,6 +159,7 @@ class Authors:
                 elif row.removed_at is None and _definition(row) == definition:
                     done.append(Put.UNCHANGED)
                 else:
+                    values |= _feed_reset(row, definition)
                     conn.execute(a.update().where(a.c.id == row.id).values(values))
                     done.append(Put.UPDATED)
             if inserts:
@@ -207,6 +211,21 @@ class Authors:
         query = sa.select(a.c.name).where(a.c.name_key.is_not(None)).order_by(a.c.name)
         with self._db.transaction() as conn:
             return list(conn.scalars(query))
+
+    def stored_name(self, name: str) -> str:
+        """The name syncd keeps for the author ``name`` names, in any spelling of it.
+
+        ``name`` itself when an author has exactly that name (a duplicate that
+        migration 0016 stopped following keeps its own); else the author of
+        the same ``name_key`` ("jane smith" finds "Jane Smith"); else ``name``
+        unchanged, for the caller to find nobody by.
+        """
+        a = authors_table
+        with self._db.transaction() as conn:
+            if conn.execute(sa.select(a.c.id).where(a.c.name == name)).first() is not None:
+                return name
+            same = conn.scalar(sa.select(a.c.name).where(a.c.name_key == name_key(name)))
+        return same if same is not None else name
 
     def known(self, name: str) -> bool:
         """Whether syncd follows or has followed an author of that name."""
@@ -330,6 +349,14 @@ class Authors:
             return publish(conn, name, author.id, written, run_id=None, when=when)
 
 
+def _feed_reset(row: Any, definition: AuthorDefinition) -> dict[str, Any]:
+    """What changes of the author's feed state when their identifiers change: the new id's
+    feed is read at the next cycle, and what arXiv said of the old id is forgotten."""
+    if (row.orcid, row.arxiv_author_id) == (definition.orcid, definition.arxiv_author_id):
+        return {}
+    return {"feed_fetched_at": None, "feed_unknown_id": None, "feed_unknown_since": None}
+
+
 def _check_name_free(conn: Connection, name: str, current: str) -> None:
     """Refuse to rename the author ``current`` to a name another row keeps.
 
@@ -413,6 +440,8 @@ def _summary(row: Any, counts: dict[str, int], runs: dict[str, Any]) -> AuthorSu
         claimed=counts.get("claimed", 0),
         candidates=counts.get(PaperStatus.CANDIDATE, 0),
         needs_review=counts.get(NEEDS_REVIEW, 0) > 0,
+        unknown_id=row.feed_unknown_id,
+        unknown_id_since=utc(row.feed_unknown_since) if row.feed_unknown_since else None,
         last_started=runs.get("started"),
         last_success=runs.get("success"),
         last_failure=runs.get("failure"),

@@ -2,7 +2,8 @@
 
 Whether the author had their baseline (the first complete sync, which
 announces the author instead of each paper), when their own arXiv feed was
-last read, and how many papers they claimed.  The writes run inside
+last read, how many papers they claimed, and whether arXiv knows no author by
+the feed's id (issue 30).  The writes run inside
 ``Storage.apply_cycle``'s transaction: the claim, the feed's date, the
 baseline's date and its ``author.added`` event commit with the cycle's
 papers or not at all.
@@ -23,7 +24,14 @@ from syncd.storage.database import Database, chunks, utc
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import authors_table, papers_table
 
-__all__ = ["Baselines", "announcement", "followed", "record_baseline", "record_claims"]
+__all__ = [
+    "Baselines",
+    "announcement",
+    "followed",
+    "record_baseline",
+    "record_claims",
+    "record_unknown_feed",
+]
 
 
 class Baselines:
@@ -59,7 +67,9 @@ class Baselines:
             .where(p.c.author_id == a.c.id, p.c.claimed.is_(True))
             .scalar_subquery()
         )
-        query = sa.select(a.c.baseline_at, a.c.feed_fetched_at, claimed).where(a.c.name == author)
+        query = sa.select(
+            a.c.baseline_at, a.c.feed_fetched_at, a.c.feed_unknown_id, claimed.label("claimed")
+        ).where(a.c.name == author)
         with self._db.transaction() as conn:
             row = conn.execute(query).first()
         if row is None:
@@ -67,7 +77,8 @@ class Baselines:
         return AuthorSyncState(
             baseline_at=utc(row.baseline_at) if row.baseline_at else None,
             feed_fetched_at=utc(row.feed_fetched_at) if row.feed_fetched_at else None,
-            claimed=int(row[2] or 0),
+            claimed=int(row.claimed or 0),
+            feed_unknown_id=row.feed_unknown_id,
         )
 
 
@@ -93,8 +104,27 @@ def record_claims(
             .where(p.c.author_id == author_id, p.c.arxiv_id.in_(chunk))
             .values(claimed=True, candidate_reason=None)
         )
+    known = {"feed_unknown_id": None, "feed_unknown_since": None}
     conn.execute(
-        authors_table.update().where(authors_table.c.id == author_id).values(feed_fetched_at=when)
+        authors_table.update()
+        .where(authors_table.c.id == author_id)
+        .values(feed_fetched_at=when, **known)
+    )
+
+
+def record_unknown_feed(conn: Connection, author_id: int, feed_id: str, when: datetime) -> None:
+    """arXiv answered at ``when`` that it knows no author by ``feed_id``: the author's state.
+
+    The feed counts as read (it is asked again a feed interval later); the
+    state keeps since when arXiv has said so about this id.  Claims stay as
+    they are: none is taken back.
+    """
+    a = authors_table
+    since = sa.case((a.c.feed_unknown_id == feed_id, a.c.feed_unknown_since), else_=when)
+    conn.execute(
+        a.update()
+        .where(a.c.id == author_id)
+        .values(feed_fetched_at=when, feed_unknown_id=feed_id, feed_unknown_since=since)
     )
 
 

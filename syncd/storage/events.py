@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.routing import accepts
-from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus, EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, DeliveryFormat, DeliveryGroup, DeliveryStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
@@ -99,8 +99,8 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
         conditions.append(authors_table.c.name == query.author)
     if query.paper_id is not None:
         conditions.append(events_table.c.paper_id == query.paper_id)
-        # An author.added is filed under one of the author's papers, not about it.
-        conditions.append(events_table.c.type != EventType.AUTHOR_ADDED)
+        # An author's event is filed under one of the author's papers, not about it.
+        conditions.append(events_table.c.type.not_in(sorted(AUTHOR_EVENTS)))
     if query.type is not None:
         conditions.append(events_table.c.type == query.type)
     return sa.and_(sa.true(), *conditions)
@@ -140,7 +140,7 @@ def events_where(
             papers_table.c.arxiv_id,
             sa.case(
                 # About the author: the paper it is filed under is not its subject.
-                (events_table.c.type == EventType.AUTHOR_ADDED, sa.null()),
+                (events_table.c.type.in_(list(AUTHOR_EVENTS)), sa.null()),
                 (events_table.c.revision_id.is_(None), _last_known_record()),
                 else_=revisions_table.c.record,
             ).label("record"),
@@ -239,9 +239,9 @@ def _carried_records(conn: Connection, announced: Sequence[WrittenPaper]) -> dic
 
 
 def _carried(written: WrittenPaper, records: Mapping[int, Record]) -> Record | None:
-    """The record an announced write's event carries: none for an ``author.added``, which is
+    """The record an announced write's event carries: none for an author's event, which is
     about the author and only filed under one of their papers."""
-    if written.write.event_type == EventType.AUTHOR_ADDED:
+    if written.write.event_type in AUTHOR_EVENTS:
         return None
     return records.get(written.paper_id)
 

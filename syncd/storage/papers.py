@@ -133,6 +133,16 @@ class Papers:
         with self._db.transaction() as conn:
             return int(conn.scalar(query) or 0)
 
+    def candidate_count(self, author: str) -> int:
+        """How many of the author's papers are held as candidates."""
+        query = (
+            sa.select(sa.func.count())
+            .select_from(papers_table.join(authors_table))
+            .where(authors_table.c.name == author, papers_table.c.status == PaperStatus.CANDIDATE)
+        )
+        with self._db.transaction() as conn:
+            return int(conn.scalar(query) or 0)
+
     def tracked_missing_from(self, author: str, seen: Collection[str]) -> list[PaperState]:
         """The author's tracked papers whose arXiv id is not in ``seen``.
 

@@ -174,16 +174,21 @@ class SyncRuns:
         runs = sync_runs_table
         latest = sa.select(sa.func.max(runs.c.id)).group_by(runs.c.author_id, runs.c.status)
         query = (
-            sa.select(runs, authors_table.c.name.label("author"))
+            sa.select(
+                runs,
+                authors_table.c.name.label("author"),
+                authors_table.c.feed_unknown_id.label("unknown_id"),
+            )
             .join(authors_table)
             .where(runs.c.id.in_(latest))
         )
-        with self._db.transaction() as conn:
-            found = [rows.sync_run(row) for row in conn.execute(query)]
         by_name: dict[str, list[SyncRun]] = {}
-        for run in found:
-            by_name.setdefault(run.author, []).append(run)
-        return [_author_syncs(name, by_name[name]) for name in sorted(by_name)]
+        unknown: dict[str, str | None] = {}
+        with self._db.transaction() as conn:
+            for row in conn.execute(query):
+                by_name.setdefault(row.author, []).append(rows.sync_run(row))
+                unknown[row.author] = row.unknown_id
+        return [_author_syncs(name, by_name[name], unknown[name]) for name in sorted(by_name)]
 
     def last_claims(self, authors: Sequence[str]) -> dict[str, SyncRun]:
         """Each author's latest cycle that claims it (running or succeeded), by name.
@@ -232,7 +237,7 @@ class SyncRuns:
             return [rows.sync_run(row) for row in conn.execute(query)]
 
 
-def _author_syncs(author: str, latest: list[SyncRun]) -> AuthorSyncs:
+def _author_syncs(author: str, latest: list[SyncRun], unknown_id: str | None) -> AuthorSyncs:
     """``latest`` (an author's last run of each status) as how the author's cycles went."""
     status = {run.status: run for run in latest}
     failures = [status[s] for s in (RunStatus.FAILED, RunStatus.ABANDONED) if s in status]
@@ -242,6 +247,7 @@ def _author_syncs(author: str, latest: list[SyncRun]) -> AuthorSyncs:
         last_failure=max(failures, key=lambda run: run.id, default=None),
         # Only the newest run: an older one still "running" is an orphan not yet closed.
         running=max(latest, key=lambda run: run.id).status is RunStatus.RUNNING,
+        unknown_id=unknown_id,
     )
 
 

@@ -69,6 +69,10 @@ authors_table = sa.Table(
     sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
     # Applies that wrote the author's papers: a plan read before the last one is stale.
     sa.Column("write_seq", sa.Integer, nullable=False, server_default="0"),
+    # The feed's id when arXiv answered that it knows no author by it (issue 30), and since
+    # when: the author's state until a read of the feed succeeds or the identifiers change.
+    sa.Column("feed_unknown_id", sa.String(64)),
+    sa.Column("feed_unknown_since", _TIME),
     sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 

@@ -22,6 +22,7 @@ from syncd.domain.model import Paper
 from syncd.domain.views import endpoint_json, event_json, paper_json, revision_json
 from syncd.domain.vocabulary import EventType, PaperStatus
 from syncd.service.app import App
+from syncd.service.authors import named_author
 from syncd.storage import EventQuery
 from syncd.web.schemas import EndpointOut, ErrorOut, EventOut, PaperOut, RevisionOut
 
@@ -88,15 +89,17 @@ def find_paper(app: App, ref: str) -> Paper:
 
 
 def followed_author(app: App, name: str) -> str:
-    """``name`` when syncd follows or has followed that author; else a 404.
+    """The author's name as syncd keeps it when ``name`` is one syncd follows or has followed,
+    in any spelling; else a 404.
 
     Pages and feeds put the name in their titles, so only a name syncd knows
     may get there: a link crafted with any other would otherwise show it as
     if syncd vouched for it.  The 404 does not repeat it either.
     """
-    if any(author.name == name for author in app.settings.authors) or app.storage.authors.known(
-        name
-    ):
+    if any(author.name == name for author in app.settings.authors):
+        return name
+    name = app.storage.authors.stored_name(name)
+    if app.storage.authors.known(name):
         return name
     raise HTTPException(404, "no author by that name is followed")
 
@@ -112,7 +115,7 @@ def api_router(app: App) -> APIRouter:
     )
     def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
         """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
-        found = app.storage.papers.all(author)
+        found = app.storage.papers.all(named_author(app.storage, author))
         return json_response([paper_json(p) for p in found if status in (None, p.status)])
 
     @router.get(

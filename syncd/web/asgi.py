@@ -124,6 +124,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 async def _bad_parameter(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0] if exc.errors() else {}
+    if first.get("type") == "json_invalid":
+        # Its location is an offset into the body, not a parameter.
+        why = (first.get("ctx") or {}).get("error", "")
+        return error_response(request.url.path, 400, f"the body is not JSON: {why}".rstrip(": "))
     where = [str(part) for part in first.get("loc", ())[1:]]
     name = ".".join(where) or "request"
     # pydantic's message says what was expected, never what was sent.

@@ -10,9 +10,10 @@ autodiscovery.  Like every page: no script, every string escaped and isolated.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from syncd.domain.authors import (
@@ -31,6 +32,8 @@ from syncd.web.index import NextSync
 from syncd.web.pages import page_renderer
 
 __all__ = ["author_pages_router"]
+
+NameQuery = Annotated[str | None, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
 
 def _feed_path(name: str) -> str:
@@ -52,15 +55,10 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         "orcid_page": ORCID_PAGE,
     }
 
-    @router.get("/authors")
-    def authors() -> Response:
-        summaries = app.storage.authors.summaries()
-        statuses = {s.name: _status(app, s) for s in summaries}
-        return render_page("authors.html", authors=summaries, statuses=statuses, **links)
-
     @router.get("/authors/{name:path}")
     def author(name: NamePath) -> Response:
         summary = find_author(app, name)
+        name = summary.name
         papers = app.storage.papers.all(name)
         tracked = [p for p in papers if p.status == PaperStatus.TRACKED]
         candidates = app.storage.authors.candidates(name)
@@ -76,5 +74,13 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
             others=others,
             **links,
         )
+
+    @router.get("/authors")
+    def authors(name: NameQuery = None) -> Response:
+        if name is not None:
+            return author(name)  # an author whose name a path cannot hold (author_path)
+        summaries = app.storage.authors.summaries()
+        statuses = {s.name: _status(app, s) for s in summaries}
+        return render_page("authors.html", authors=summaries, statuses=statuses, **links)
 
     return router

@@ -2,20 +2,21 @@
 
 The writes answer only ``Authorization: Bearer <[http] admin_token>`` (404
 without a token configured, 401 for a missing or wrong one, compared in
-constant time) and change what a running daemon syncs at its next cycle.
+constant time, before the body is read) and change what a running daemon
+syncs at its next cycle.
 A configured author (an ``[[authors]]`` table) is changed in the file: 409; so is
 another spelling of a known author's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path
-from fastapi.security import HTTPAuthorizationCredentials
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi.routing import APIRoute
 from starlette.responses import Response
 
 from syncd.config.runtime import runtime_author
@@ -55,8 +56,8 @@ _ADMIN: dict[int | str, dict[str, Any]] = {
 
 
 def find_author(app: App, name: str) -> AuthorSummary:
-    """The author syncd follows or has followed under ``name``; else a 404."""
-    found = app.storage.authors.summaries(name)
+    """The author syncd follows or has followed under ``name`` in any spelling; else a 404."""
+    found = app.storage.authors.summaries(app.storage.authors.stored_name(name))
     if not found:
         raise HTTPException(404, "no author by that name")
     return found[0]
@@ -81,14 +82,11 @@ def _answering() -> Iterator[None]:
 
 def authors_router(app: App) -> APIRouter:
     """The authors' routes over ``app``'s storage."""
-    router = APIRouter(prefix=f"{API_PREFIX}/authors", tags=["authors"])
-
-    def admin(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(admin_bearer)],
-    ) -> None:
-        check_admin(app, credentials)
-
-    guarded: dict[str, Any] = {"dependencies": [Depends(admin)], "tags": ["operators"]}
+    prefix = f"{API_PREFIX}/authors"
+    router = APIRouter(prefix=prefix, tags=["authors"])
+    writes = APIRouter(prefix=prefix, tags=["authors"], route_class=_token_first(app))
+    # The dependency declares the bearer scheme in the OpenAPI schema; the route class checks it.
+    guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
 
     @router.get("", response_class=Response, responses={200: {"model": list[AuthorOut]}})
     def authors() -> Response:
@@ -103,10 +101,10 @@ def authors_router(app: App) -> APIRouter:
     def author(name: NamePath) -> Response:
         """One author, with the candidates held for review and why."""
         summary = find_author(app, name)
-        held = [candidate_json(c) for c in app.storage.authors.candidates(name)]
+        held = [candidate_json(c) for c in app.storage.authors.candidates(summary.name)]
         return json_response(_shown(app, summary) | {"candidate_papers": held})
 
-    @router.post(
+    @writes.post(
         "",
         response_class=Response,
         responses={200: {"model": AuthorOut}, 201: {"model": AuthorOut}, **_ADMIN},
@@ -122,7 +120,7 @@ def authors_router(app: App) -> APIRouter:
         summary = find_author(app, settings.name)
         return json_response(_shown(app, summary), 201 if done == Put.ADDED else 200)
 
-    @router.delete(
+    @writes.delete(
         "/{name:path}",
         response_class=Response,
         responses={200: {"model": AuthorOut}, **_ADMIN},
@@ -130,12 +128,13 @@ def authors_router(app: App) -> APIRouter:
     )
     def unfollow(name: NamePath) -> Response:
         """Stop following a run-time author; its papers, history and events stay."""
+        name = app.storage.authors.stored_name(name)
         with _answering():
             remove_author(app.storage, app.settings, name)
         return json_response(_shown(app, find_author(app, name)))
 
     for decision, verb in ((Decision.CONFIRMED, "confirm"), (Decision.REJECTED, "reject")):
-        router.add_api_route(
+        writes.add_api_route(
             f"/{{name:path}}/{verb}",
             _decider(app, decision),
             methods=["POST"],
@@ -144,12 +143,38 @@ def authors_router(app: App) -> APIRouter:
             summary=f"{verb.capitalize()} candidates of the author",
             **guarded,
         )
-    return router
+    both = APIRouter()
+    both.include_router(router)
+    both.include_router(writes)
+    return both
+
+
+def _token_first(app: App) -> type[APIRoute]:
+    """The route class of the operators' writes: who asks is checked before what they sent.
+
+    FastAPI reads and parses a body before it runs a route's dependencies,
+    so a malformed body would be a 400 to anyone, token or not; here a
+    request without the token is a 401 (404 without one configured) whatever
+    its body.
+    """
+
+    class TokenFirst(APIRoute):
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            answer = super().get_route_handler()
+
+            async def checked(request: Request) -> Response:
+                check_admin(app, await admin_bearer(request))
+                return await answer(request)
+
+            return checked
+
+    return TokenFirst
 
 
 def _decider(app: App, decision: Decision) -> Any:
     def decide(name: NamePath, body: DecisionIn) -> Response:
         """Confirmed: tracked, paper.added published. Rejected: never the author's again."""
+        name = app.storage.authors.stored_name(name)
         with _answering():
             ids = arxiv_ids(body.ids)
             events = app.storage.authors.decide(name, ids, decision)

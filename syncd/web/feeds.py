@@ -32,7 +32,7 @@ from starlette.responses import Response
 from syncd import __version__
 from syncd.domain.model import Event
 from syncd.domain.record import Record
-from syncd.domain.vocabulary import EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS
 from syncd.render.describe import event_headline, event_path, paper_path
 from syncd.service.app import App
 from syncd.storage import EventQuery, EventStamp
@@ -106,8 +106,8 @@ def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) 
     _text(entry, "title", f"[Withdrawn] {headline}" if withdrawn else headline)
     _text(entry, "updated", _rfc3339(event.created_at))
     _link(entry, "alternate", base + event_path(event), "text/html")
-    # An author.added is filed under a paper it is not about.
-    if event.arxiv_id is not None and event.type != EventType.AUTHOR_ADDED:
+    # An author's event is filed under a paper it is not about.
+    if event.arxiv_id is not None and event.type not in AUTHOR_EVENTS:
         suffix = f"v{version}" if version is not None else ""
         _link(entry, "related", f"https://arxiv.org/abs/{event.arxiv_id}{suffix}", "text/html")
     etree.SubElement(entry, f"{_ATOM}category").set("term", event.type)

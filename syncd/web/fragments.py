@@ -20,8 +20,8 @@ from markupsafe import Markup
 
 from syncd.domain.history import HistoryStep
 from syncd.domain.model import Event
-from syncd.domain.vocabulary import EventType
-from syncd.render.describe import author_summary
+from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
+from syncd.render.describe import describe
 from syncd.render.html import changes_html, record_html, removal_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
@@ -46,8 +46,8 @@ class Fragments:
         what a removed one was last known as."""
 
         def render() -> Markup:
-            if event.type == EventType.AUTHOR_ADDED:
-                return Markup("<p>{}</p>").format(author_summary(event.changes))
+            if event.type in AUTHOR_EVENTS:
+                return Markup("<p>{}</p>").format(describe(event, public_url=None).summary)
             if event.changes:
                 return changes_html(event.changes)
             if event.type == EventType.REMOVED:

@@ -36,6 +36,7 @@ from syncd.render.describe import (
     paper_path,
 )
 from syncd.service.app import App
+from syncd.service.authors import named_author
 from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.feeds import links_base
@@ -124,7 +125,7 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
         q: SearchText = "",
     ) -> Response:
         # The filter form sends "" for "all".
-        author, status = author or None, _status(status or None)
+        author, status = named_author(app.storage, author or None), _status(status or None)
         every = app.storage.papers.all(author)
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
         authors = sorted({*app.followed_names()} | {p.author for p in every})

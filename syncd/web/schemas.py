@@ -101,13 +101,15 @@ class EventOut(_Out):
     created_at: str = Field(description="ISO 8601, UTC")
     author: str
     paper: PaperRef | None = Field(
-        description='null for "author.added", which is about the author: see changes.author'
+        description='null for "author.added" and "author.review_needed", which are about the'
+        " author: see changes.author"
     )
     kinds: list[str]
     changes: dict[str, dict[str, Any]]
     record: RecordOut | None = Field(
         description="the paper as it stands; for paper.removed (and a paper back unchanged)"
-        " its last known state; null only for an event of a paper without any revision"
+        " its last known state; null for an author's event, and for an event of a paper"
+        " without any revision"
     )
 
 
@@ -148,6 +150,11 @@ class AuthorOut(_Out):
     claimed: int = Field(description="tracked papers in the author's own arXiv feed")
     candidates: int = Field(description="papers held for review")
     needs_review: bool = Field(description="no group of its papers was clearly the author's")
+    unknown_id: str | None = Field(
+        description="the ORCID iD or arXiv author id arXiv knows no author by: link the iD to"
+        " an arXiv account, or correct or remove it; null when arXiv knows it (or none is set)"
+    )
+    unknown_id_since: str | None = Field(description="since when arXiv has said so")
     last_success: str | None
     last_failure: str | None
     last_error: str | None = Field(description="why the last failed cycle failed")
@@ -173,7 +180,9 @@ class AuthorIn(_Out):
     """An author to follow from now on (seed files are for the command line)."""
 
     name: str = Field(min_length=1, max_length=200)
-    orcid: str | None = Field(None, max_length=19)
+    orcid: str | None = Field(
+        None, max_length=64, description="the bare iD, or ORCID's URL of it (https://orcid.org/...)"
+    )
     arxiv_author_id: str | None = Field(None, max_length=64)
     query: str | None = Field(None, max_length=2000)
 

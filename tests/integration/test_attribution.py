@@ -78,14 +78,26 @@ def _statuses(site: Syncd, author: str) -> dict[str, str]:
 
 
 def _announced(site: Syncd) -> dict[str, list[tuple[str, str | None]]]:
-    """Each author's events: type and arXiv id, oldest first."""
+    """Each author's events but review notices: type and arXiv id, oldest first."""
     told: dict[str, list[tuple[str, str | None]]] = {}
     for event in site.json("events"):
+        if event["type"] == "author.review_needed":
+            continue
         paper = event["paper"]
         told.setdefault(event["author"], []).append(
             (event["type"], paper["arxiv_id"] if paper else None)
         )
     return told
+
+
+def _announced_for_review(site: Syncd, author: str) -> list[str]:
+    """The papers the author's author.review_needed events named, in order."""
+    return [
+        arxiv_id
+        for event in site.json("events")
+        if event["type"] == "author.review_needed" and event["author"] == author
+        for arxiv_id in event["changes"]["author"]["candidate_ids"]
+    ]
 
 
 def _reasons(site: Syncd, author: str) -> dict[str, str]:
@@ -141,6 +153,11 @@ def test_john_and_jane_smith_each_get_exactly_their_own(
         ("paper.added", "2607.00003"),
     ]
     assert announced[JANE][1:] == [("paper.added", "2607.00002")]
+    # Each paper held that day is announced for review once, to each author holding it.
+    assert sorted(_announced_for_review(site, JOHN)) == sorted(set(held) - {"2601.00031"})
+    assert sorted(_announced_for_review(site, JANE)) == sorted(
+        {"2607.00003", "2607.00004"} | set(astro)
+    )
 
     johns, janes_reasons = _reasons(site, JOHN), _reasons(site, JANE)
     assert set(johns) == set(held)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +111,58 @@ class TestImport:
         assert listed["Grace Hopper"]["arxiv_author_id"] == "hopper_g_1"
         assert listed[ADA]["orcid"] == GOOD_ORCID
         assert {a["source"] for a in listed.values()} == {"config", "runtime"}
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo.csv"
+    os.mkfifo(path)  # nobody ever writes to it: opening it to read would wait forever
+    return path
+
+
+def _folder(tmp_path: Path) -> Path:
+    path = tmp_path / "folder.csv"
+    path.mkdir()
+    return path
+
+
+def _ten_megabyte_cell(tmp_path: Path) -> Path:
+    return write_csv(tmp_path / "huge.csv", [f"Ada,,,{'x' * 10_000_000}"])
+
+
+# name -> (makes the file, what the one-line error says about it)
+UNREADABLE_CSV: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "dev-zero": (lambda _: Path("/dev/zero"), "not a regular file (a character device)"),
+    "fifo": (_fifo, "not a regular file (a FIFO)"),
+    "directory": (_folder, "not a regular file (a directory)"),
+    "ten-megabyte-cell": (_ten_megabyte_cell, "the file is larger than the 4 MiB (4194304 bytes)"),
+}
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("case", UNREADABLE_CSV.keys())
+def test_an_authors_file_that_is_not_a_small_regular_file_exits_2_at_once(
+    syncd: Syncd, tmp_path: Path, case: str
+) -> None:
+    """/dev/zero, a FIFO, a folder or a 10 MB cell: exit 2 at once in one line, nothing imported."""
+    make, reason = UNREADABLE_CSV[case]
+    path = make(tmp_path)
+    started = time.monotonic()
+    outcome = syncd("authors", "import", str(path))
+    assert time.monotonic() - started < 10
+    assert outcome.code == 2, outcome.err
+    assert outcome.err.startswith(f"syncd: error: {path}: {reason}")
+    assert outcome.err.count("\n") == 1  # one line, no traceback
+    assert set(authors(syncd)) == {AUTHOR}
+
+
+def test_a_cell_longer_than_any_field_is_a_bad_row(syncd: Syncd, tmp_path: Path) -> None:
+    """A 200 KB cell within the size cap is its line's error (exit 2), not a traceback."""
+    path = write_csv(tmp_path / "long.csv", ["Ada,,,", f"Grace,,,{'x' * 200_000}"])
+    outcome = syncd("authors", "import", str(path))
+    assert outcome.code == 2, outcome.err
+    assert f"{path}:3: " in outcome.err
+    assert "Traceback" not in outcome.err
+    assert set(authors(syncd)) == {AUTHOR}
 
 
 class TestRefusals:
@@ -371,3 +426,62 @@ def _arxiv_id(event: dict[str, Any]) -> str | None:
     """The arXiv id of the paper an event names; None for an author's event (author.added)."""
     paper = event["paper"]
     return None if paper is None else paper["arxiv_id"]
+
+
+def _admin_site_sections(syncd: Syncd) -> None:
+    syncd.sections = f'[http]\nadmin_token = "{ADMIN_TOKEN}"\n'
+
+
+class TestDecisionsTakeOnlyCandidates:
+    """Confirm and reject decide candidates: a tracked paper is not one (issue 30, item 14)."""
+
+    def test_confirm_or_reject_of_a_tracked_paper_is_a_404_that_changes_nothing(
+        self, syncd: Syncd, arxiv: FakeArxiv
+    ) -> None:
+        """Ada's claimed paper is tracked: confirming it publishes no second paper.added,
+        rejecting it removes nothing; both are 404s naming it."""
+        publish_ada(arxiv)
+        arxiv.claim(GOOD_ORCID, "2602.10001")
+        assert syncd("authors", "add", ADA, "--orcid", GOOD_ORCID).code == 0
+        sync_ok(syncd)
+        _admin_site_sections(syncd)
+        before = (syncd.papers(), syncd.json("events"))
+        assert before[0]["2602.10001"]["status"] == "tracked"
+        good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        with serving(syncd) as site:
+            for verb in ("confirm", "reject"):
+                answer = site.http.post(
+                    f"/api/v1/authors/{ADA}/{verb}", json={"ids": ["2602.10001"]}, headers=good
+                )
+                assert answer.status_code == 404, (verb, answer.text)
+                assert "2602.10001" in answer.json()["error"]
+        assert (syncd.papers(), syncd.json("events")) == before
+
+
+class TestFollowingAgain:
+    def test_an_author_removed_and_added_again_alike_is_followed_again(self, syncd: Syncd) -> None:
+        """`authors add` of a removed author with the same definition follows them again:
+        "updated", not "unchanged" (which would leave them unfollowed)."""
+        assert syncd("authors", "add", ADA, "--orcid", GOOD_ORCID).code == 0
+        assert syncd("authors", "remove", ADA).code == 0
+        assert authors(syncd)[ADA]["followed"] is False
+        again = syncd("authors", "add", ADA, "--orcid", GOOD_ORCID)
+        assert again.code == 0, again.err
+        assert again.out.startswith(f"{ADA}: updated")
+        assert authors(syncd)[ADA]["followed"] is True
+
+    def test_reposting_a_followed_author_with_a_new_query_answers_200(self, syncd: Syncd) -> None:
+        """POST of a followed author: 201 only when added; with a new query it is updated (200)
+        and the query is the new one."""
+        _admin_site_sections(syncd)
+        assert syncd("db", "upgrade").code == 0
+        good = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        with serving(syncd) as site:
+            added = site.http.post("/api/v1/authors", json={"name": ADA}, headers=good)
+            assert added.status_code == 201, added.text
+            body = {"name": ADA, "query": 'au:"Lovelace_A"'}
+            updated = site.http.post("/api/v1/authors", json=body, headers=good)
+            assert updated.status_code == 200, updated.text
+            assert updated.json()["query"] == 'au:"Lovelace_A"'
+            same = site.http.post("/api/v1/authors", json=body, headers=good)
+            assert same.status_code == 200, same.text

@@ -65,11 +65,12 @@ def story(arxiv: FakeArxiv) -> None:
 
 
 def told(syncd: Syncd, after: int) -> list[tuple[Any, ...]]:
-    """The events after the first ``after``: type, paper, kinds and old/new values."""
+    """The events after the first ``after``: type, paper ("" for an author's), kinds and
+    old/new values."""
     return sorted(
         (
             e["type"],
-            e["paper"]["arxiv_id"],
+            (e["paper"] or {}).get("arxiv_id", ""),
             tuple(e["kinds"]),
             json.dumps(e["changes"], sort_keys=True),
         )
@@ -108,12 +109,15 @@ def test_same_story_both_ways(syncd: Syncd, tmp_path: Path) -> None:
     assert outcome.code == 0, outcome.err
     api = told(syncd, baseline)
     assert told(by_harvest, baseline) == api
-    assert {e[1] for e in api} == {NESTPIPE, FLOWTRAIN, LORA, FEDCG, OXYGEN, FLEXMARL, NEW_PAPER}
+    papers = {NESTPIPE, FLOWTRAIN, LORA, FEDCG, OXYGEN, FLEXMARL, NEW_PAPER}
+    assert {e[1] for e in api if e[0] != "author.review_needed"} == papers
     withdrawn = [e for e in api if e[1] == FLEXMARL]
     assert "withdrawn" in withdrawn[0][2] or "abstract" in withdrawn[0][2]
-    # The namesake's paper is a candidate both ways, announced by neither.
+    # The namesake's paper is a candidate both ways, announced by both as held for review.
     for mode in (syncd, by_harvest):
         assert mode.papers()[NAMESAKES_PAPER]["status"] == "candidate"
+    (review,) = [json.loads(e[3]) for e in api if e[0] == "author.review_needed"]
+    assert review["author"]["candidate_ids"] == [NAMESAKES_PAPER]
     # NestPipe jumped two versions: the one between is backfilled both ways.
     versions = [h["version"] for h in syncd.json("history", NESTPIPE)]
     assert versions[-2:] == [versions[-3] + 1, versions[-3] + 2]
@@ -316,7 +320,7 @@ def test_killed_at_random_points_and_resumed_loses_and_doubles_nothing(
     context = f"seed {seed} (replay: SYNCD_TEST_SEED={seed}), kills"
     syncd.arxiv.oai.page_size = 1
     reference, baseline, expected = _told_by_a_twin(syncd, tmp_path)
-    assert len(set(expected)) == len(expected) == 7
+    assert len(set(expected)) == len(expected) == 8  # 7 changes, 1 paper held for review
     kills: list[str] = []
     places: list[str] = []
     for attempt in range(rng.randint(2, 4)):
@@ -358,7 +362,7 @@ def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
     finally:
         other.close()
     outcome = syncd("harvest", "--from", DAY.isoformat())
-    assert "ok, 7 events" in outcome.out
+    assert "ok, 8 events" in outcome.out  # 7 changes, and the namesake's paper held for review
 
 
 # Issue 30, item 14: harvest mutations that every test let through.

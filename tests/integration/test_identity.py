@@ -145,6 +145,7 @@ def test_an_orcid_author_is_tracked_from_the_first_sync_and_announced_once(
         "name": AUTHOR,
         "orcid": ORCID,
         "arxiv_author_id": None,
+        "unknown_id": None,
         "papers": 4,
         "claimed": 3,
         "candidates": 2,
@@ -258,16 +259,16 @@ def _feed(params: Mapping[str, str]) -> bool:
 @pytest.mark.parametrize(
     "fault",
     [
-        pytest.param(None, id="404-unknown-id"),
         pytest.param(fa.status(503, times=10, when=_feed), id="503"),
+        pytest.param(fa.timeout(1.0, times=10, when=_feed), id="timeout"),
         pytest.param(fa.empty_result(when=_feed), id="emptied"),
     ],
 )
 def test_an_author_feed_that_fails_fails_the_cycle_and_removes_nothing(
-    site: Syncd, fake: FakeArxiv, fault: fa.Fault | None
+    site: Syncd, fake: FakeArxiv, fault: fa.Fault
 ) -> None:
-    """A feed answering 404, 503 or suddenly empty: a failed cycle for the author, in the run
-    status and the metrics; every paper stays as it was."""
+    """A feed answering 503, timing out or suddenly empty: a failed cycle for the author, in
+    the run status and the metrics; every paper stays as it was."""
     for record in (_paper(1, CIRCLE[0]), _paper(2, CIRCLE[1])):
         fake.publish(record)
     fake.claim(ORCID, "2601.00001", "2601.00002")
@@ -277,11 +278,8 @@ def test_an_author_feed_that_fails_fails_the_cycle_and_removes_nothing(
     before = _papers(site)
     events = site.json("events")
 
-    if fault is None:
-        site.extra = 'orcid = "0000-0002-1825-0097"'  # an iD arXiv does not know
-    else:
-        fake.inject(fault)
-    failed = "emptied" if fault is not None and fault.kind == "empty_result" else "failed"
+    fake.inject(fault)
+    failed = "emptied" if fault.kind == "empty_result" else "failed"
     count = _feed_count(failed)
     outcome = site("sync")
     assert outcome.code == 1
@@ -291,6 +289,81 @@ def test_an_author_feed_that_fails_fails_the_cycle_and_removes_nothing(
     assert _feed_count(failed) == count + 1
     assert _papers(site) == before
     assert site.json("events") == events
+
+
+UNLINKED_ORCID = "0000-0002-1825-0097"  # a valid iD no arXiv account is linked to
+ADVICE = (
+    f"arXiv knows no author {UNLINKED_ORCID}: link the ORCID iD to an arXiv account, or remove it"
+)
+
+
+def test_an_orcid_arxiv_does_not_know_is_the_authors_state_and_the_name_query_syncs_them(
+    site: Syncd, fake: FakeArxiv
+) -> None:
+    """arXiv's 400 for an iD it knows no author by: the cycle succeeds by the name query (exit 0,
+    a warning each sync), the state shows in authors list, the API, the author's page and the
+    status strip; the feed is asked again a feed interval later, and used once it answers."""
+    mine = [_paper(1, CIRCLE[0]), _paper(2, CIRCLE[0], CIRCLE[1]), _paper(3, CIRCLE[1])]
+    for record in mine:
+        fake.publish(record)
+    site.extra = f'orcid = "{UNLINKED_ORCID}"'
+    unknown = _feed_count("unknown")
+    first = site("sync")
+    assert first.code == 0, first.err
+    assert f"{AUTHOR}: warning: {ADVICE}" in first.err
+    assert _last_run(site) == ("ok", None)
+    assert _feed_count("unknown") == unknown + 1
+    # Synced by name meanwhile: the co-author basis took the author's papers.
+    assert {p["status"] for p in _papers(site).values()} == {"tracked"}
+    (added,) = site.json("events")
+    assert added["changes"]["author"]["unknown_id"] == UNLINKED_ORCID
+    (listed,) = site.json("authors", "list")
+    assert listed["unknown_id"] == UNLINKED_ORCID and listed["unknown_id_since"] is not None
+    table = site("authors", "list")
+    assert ADVICE in " ".join(table.out.split())
+    with serving(site) as web:
+        assert web.get(f"/api/v1/authors/{AUTHOR}").json()["unknown_id"] == UNLINKED_ORCID
+        assert ADVICE in web.get(f"/authors/{AUTHOR}").text
+        assert ADVICE in web.get("/").text  # the status strip of every page
+
+    # Not asked again within the feed interval; the state and the warning stay.
+    requests = _feed_requests(fake)
+    second = site("sync")
+    assert second.code == 0, second.err
+    assert f"{AUTHOR}: warning: {ADVICE}" in second.err
+    assert _feed_requests(fake) == requests
+    assert site.json("authors", "list")[0]["unknown_id"] == UNLINKED_ORCID
+
+    # The iD linked to an account: read at the next due cycle, its claims taken.
+    fake.claim(UNLINKED_ORCID, "2601.00001", "2601.00003")
+    site.arxiv_options += "\nauthor_feed_interval = 0"
+    third = site("sync")
+    assert third.code == 0, third.err
+    assert "warning" not in third.err
+    assert _feed_requests(fake) == requests + 1
+    claimed = {i for i, p in _papers(site).items() if p["claimed"]}
+    assert claimed == {"2601.00001", "2601.00003"}
+    assert site.json("authors", "list")[0]["unknown_id"] is None
+    assert [e["type"] for e in site.json("events")] == ["author.added"]
+
+
+def test_an_unknown_id_changed_in_the_config_is_read_at_the_next_cycle(
+    site: Syncd, fake: FakeArxiv
+) -> None:
+    """Correcting the iD forgets what arXiv said of the old one, and reads the new one's feed
+    at once rather than a feed interval later."""
+    fake.publish(_paper(1, CIRCLE[0]))
+    site.extra = f'orcid = "{UNLINKED_ORCID}"'
+    assert site("sync").code == 0
+    assert site.json("authors", "list")[0]["unknown_id"] == UNLINKED_ORCID
+    fake.claim(ORCID, "2601.00001")
+    site.extra = f'orcid = "{ORCID}"'
+    requests = _feed_requests(fake)
+    outcome = site("sync")
+    assert outcome.code == 0, outcome.err
+    assert _feed_requests(fake) == requests + 1
+    assert site.json("authors", "list")[0]["unknown_id"] is None
+    assert _papers(site)["2601.00001"]["claimed"] is True
 
 
 def test_a_seeded_author_is_baselined_by_the_seeds(syncd: Syncd) -> None:

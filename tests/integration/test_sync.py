@@ -99,7 +99,8 @@ class TestFirstSync:
 
 class TestIdentity:
     def test_same_name_stranger_is_a_candidate(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
-        """A same-name author sharing no co-author or category is held as a candidate."""
+        """A same-name author sharing no co-author or category is held as a candidate: not
+        announced as the author's, but as waiting for review."""
         _synced(syncd)
         last = _events(syncd)[-1]["id"]
         arxiv.publish(
@@ -112,7 +113,15 @@ class TestIdentity:
         )
         _synced(syncd)
         assert syncd.papers()["2611.00001"]["status"] == "candidate"
-        assert _events(syncd, since=last) == []
+        (review,) = _events(syncd, since=last)
+        assert (review["type"], review["paper"], review["record"]) == (
+            "author.review_needed",
+            None,
+            None,
+        )
+        assert review["changes"]["author"]["candidate_ids"] == ["2611.00001"]
+        _synced(syncd)
+        assert _events(syncd, since=review["id"]) == []  # seen again: not news
 
     def test_coauthor_makes_it_the_authors_paper(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """A new paper sharing a co-author is announced as paper.added."""

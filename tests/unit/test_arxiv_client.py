@@ -25,6 +25,7 @@ from syncd.errors import (
     RateLimited,
     RetryableUpstreamError,
     Throttled,
+    UnknownAuthorId,
 )
 from syncd.httpclient import MAX_RETRY_AFTER, parse_retry_after
 from syncd.sources.arxiv import (
@@ -37,6 +38,7 @@ from syncd.sources.arxiv import (
 from syncd.sources.arxiv import _pacing as pacing
 from syncd.sources.arxiv._client import retry_delay
 from tests.dripper import HeaderDripper
+from tests.fakearxiv import unknown_author_page
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
 API_URL = "https://export.arxiv.test/api/query"
@@ -1080,10 +1082,23 @@ class TestAuthorFeed:
         with pytest.raises(FeedError, match="totalResults 5"):
             make_client(server).author_feed("warner_s_1")
 
-    def test_an_unknown_id_is_a_permanent_failure(self, fake_time: FakeTime) -> None:
+    def test_an_unknown_id_is_arxivs_400_asked_once(self, fake_time: FakeTime) -> None:
+        """arXiv answers an id it knows no author by with 400 "Author <id> not found": that is
+        ``UnknownAuthorId`` (the author's data, not an outage), and is not asked again."""
+        page = unknown_author_page("0000-0002-1825-0097")
+        server = Server(fake_time, httpx.Response(400, content=page))
+        with pytest.raises(UnknownAuthorId, match="arXiv knows no author 0000-0002-1825-0097"):
+            make_client(server).author_feed("0000-0002-1825-0097")
+        assert len(server.requests) == 1
+
+    def test_another_refusal_is_a_permanent_failure_saying_its_status(
+        self, fake_time: FakeTime
+    ) -> None:
+        """A 404 (a wrong author_feed_url, say) is no verdict on the author: it fails as before."""
         server = Server(fake_time, httpx.Response(404, content=b"Not Found"))
-        with pytest.raises(PermanentUpstreamError, match="404"):
+        with pytest.raises(PermanentUpstreamError, match="404") as caught:
             make_client(server).author_feed("warner_s_1")
+        assert not isinstance(caught.value, UnknownAuthorId)
         assert len(server.requests) == 1
 
     def test_paced_like_every_request(self, fake_time: FakeTime) -> None:

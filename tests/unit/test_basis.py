@@ -137,6 +137,17 @@ def test_no_clear_winner_holds_everything_for_review() -> None:
     assert "largest holds 3 papers, the next 2" in reason
 
 
+def test_a_group_exactly_margin_times_the_next_is_the_basis() -> None:
+    """Four papers against two, at basis_margin 2: "at least margin times" takes the four."""
+    mine = [_paper(n, "Ada Lovelace") for n in (1, 2, 3, 4)]
+    others = [_paper(5, "Alan Turing"), _paper(6, "Alan Turing")]
+    basis = choose_basis([*mine, *others], ME, 2.0)
+    assert basis.taken == {r.arxiv_id for r in mine}
+    assert not basis.needs_review
+    # Just under the margin, nothing is taken.
+    assert choose_basis([*mine, *others], ME, 2.01).needs_review
+
+
 def test_categories_break_a_tie_in_size() -> None:
     """Two groups of one: the one in the field most papers share ranks first."""
     papers = [

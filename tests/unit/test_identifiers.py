@@ -25,12 +25,30 @@ def test_valid_orcids_pass(orcid: str) -> None:
         ("0000-0002-1694-2330", "check digit"),
         ("000000027970785X", "four groups"),
         ("0000-0002-7970", "four groups"),
-        ("https://orcid.org/0000-0002-7970-7855", "four groups"),
+        ("https://example.org/0000-0002-7970-7855", "four groups"),
+        ("https://orcid.org/0000-0002-7970-7856", "check digit"),
+        ("https://orcid.org/0000-0002-7970-7855/works", "four groups"),
     ],
 )
 def test_bad_orcids_say_why(orcid: str, reason: str) -> None:
     with pytest.raises(ValueError, match=reason):
         check_orcid(orcid)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "https://orcid.org/0000-0002-7970-7855",
+        "http://orcid.org/0000-0002-7970-7855/",
+        "HTTPS://ORCID.ORG/0000-0002-7970-7855",
+        "https://www.orcid.org/0000-0002-7970-7855",
+        "orcid.org/0000-0002-7970-7855",
+        " https://orcid.org/0000-0002-7970-7855 ",
+    ],
+)
+def test_orcids_url_of_an_id_is_the_bare_id(written: str) -> None:
+    """ORCID's display form, as people paste it, is taken and kept as the bare iD."""
+    assert check_orcid(written) == "0000-0002-7970-7855"
 
 
 @given(st.text(alphabet="0123456789", min_size=15, max_size=15))

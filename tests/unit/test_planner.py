@@ -164,10 +164,11 @@ class TestPlan:
         assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
 
     def test_an_implausible_new_entry_is_held_with_a_note(self) -> None:
-        """A new entry sharing nothing becomes a silent candidate, and the plan says why."""
+        """A new entry sharing nothing becomes a candidate, and the plan says why."""
         plan = plan_cycle(_snapshot(), Observed(seen={"2401.00001"}, new={"2401.00001": ENTRY}), {})
         (write,) = plan.writes
-        assert (write.status, write.event_type) == (PaperStatus.CANDIDATE, None)
+        assert write.status == PaperStatus.CANDIDATE
+        assert write.candidate_reason == "shares no co-author or category with the known papers"
         assert [n.event for n in plan.notes] == ["candidate_held"]
 
     def test_an_included_id_is_always_the_authors(self) -> None:
@@ -222,6 +223,129 @@ class TestPlan:
 
 def _at(version: int, **fields: object) -> Record:
     return replace(ENTRY, version=version, **fields)  # type: ignore[arg-type]
+
+
+def _entry(number: int, *coauthors: str, category: str = "cs.DC") -> Record:
+    return replace(
+        ENTRY,
+        arxiv_id=f"2401.{number:05d}",
+        authors=(AUTHOR, *coauthors),
+        primary_category=category,
+        categories=(category,),
+    )
+
+
+def _new(*records: Record) -> Observed:
+    return Observed(
+        seen={r.arxiv_id or "" for r in records}, new={r.arxiv_id or "": r for r in records}
+    )
+
+
+class TestReviewNeeded:
+    """Papers held for the first time are news: one ``author.review_needed`` a cycle (issue 30)."""
+
+    def _known(self, **fields: object) -> Snapshot:
+        """An author whose known papers list Yang Xu, in cs.DC."""
+        return _snapshot(
+            identity_names={AUTHOR, "Yang Xu"}, identity_categories={"cs.DC"}, **fields
+        )
+
+    def test_new_candidates_are_announced_once_with_how_many_and_which(self) -> None:
+        """Two papers held for the first time: one event after the cycle's new papers, filed
+        under the first held by id, naming both and how many wait in all."""
+        held = [
+            _entry(3, "Emmy Noether", category="math.AG"),
+            _entry(2, "Alan Turing", category="math.LO"),
+        ]
+        plan = plan_cycle(self._known(candidates=5), _new(*held, _entry(4, "Yang Xu")), {})
+        announced = [(w.arxiv_id, w.status, w.event_type) for w in plan.writes if w.event_type]
+        assert announced == [
+            ("2401.00004", PaperStatus.TRACKED, EventType.ADDED),
+            ("2401.00002", PaperStatus.CANDIDATE, EventType.REVIEW_NEEDED),
+        ]
+        (notice,) = [w for w in plan.writes if w.event_type == EventType.REVIEW_NEEDED]
+        assert notice.event_changes == {
+            "author": {
+                "name": AUTHOR,
+                "candidates": 2,
+                "candidate_ids": ["2401.00002", "2401.00003"],
+                "waiting": 7,
+            }
+        }
+
+    def test_a_candidate_seen_again_is_not_news(self) -> None:
+        """A candidate held before and held still announces nothing; one promoted leaves the
+        count of those waiting."""
+        stranger = _entry(2, "Emmy Noether", category="math.AG")
+        again = _paper(stranger, PaperStatus.CANDIDATE)
+        mate = _entry(5, "Yang Xu")
+        promoted = _paper(mate, PaperStatus.CANDIDATE, id=8)
+        observed = Observed(
+            seen={"2401.00002", "2401.00005"},
+            changed={"2401.00002": stranger, "2401.00005": mate},
+        )
+        plan = plan_cycle(self._known(changed=[again, promoted], candidates=2), observed, {})
+        assert [w.event_type for w in plan.writes] == [EventType.ADDED]
+        newcomer = _entry(6, "Alan Turing", category="math.LO")
+        observed.take([newcomer], {})
+        plan = plan_cycle(self._known(changed=[again, promoted], candidates=2), observed, {})
+        (notice,) = [w for w in plan.writes if w.event_type == EventType.REVIEW_NEEDED]
+        assert notice.arxiv_id == "2401.00006"
+        assert notice.event_changes["author"]["waiting"] == 2  # 2 before, 1 promoted, 1 new
+
+    def test_a_baseline_names_its_candidates_in_author_added_instead(self) -> None:
+        """The first sync's candidates are in its author.added: no review_needed beside it."""
+        plan = plan_cycle(
+            self._known(baseline=True), _new(_entry(2, "Emmy Noether", category="math.AG")), {}
+        )
+        assert all(w.event_type is None for w in plan.writes)
+        assert plan.baseline is not None and plan.baseline.candidates == ("2401.00002",)
+
+
+class TestNothingKnownYet:
+    """An author whose first sync took nothing is judged by the co-author basis until it does."""
+
+    def test_the_first_paper_naming_them_in_full_is_theirs(self) -> None:
+        """No paper known (a first sync that found none): a new paper naming the author written
+        out, and no rival, is their one clear group: tracked and announced as added."""
+        snapshot = _snapshot(basis_margin=2.0)
+        plan = plan_cycle(snapshot, _new(_entry(2, "Emmy Noether")), {})
+        (write,) = plan.writes
+        assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
+
+    def test_two_strangers_are_no_clear_group_and_wait_for_review(self) -> None:
+        """Two new papers with nothing in common: no group is clearly theirs; both are held,
+        "needs review", and the cycle says so with author.review_needed."""
+        plan = plan_cycle(
+            _snapshot(basis_margin=2.0),
+            _new(_entry(2, "Emmy Noether"), _entry(3, "Alan Turing", category="math.LO")),
+            {},
+        )
+        assert {w.status for w in plan.writes} == {PaperStatus.CANDIDATE}
+        assert all((w.candidate_reason or "").startswith("needs review") for w in plan.writes)
+        assert [w.event_type for w in plan.writes] == [EventType.REVIEW_NEEDED, None]
+
+    def test_held_candidates_join_the_groups_and_are_promoted_with_them(self) -> None:
+        """A held candidate and a new paper sharing its co-author make the clear group: both
+        become the author's."""
+        held = _entry(2, "Emmy Noether")
+        candidate = _paper(held, PaperStatus.CANDIDATE)
+        observed = Observed(seen={"2401.00002"}, changed={"2401.00002": held})
+        observed.take([_entry(3, "Emmy Noether")], {})
+        plan = plan_cycle(
+            _snapshot(basis_margin=2.0, changed=[candidate], candidates=1), observed, {}
+        )
+        assert [(w.arxiv_id, w.status, w.event_type) for w in plan.writes] == [
+            ("2401.00002", PaperStatus.TRACKED, EventType.ADDED),
+            ("2401.00003", PaperStatus.TRACKED, EventType.ADDED),
+        ]
+
+    def test_once_a_paper_is_known_the_basis_no_longer_decides(self) -> None:
+        """With known papers, a new one sharing nothing with them is held, as before."""
+        snapshot = _snapshot(basis_margin=2.0, identity_names={AUTHOR, "Yang Xu"})
+        plan = plan_cycle(snapshot, _new(_entry(2, "Emmy Noether", category="math.AG")), {})
+        (write,) = plan.writes
+        assert write.status == PaperStatus.CANDIDATE
 
 
 class TestBackfillFlag:

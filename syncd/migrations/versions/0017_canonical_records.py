@@ -1,7 +1,7 @@
 """re-read the stored records as arXiv means them: one record per version (data only)
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-12-03 15:00:00
 
 Issue 29: syncd now reads every format of arXiv as the API reads it

@@ -1,7 +1,7 @@
 """the cooldown of each arXiv host that throttles us
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0017
 Create Date: 2026-12-10 09:00:00
 
 Issue 30, item 12: a 429 (or a 503 with Retry-After) slows every request

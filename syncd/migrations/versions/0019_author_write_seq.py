@@ -1,7 +1,7 @@
 """each author's write sequence: a plan made before another writer's apply is stale
 
 Revision ID: 0019
-Revises: 0015
+Revises: 0018
 Create Date: 2026-12-20 09:00:00
 
 Issue 30: a harvest page and a cycle of the same author (another replica's

@@ -48,7 +48,9 @@ from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.errors import (
     FeedError,
     PermanentUpstreamError,
+    RequestRefused,
     RetryableUpstreamError,
+    UnknownAuthorId,
 )
 from syncd.httpclient import (
     RETRY_AFTER_STATUSES,
@@ -106,6 +108,8 @@ _RETRYABLE_ERRORS: tuple[type[httpx.HTTPError], ...] = (
 # entries per request (manual, 3.1.1.2).
 MAX_ID_LIST_CHARS = 7000
 MAX_IDS_PER_REQUEST = 2000
+# What an author's feed answers for an id arXiv knows no author by.
+_UNKNOWN_AUTHOR_STATUS = 400
 
 
 def id_list_batches(
@@ -285,7 +289,15 @@ class ArxivClient:
         """
         url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.{AUTHOR_FEED_FORMAT}"
         context = {"author_feed": feed_id}
-        page = self.request(url, {}, context, _unpaged_feed, setting="arxiv.author_feed_url")
+        try:
+            page = self.request(url, {}, context, _unpaged_feed, setting="arxiv.author_feed_url")
+        except RequestRefused as exc:
+            # arxiv-browse answers an id it finds no user by with BadRequest("Author <id> not
+            # found"), a 400 (browse/controllers/list_page/author.py); no other 400 comes
+            # from that route for a well-formed id.
+            if exc.status == _UNKNOWN_AUTHOR_STATUS:
+                raise UnknownAuthorId(feed_id) from exc
+            raise
         if page.total_results != len(page.records):
             raise FeedError(
                 f"the feed of {feed_id} holds {len(page.records)} entries"
@@ -445,7 +457,7 @@ def _accepted(answer: _Answer, parse: Callable[[bytes], T], setting: str, max_by
         # Not the service's error answer: report the status below.
         with contextlib.suppress(FeedError):
             parse(answer.body)
-    raise PermanentUpstreamError(f"arXiv answered HTTP {status} {answer.reason}".rstrip())
+    raise RequestRefused(f"arXiv answered HTTP {status} {answer.reason}".rstrip(), status)
 
 
 def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, seen: set[str]) -> int:

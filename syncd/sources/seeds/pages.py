@@ -14,9 +14,7 @@ Fields are paragraphs: runs of non-blank lines separated by blank lines.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -25,6 +23,7 @@ from syncd.domain.linking import abstract_key
 from syncd.domain.record import Record, normalize_text
 from syncd.domain.vocabulary import RevisionSource
 from syncd.errors import SeedError
+from syncd.userfiles import UnreadableFile, read_small_file
 
 __all__ = [
     "MAX_SEED_BYTES",
@@ -147,48 +146,9 @@ def _read_text(path: Path) -> str:
 def read_seed_bytes(path: Path) -> bytes:
     """The file's bytes: a regular file of at most ``MAX_SEED_BYTES``, else ``SeedError``."""
     try:
-        # Non-blocking, so that opening a FIFO returns at once instead of
-        # waiting for a writer; fstat on the open file then refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
-    except ValueError as exc:  # a NUL in the path: open() refuses it before any system call
-        raise SeedError(str(path), None, f"cannot read the file: {exc}") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            reason = f"not a regular file ({_file_kind(info.st_mode)}); a seed is a saved text page"
-            raise SeedError(str(path), None, reason)
-        _check_size(path, info.st_size)
-        # One byte over the cap tells a file that grew since fstat.
-        with open(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_SEED_BYTES + 1)
-    except OSError as exc:
-        raise SeedError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-    _check_size(path, len(data))
-    return data
-
-
-def _check_size(path: Path, size: int) -> None:
-    if size > MAX_SEED_BYTES:
-        reason = (
-            f"the file is larger than the {MAX_SEED_BYTES // (1024 * 1024)} MiB "
-            f"({MAX_SEED_BYTES} bytes) a seed file may have"
-        )
-        raise SeedError(str(path), None, reason)
-
-
-def _file_kind(mode: int) -> str:
-    kinds = {
-        stat.S_ISDIR: "a directory",
-        stat.S_ISFIFO: "a FIFO",
-        stat.S_ISCHR: "a character device",
-        stat.S_ISBLK: "a block device",
-        stat.S_ISSOCK: "a socket",
-    }
-    return next((kind for test, kind in kinds.items() if test(mode)), "a special file")
+        return read_small_file(path, MAX_SEED_BYTES, what="a seed file")
+    except UnreadableFile as exc:
+        raise SeedError(str(path), None, exc.reason) from exc
 
 
 def _blocks(text: str) -> list[_Block]:
