@@ -203,11 +203,12 @@ class TestTokensThatNeverEnd:
             assert state.last_error is not None and "2 pages in one run" in state.last_error
         finally:
             app.close()
-        assert len(told(syncd, baseline)) < 7
+        assert len(told(syncd, baseline)) < 8
         outcome = syncd("harvest")
         assert outcome.code == 0, outcome.err
         events = told(syncd, baseline)
-        assert len(events) == len(set(events)) == 7
+        # The day's 7 changes, and the namesake's paper held for review.
+        assert len(events) == len(set(events)) == 8
         assert {e[1] for e in events} >= {NESTPIPE, NEW_PAPER}
 
 

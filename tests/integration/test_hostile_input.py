@@ -1033,16 +1033,19 @@ def test_unusable_database_url_exits_2_naming_database_url(
     case: str,
     where: str,
 ) -> None:
-    """An in-memory SQLite or unparseable URL exits 2 naming database.url, never the password."""
+    """An in-memory SQLite or unparseable URL exits 2 naming database.url, and the file or the
+    variable it came from, never the password."""
     url, reason = BAD_DATABASE_URLS[case]
     if where == "file":
         monkeypatch.delenv("SYNCD_DATABASE_URL")
         path = _write_config(tmp_path, f'[database]\nurl = "{url}"\n' + AUTHOR_TABLE)
+        source = str(path)
     else:
         monkeypatch.setenv("SYNCD_DATABASE_URL", url)
         path = _write_config(tmp_path, AUTHOR_TABLE)
+        source = "environment variable SYNCD_DATABASE_URL"
     outcome = run_cli(path)
-    _assert_config_refused(outcome, str(path), "  database.url: ", reason)
+    _assert_config_refused(outcome, source, "  database.url: ", reason)
     assert "hunter2secret" not in outcome.err
 
 

@@ -251,5 +251,5 @@ def test_a_feed_only_cycle_past_the_next_slots_start_leaves_the_slot_to_its_swee
     assert _runs(syncd) == {AUTHOR: ["ok", "ok"]}
     assert _name_queries(arxiv) == [f'au:"{AUTHOR}"']
     assert [r.path for r in arxiv.requests if r.path.startswith(AUTHOR_FEED_PREFIX)] == [
-        f"{AUTHOR_FEED_PREFIX}{ORCID}.atom2"
+        f"{AUTHOR_FEED_PREFIX}{ORCID}.atom"
     ]  # the sweep read the feed the skipped cycle left
