@@ -105,7 +105,7 @@ def backfill(args: argparse.Namespace, app: App) -> int:
 def run(args: argparse.Namespace, app: App) -> int:
     # The daemon brings the web stack and the scheduler: imported by the one command
     # that serves, so every other command starts without them.
-    from syncd.service.daemon import run_daemon  # noqa: PLC0415
+    from syncd.cli.daemon import run_daemon  # noqa: PLC0415
 
     app.register_endpoints()
     return run_daemon(app)

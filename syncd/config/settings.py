@@ -40,16 +40,16 @@ from syncd import __version__
 from syncd.config.reporting import ENV_PREFIX, invalid_configuration
 from syncd.config.sections import DAY, HOUR, WEEK, Section
 from syncd.config.targets import NotifySettings, WebhookSettings
-from syncd.delivery.destinations import (
+from syncd.domain.author_names import author_term, check_name, check_query, repeated_names
+from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     check_destination,
     check_host,
 )
-from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE
-from syncd.domain.author_names import author_term, check_name, check_query, repeated_names
 from syncd.domain.identifiers import check_arxiv_author_id, check_orcid
 from syncd.domain.record import split_arxiv_id
+from syncd.domain.retries import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
 
 __all__ = [

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
+from syncd.apprise_urls import check_apprise_url, load_apprise, network_host
 from syncd.config.sections import DAY, Section
-from syncd.delivery.apprise_urls import check_apprise_url, load_apprise, network_host
-from syncd.delivery.signing import signing_key
+from syncd.domain.signing import signing_key
 from syncd.domain.vocabulary import EVENT_TYPES, KINDS, DeliveryFormat, DeliveryGroup
 from syncd.errors import ConfigError
 

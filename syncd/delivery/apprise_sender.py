@@ -16,16 +16,16 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.delivery.apprise_urls import load_apprise, network_host, url_parts
-from syncd.delivery.destinations import (
+from syncd.apprise_urls import load_apprise, network_host, url_parts
+from syncd.delivery.redaction import scrub
+from syncd.delivery.sender import DeliveryResult, log_attempt
+from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     Resolver,
     check_host,
     resolve_host,
 )
-from syncd.delivery.redaction import scrub
-from syncd.delivery.sender import DeliveryResult, log_attempt
 
 __all__ = ["AppriseSender"]
 

@@ -12,7 +12,7 @@ import base64
 from collections.abc import Sequence
 from urllib.parse import parse_qsl, urlsplit
 
-from syncd.delivery.signing import SECRET_PREFIX
+from syncd.domain.signing import SECRET_PREFIX
 
 __all__ = ["redact_url", "scrub", "url_origin"]
 

@@ -20,16 +20,16 @@ import httpx
 import structlog
 
 from syncd import __version__
-from syncd.delivery.destinations import (
+from syncd.delivery.redaction import redact_url, scrub
+from syncd.delivery.transport import guarded_transport
+from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     Resolver,
     check_destination,
     resolve_host,
 )
-from syncd.delivery.redaction import redact_url, scrub
-from syncd.delivery.signing import sign
-from syncd.delivery.transport import guarded_transport
+from syncd.domain.signing import sign
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
 from syncd.httpclient import (

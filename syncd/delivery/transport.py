@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import httpcore
 import httpx
 
-from syncd.delivery.destinations import DestinationPolicy, Resolver, numeric_addresses
+from syncd.domain.destinations import DestinationPolicy, Resolver, numeric_addresses
 from syncd.httpclient import DeadlineBackend, DeadlineTransport
 
 __all__ = ["guarded_transport"]

@@ -28,8 +28,8 @@ from syncd.config import DeliverySettings
 from syncd.delivery.apprise_sender import AppriseSender
 from syncd.delivery.payload import claim_body
 from syncd.delivery.redaction import scrub
-from syncd.delivery.schedule import next_retry_delay
 from syncd.delivery.sender import DeliveryResult, WebhookSender, never_shown
+from syncd.domain.retries import next_retry_delay
 from syncd.domain.routing import Endpoint
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import StoreError

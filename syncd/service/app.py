@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from datetime import time as dt_time
 from typing import TYPE_CHECKING
 
+from syncd.apprise_urls import url_scheme
 from syncd.config import DatabaseSettings, Settings
-from syncd.delivery.apprise_urls import url_scheme
 from syncd.delivery.redaction import url_origin
-from syncd.delivery.signing import signing_key
 from syncd.domain.model import EndpointSummary
 from syncd.domain.routing import Endpoint, EndpointSpec, url_hash
+from syncd.domain.signing import signing_key
 from syncd.domain.throttle import wait_before_start
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError

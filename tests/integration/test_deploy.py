@@ -29,7 +29,7 @@ import yaml
 
 from syncd import metrics
 from syncd.config import Settings, load_settings
-from syncd.delivery.signing import signing_key
+from syncd.domain.signing import signing_key
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests.helpers import ROOT

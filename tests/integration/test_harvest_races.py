@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from syncd.cli import daemon as daemon_module
 from syncd.config import load_settings
-from syncd.service import daemon as daemon_module
 from syncd.service.app import App
 from syncd.service.harvest import HarvestResult
 from syncd.storage import Storage

@@ -18,10 +18,10 @@ import pytest
 import sqlalchemy as sa
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from syncd.cli.daemon import _Daemon
 from syncd.config import load_settings
 from syncd.domain.throttle import Cooldown
 from syncd.service.app import App
-from syncd.service.daemon import _Daemon
 from syncd.sources.arxiv import arxiv_host
 from syncd.storage import Storage
 from syncd.storage.schema import arxiv_cooldowns_table, authors_table, sync_runs_table

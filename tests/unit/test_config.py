@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from syncd.cli import main
+from syncd.cli.daemon import schedule_period, trigger_for
 from syncd.config import load_settings
 from syncd.errors import ConfigError
-from syncd.service.daemon import schedule_period, trigger_for
 from tests.helpers import ROOT
 
 MINIMAL = '[[authors]]\nname = "Zhida Jiang"\n'

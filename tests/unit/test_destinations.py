@@ -13,15 +13,15 @@ import httpx
 import pytest
 
 from syncd.config import load_settings
-from syncd.delivery.destinations import (
+from syncd.delivery.payload import test_body
+from syncd.delivery.sender import DeliveryResult, WebhookSender
+from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     check_destination,
     numeric_addresses,
     resolve_host,
 )
-from syncd.delivery.payload import test_body
-from syncd.delivery.sender import DeliveryResult, WebhookSender
 from syncd.errors import ConfigError
 from tests.helpers import WEBHOOK_SECRET
 from tests.receiver import Receiver

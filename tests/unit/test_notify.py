@@ -13,7 +13,7 @@ import pytest
 
 from syncd.config import load_settings
 from syncd.delivery.apprise_sender import AppriseSender
-from syncd.delivery.destinations import DestinationPolicy
+from syncd.domain.destinations import DestinationPolicy
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup
 from syncd.errors import ConfigError
 from syncd.service.app import endpoints_from

@@ -18,7 +18,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from syncd.delivery.payload import test_body, webhook_body
 from syncd.delivery.sender import WebhookSender
-from syncd.delivery.signing import sign
+from syncd.domain.signing import sign
 from tests.helpers import StartReceiver
 from tests.receiver import Receiver
 

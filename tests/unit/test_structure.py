@@ -251,7 +251,7 @@ class TestStartUp:
     def test_the_command_line_loads_no_web_stack_and_no_scheduler(self) -> None:
         """In a fresh interpreter, ``import syncd.cli`` leaves FastAPI, uvicorn, Starlette,
         APScheduler and the daemon unloaded: only `syncd run` needs them."""
-        heavy = ("fastapi", "uvicorn", "starlette", "apscheduler", "syncd.service.daemon")
+        heavy = ("fastapi", "uvicorn", "starlette", "apscheduler", "syncd.cli.daemon")
         code = f"import sys, syncd.cli\nprint(' '.join(m for m in {heavy!r} if m in sys.modules))"
         loaded = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -260,7 +260,7 @@ class TestStartUp:
 
     def test_the_check_sees_a_loaded_module(self) -> None:
         """The same probe reports a module that is loaded (so its silence means something)."""
-        code = "import sys, syncd.service.daemon\nprint('fastapi' in sys.modules)"
+        code = "import sys, syncd.cli.daemon\nprint('fastapi' in sys.modules)"
         loaded = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
         ).stdout.strip()

@@ -20,12 +20,12 @@ from structlog.testing import capture_logs
 
 from syncd.delivery.payload import event_body, test_body, webhook_body
 from syncd.delivery.redaction import redact_url
-from syncd.delivery.schedule import DEFAULT_RETRY_SCHEDULE, next_retry_delay
 from syncd.delivery.sender import WebhookSender, _later
-from syncd.delivery.signing import sign, signing_key
 from syncd.domain.model import Event
 from syncd.domain.record import Record
+from syncd.domain.retries import DEFAULT_RETRY_SCHEDULE, next_retry_delay
 from syncd.domain.routing import accepts
+from syncd.domain.signing import sign, signing_key
 from syncd.domain.views import event_json
 from syncd.errors import ConfigError
 from syncd.httpclient import MAX_RETRY_AFTER
