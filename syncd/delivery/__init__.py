@@ -2,9 +2,10 @@
 
 One module per concern, each with its own small ``__all__``; import from them
 directly (``syncd.delivery.sender``, ``syncd.delivery.worker``, ...).  This
-package module imports none of them, so configuration can validate secrets
-and destinations with the leaf modules without loading the HTTP client or
-the storage.
+package module imports none of them, so importing one loads only what it
+needs.  What configuration checks at load (the destination policy, signing
+secrets, the retry schedule) is the domain's; Apprise URLs are
+``syncd.apprise_urls``'s: configuration imports nothing from here.
 """
 
 from __future__ import annotations

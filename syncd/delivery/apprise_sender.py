@@ -19,12 +19,12 @@ from typing import Any
 from syncd.apprise_urls import load_apprise, network_host, url_parts
 from syncd.delivery.redaction import scrub
 from syncd.delivery.sender import DeliveryResult, log_attempt
+from syncd.delivery.transport import resolve_host
 from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     Resolver,
     check_host,
-    resolve_host,
 )
 
 __all__ = ["AppriseSender"]

@@ -21,13 +21,12 @@ import structlog
 
 from syncd import __version__
 from syncd.delivery.redaction import redact_url, scrub
-from syncd.delivery.transport import guarded_transport
+from syncd.delivery.transport import guarded_transport, resolve_host
 from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     Resolver,
     check_destination,
-    resolve_host,
 )
 from syncd.domain.signing import sign
 from syncd.domain.vocabulary import DeliveryFormat

@@ -5,15 +5,26 @@ DNS rebinding is why this exists: see ``_GuardedBackend``.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable
 
 import httpcore
 import httpx
 
-from syncd.domain.destinations import DestinationPolicy, Resolver, numeric_addresses
+from syncd.domain.destinations import (
+    DestinationPolicy,
+    Resolver,
+    numeric_addresses,
+    unique_addresses,
+)
 from syncd.httpclient import DeadlineBackend, DeadlineTransport
 
-__all__ = ["guarded_transport"]
+__all__ = ["guarded_transport", "resolve_host"]
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to now, in the resolver's order; ``OSError`` if none."""
+    return unique_addresses(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
 
 
 class _GuardedBackend(DeadlineBackend):

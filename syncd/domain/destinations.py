@@ -6,7 +6,8 @@ those embedded in IPv6), wherever the URL's host name resolves to at the
 moment of connecting (``syncd.delivery.transport``); ``[delivery]
 allow_destinations`` lifts that for listed hosts and networks.
 
-A leaf: configuration refuses blocked literals at load with ``check_destination``.
+No DNS here: configuration refuses blocked literals at load with
+``check_destination``; the resolver is delivery's (``resolve_host``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ __all__ = [
     "check_destination",
     "check_host",
     "numeric_addresses",
-    "resolve_host",
+    "unique_addresses",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -188,7 +189,7 @@ def numeric_addresses(host: str) -> list[str] | None:
         )
     except (OSError, UnicodeError):
         return None
-    return _unique_addresses(infos)
+    return unique_addresses(infos)
 
 
 def _zoned_ipv6(host: str) -> str | None:
@@ -210,12 +211,8 @@ def _zoned_ipv6(host: str) -> str | None:
     return f"{address.lower()}%{unquote('%' + zone)[1:]}"
 
 
-def resolve_host(host: str, port: int) -> list[str]:
-    """Every address ``host`` resolves to now, in the resolver's order; ``OSError`` if none."""
-    return _unique_addresses(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-
-
-def _unique_addresses(infos: Iterable[tuple[Any, ...]]) -> list[str]:
+def unique_addresses(infos: Iterable[tuple[Any, ...]]) -> list[str]:
+    """The numeric addresses of getaddrinfo's ``infos``, once each, in its order."""
     addresses: list[str] = []
     for family, _, _, _, sockaddr in infos:
         address = str(sockaddr[0])

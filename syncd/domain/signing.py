@@ -1,6 +1,6 @@
 """Standard Webhooks signatures: the HMAC key of a ``whsec_`` secret, and the header.
 
-A leaf: configuration validates secrets with ``signing_key`` at load.
+Pure: configuration validates secrets with ``signing_key`` at load; the sender signs.
 """
 
 from __future__ import annotations

@@ -3,5 +3,7 @@
 ``app`` is the composition root (configuration, storage, the arXiv client
 and the dispatcher, assembled once); ``sync`` runs a cycle (sources, then the
 domain's plan, then storage in one transaction); ``backfill`` fetches the
-versions histories lack; ``daemon`` schedules them and serves ``syncd.web``.
+versions histories lack.  The daemon that schedules them beside the delivery
+worker and the web server is wiring, and lives with the entry points
+(``syncd.cli.daemon``).
 """

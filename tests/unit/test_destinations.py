@@ -15,12 +15,12 @@ import pytest
 from syncd.config import load_settings
 from syncd.delivery.payload import test_body
 from syncd.delivery.sender import DeliveryResult, WebhookSender
+from syncd.delivery.transport import resolve_host
 from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
     check_destination,
     numeric_addresses,
-    resolve_host,
 )
 from syncd.errors import ConfigError
 from tests.helpers import WEBHOOK_SECRET
