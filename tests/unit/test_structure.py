@@ -1,4 +1,5 @@
-"""The package's shape: no import cycles, and modules, classes and functions a reader can hold."""
+"""The package's shape: stages that import one way, no import cycles, and modules, classes
+and functions a reader can hold."""
 
 from __future__ import annotations
 
@@ -16,6 +17,53 @@ EXCLUDED = PACKAGE / "migrations"
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 300
 MAX_FUNCTION_LINES = 80
+# Who may import whom, package by package: a module directly under syncd/
+# counts as a package of its own, and "syncd" is syncd/__init__.py (the
+# version).  Each entry names only entries listed before it, so the table
+# reads from the ground floor up; docs/ARCHITECTURE.md draws it.
+ALLOWED_IMPORTS: dict[str, frozenset[str]] = {
+    # The ground: leaves everything may use.
+    "syncd": frozenset(),
+    "errors": frozenset(),
+    "logs": frozenset(),
+    "faults": frozenset(),
+    "userfiles": frozenset(),
+    "httpclient": frozenset(),
+    "apprise_urls": frozenset({"errors"}),
+    # The pure core, how a change reads, and the metrics' names.
+    "domain": frozenset({"errors"}),
+    "render": frozenset({"domain"}),
+    "metrics": frozenset({"syncd", "domain"}),
+    # The stages: configuration, reading arXiv, the record's storage, delivery.
+    "config": frozenset({"syncd", "errors", "apprise_urls", "domain"}),
+    "sources": frozenset({"errors", "httpclient", "metrics", "userfiles", "domain", "config"}),
+    "storage": frozenset({"errors", "faults", "domain"}),
+    "delivery": frozenset(
+        {
+            *("syncd", "errors", "faults", "httpclient", "metrics", "apprise_urls"),
+            *("domain", "render", "config", "storage"),
+        }
+    ),
+    # The orchestration drives the stages: sources into the planner into
+    # storage, the outbox drained through delivery.
+    "service": frozenset(
+        {
+            *("errors", "faults", "metrics", "userfiles", "apprise_urls"),
+            *("domain", "config", "sources", "storage", "delivery"),
+        }
+    ),
+    # The surfaces on top of it, and the wiring on top of everything.
+    "web": frozenset(
+        {"syncd", "errors", "metrics", "domain", "render", "config", "storage", "service"}
+    ),
+    "cli": frozenset(
+        {
+            *("syncd", "errors", "logs", "metrics", "domain", "render"),
+            *("config", "storage", "delivery", "service", "web"),
+        }
+    ),
+    "__main__": frozenset({"cli"}),
+}
 # The pure part: values and decisions, how a change reads, and the message
 # bodies built from it.  None of these (nor anything they import) touches
 # storage or the network.
@@ -149,6 +197,33 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _package(module: str) -> str:
+    """The entry of ``ALLOWED_IMPORTS`` a module belongs to: syncd.config.settings -> config."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Which package imports which, from the modules' imports (a package's own aside)."""
+    packages: dict[str, set[str]] = {_package(m): set() for m in graph}
+    for module, targets in graph.items():
+        packages[_package(module)].update(_package(t) for t in targets)
+    for package, targets in packages.items():
+        targets.discard(package)
+    return packages
+
+
+def _disallowed(graph: dict[str, set[str]]) -> set[str]:
+    """Every module import that crosses packages against ``ALLOWED_IMPORTS``."""
+    return {
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if _package(target) != _package(module)
+        and _package(target) not in ALLOWED_IMPORTS.get(_package(module), frozenset())
+    }
+
+
 def _definitions() -> Iterator[tuple[str, ast.AST, int]]:
     for name, path in _modules().items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -204,6 +279,42 @@ class TestImports:
         assert heavy == set()
         assert "syncd.delivery.sender" not in reached
         assert "syncd.domain.views" not in reached
+
+
+class TestStages:
+    def test_every_package_has_its_place_in_the_table(self) -> None:
+        """A new package (or module directly under syncd/) is placed on a floor, not let in."""
+        assert set(_package_graph(_graph())) == set(ALLOWED_IMPORTS)
+
+    def test_the_table_runs_one_way(self) -> None:
+        """Each package may import only packages listed before it: no arrow back up."""
+        listed: set[str] = set()
+        for package, allowed in ALLOWED_IMPORTS.items():
+            assert allowed <= listed, (package, allowed - listed)
+            listed.add(package)
+
+    def test_packages_import_only_what_the_table_allows(self) -> None:
+        """No module imports from a package its own package may not import."""
+        assert _disallowed(_graph()) == set()
+
+    def test_no_import_cycle_between_packages(self) -> None:
+        """No package imports itself back through others (config and delivery did)."""
+        assert _cycle(_package_graph(_graph())) is None
+
+    def test_the_rule_sees_an_arrow_back_up(self) -> None:
+        """Configuration importing delivery is reported, with the modules named (so the
+        rule's silence means something)."""
+        graph = {
+            "syncd.config.settings": {"syncd.delivery.signing", "syncd.domain.record"},
+            "syncd.delivery.signing": set(),
+            "syncd.domain.record": set(),
+        }
+        assert _disallowed(graph) == {"syncd.config.settings -> syncd.delivery.signing"}
+        assert _package_graph(graph) == {
+            "config": {"delivery", "domain"},
+            "delivery": set(),
+            "domain": set(),
+        }
 
 
 class TestPureDomain:
