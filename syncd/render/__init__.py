@@ -1,8 +1,9 @@
 """How a change reads: described once, rendered for every place a person reads it.
 
-``describe`` turns what storage keeps (an event's or a revision's changes, a
-record) into lines of segments and the words of a message; each target
-renders those with its own escaping beside it:
+``field_diffs`` turns what storage keeps of a change (an event's or a
+revision's ``changes``) into lines of segments, ``describe`` an event into
+the words of a message around them; each target renders those with its own
+escaping beside it:
 
 - ``html``: the Atom feeds and the web pages (escaped, arXiv strings in ``<bdi>``);
 - ``text``: what the chat targets share (styles, cutting at a word within a

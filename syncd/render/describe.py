@@ -1,19 +1,14 @@
-"""How a change reads, described once: word-level diffs, one-line headlines, links.
+"""How a change reads, described once: one-line headlines, what changed in words, links.
 
 One description for every place a person reads a change: the Atom feeds,
 the web pages and chat messages.  Its input is what storage keeps (a
 revision's or an event's ``changes``, a record).  Each changed field is
-described as lines of ``Segment``s (text kept, removed or added, in order),
-the small form every target renders with its own escaping:
-``syncd.render.html`` for pages and feeds, ``syncd.render.text`` (plain),
-``syncd.render.mrkdwn`` (Slack) and ``syncd.render.markdown`` for messages.
-``describe`` gathers what a message about one event says: its title line,
-what changed in words, the diffs and the links.
-
-Titles and abstracts are diffed word by word with ``difflib.SequenceMatcher``
-(records are whitespace-normalised, so words joined by one space lose
-nothing).  Author lists read as names added, removed and moved; every other
-field as old → new.
+described as lines of segments by ``syncd.render.field_diffs``, the small
+form every target renders with its own escaping: ``syncd.render.html`` for
+pages and feeds, ``syncd.render.text`` (plain), ``syncd.render.mrkdwn``
+(Slack) and ``syncd.render.markdown`` for messages.  ``describe`` gathers
+what a message about one event says: its title line, what changed in words,
+the diffs and the links.
 """
 
 from __future__ import annotations
@@ -22,9 +17,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from difflib import SequenceMatcher
-from itertools import chain
-from typing import Any, Literal, TypeVar
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from syncd.domain.identifiers import unknown_id_advice
@@ -32,41 +25,32 @@ from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import without_bidi_controls
 from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
+from syncd.render.field_diffs import FieldDiff, Segment, field_diffs, kind_label
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
     "ARXIV_AUTHOR_URL",
     "CANDIDATES_ANCHOR",
-    "ELIDED",
     "ORCID_URL",
     "Described",
-    "FieldDiff",
-    "Line",
     "Link",
-    "Segment",
     "author_path",
     "author_summary",
     "change_words",
-    "collapsed",
     "counted",
     "describe",
     "event_headline",
     "event_path",
-    "field_diffs",
     "following_line",
-    "kind_label",
     "kind_words",
-    "name_lines",
     "paper_path",
     "review_line",
     "review_summary",
     "sample_event",
     "short_title",
-    "word_segments",
 ]
 
 ARXIV_ABSTRACT_URL = "https://arxiv.org/abs/{}"
-ELIDED = "…"
 ARXIV_AUTHOR_URL = "https://arxiv.org/a/{}"
 ORCID_URL = "https://orcid.org/{}"
 # The id of the candidates' section of an author's page: where a review starts.
@@ -75,23 +59,6 @@ CANDIDATES_ANCHOR = "candidates"
 _DOT_SEGMENTS = (".", "..")
 # How many held candidates an author.added message names before "…".
 _HELD_SHOWN = 10
-_T = TypeVar("_T")
-
-# What a person calls each field of the record, and each change kind (a chip, a heading).
-_LABELS = {
-    "version": "Version",
-    "title": "Title",
-    "abstract": "Abstract",
-    "authors": "Authors",
-    "primary_category": "Primary category",
-    "categories": "Categories",
-    "comment": "Comment",
-    "journal_ref": "Journal reference",
-    "doi": "DOI",
-    "withdrawn": "Withdrawn",
-    "withdrawn_by": "Withdrawn by",
-}
-_WORD_FIELDS = ("title", "abstract")
 # A headline keeps a title's part before its colon, or this many characters.
 _HEADLINE_CHARS = 60
 _SUMMARY_WORDS: dict[str, str] = {
@@ -106,50 +73,10 @@ _TYPE_WORDS: dict[str, str] = {
     EventType.LINKED: "linked to arXiv",
     EventType.REMOVED: "no longer in the author's arXiv results",
 }
-# Below this share of words in common, a text's old and new read better whole,
-# one above the other, than interleaved word by word.
-_STACK_BELOW = 0.5
-# A diffed text longer than this many words is shown collapsed: each change
-# with this many unchanged words on either side, the rest folded away.
-_COLLAPSE_WORDS = 40
-_CONTEXT_WORDS = 6
 # The sample change `syncd webhooks test` sends.
 _SAMPLE_ID = "2401.00001"
 _SAMPLE_TITLE = "A sample paper: syncd's test message with a revised title"
 _SAMPLE_AUTHOR = "Ada Lovelace"
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A run of text in a diff: arXiv's text kept as it was, removed or added, or syncd's
-    ``own`` words around them (labels, separators, arrows, positions).
-
-    HTML isolates every run but ``own`` in ``<bdi>``: a bidi control in one
-    arXiv string then reorders nothing outside it.
-    """
-
-    kind: Literal["text", "removed", "added", "own"]
-    text: str
-
-
-# One line of a diff: its segments, in reading order, separators included.
-Line = tuple[Segment, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class FieldDiff:
-    """One changed field described for every target: its lines of segments.
-
-    A ``listed`` diff (names added, removed, moved) reads as a list, one
-    entry per line; a ``stacked`` one is a text that mostly changed, its old
-    and new whole, one line each; any other has one line.
-    """
-
-    field: str
-    label: str
-    lines: tuple[Line, ...]
-    listed: bool = False
-    stacked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,98 +112,9 @@ class Described:
     created_at: datetime
 
 
-def word_segments(old: str | None, new: str | None) -> Line:
-    """``new`` against ``old`` word by word: runs of kept, removed and added words."""
-    before, after = (old or "").split(), (new or "").split()
-    return _segments(before, after, _word_matcher(before, after))
-
-
-def name_lines(old: Sequence[str], new: Sequence[str], *, ordered: bool = True) -> tuple[Line, ...]:
-    """Names added, removed and, for ``ordered`` lists, moved: one line each."""
-    kept_old = [n for n in old if n in new]
-    kept_new = [n for n in new if n in old]
-    lines: list[Line] = []
-    added = [n for n in new if n not in old]
-    removed = [n for n in old if n not in new]
-    if added:
-        lines.append(_names_line("added", added, "added"))
-    if removed:
-        lines.append(_names_line("removed", removed, "removed"))
-    # zip, not indexes: a name listed twice on one side only makes the lists' lengths differ.
-    moved = [
-        (Segment("text", name), Segment("own", f" ({_ordinal(old, name)} → {_ordinal(new, name)})"))
-        for was, name in zip(kept_old, kept_new, strict=False)
-        if was != name
-    ]
-    if ordered and moved:
-        cells = chain.from_iterable(_joined(moved, (Segment("own", ", "),)))
-        lines.append((Segment("own", "moved: "), *cells))
-    return tuple(lines)
-
-
-def field_diffs(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldDiff]:
-    """Each changed field of a stored ``changes`` mapping, described, in the mapping's order.
-
-    A withdrawal's notice (or the abstract that replaces it) is shown whole,
-    never diffed word by word against the abstract it stands in for.
-    """
-    described = []
-    notice = "withdrawn" in changes
-    for name, change in changes.items():
-        old, new = change.get("old"), change.get("new")
-        label = kind_label(name)
-        if name == "abstract" and notice:
-            described.append(FieldDiff(name, label, (_notice_line(changes["withdrawn"], new),)))
-        elif name in _WORD_FIELDS:
-            described.append(_text_diff(name, label, old, new))
-        elif isinstance(old, list) or isinstance(new, list):
-            lines = name_lines(old or [], new or [], ordered=name == "authors")
-            described.append(FieldDiff(name, label, lines, listed=True))
-        else:
-            line = (
-                _scalar_segment("removed", old),
-                Segment("own", " → "),
-                _scalar_segment("added", new),
-            )
-            described.append(FieldDiff(name, label, (line,)))
-    return described
-
-
-def kind_label(kind: str) -> str:
-    """What a person calls a change kind: ``Journal reference`` for ``journal_ref``."""
-    return _LABELS.get(kind, kind)
-
-
 def kind_words(kinds: Sequence[str]) -> str:
     """Kinds in running text: ``version, title, journal reference, DOI``."""
     return ", ".join(_lowered(kind_label(k)) for k in kinds)
-
-
-def collapsed(line: Line, *, longer_than: int = _COLLAPSE_WORDS) -> Line:
-    """A word diff's line with long unchanged runs cut to a few words around each change.
-
-    A cut is an ``own`` segment ``…``; a line of at most ``longer_than``
-    words, or one without a change, is returned as it is.
-    """
-    if sum(len(s.text.split()) for s in line if s.kind != "own") <= longer_than:
-        return line
-    if not any(s.kind in ("removed", "added") for s in line):
-        return line
-    last = len(line) - 1
-    shown: list[Segment] = []
-    for index, segment in enumerate(line):
-        words = segment.text.split()
-        if segment.kind != "text" or len(words) <= 2 * _CONTEXT_WORDS + 1:
-            shown.append(segment)
-            continue
-        head = words[:_CONTEXT_WORDS] if index > 0 else []
-        tail = words[-_CONTEXT_WORDS:] if index < last else []
-        if head:
-            shown += [Segment("text", " ".join(head)), Segment("own", " ")]
-        shown.append(Segment("own", ELIDED))
-        if tail:
-            shown += [Segment("own", " "), Segment("text", " ".join(tail))]
-    return tuple(shown)
 
 
 def change_words(event_type: str | None, kinds: Sequence[str]) -> str:
@@ -454,44 +292,6 @@ def sample_event(now: datetime) -> Event:
     )
 
 
-def _text_diff(name: str, label: str, old: str | None, new: str | None) -> FieldDiff:
-    """A title or abstract: word by word, or old and new whole when most of it changed."""
-    before, after = (old or "").split(), (new or "").split()
-    matcher = _word_matcher(before, after)
-    if before and after and matcher.ratio() < _STACK_BELOW:
-        lines = (
-            (Segment("own", "was: "), Segment("removed", " ".join(before))),
-            (Segment("own", "now: "), Segment("added", " ".join(after))),
-        )
-        return FieldDiff(name, label, lines, stacked=True)
-    return FieldDiff(name, label, (_segments(before, after, matcher),))
-
-
-def _word_matcher(before: list[str], after: list[str]) -> SequenceMatcher[str]:
-    # autojunk would treat words frequent in a long abstract ("the") as noise.
-    return SequenceMatcher(None, before, after, autojunk=False)
-
-
-def _segments(before: list[str], after: list[str], matcher: SequenceMatcher[str]) -> Line:
-    """The runs of kept, removed and added words ``matcher`` found between the two."""
-    runs: list[Segment] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            runs.append(Segment("text", " ".join(before[i1:i2])))
-            continue
-        if i2 > i1:
-            runs.append(Segment("removed", " ".join(before[i1:i2])))
-        if j2 > j1:
-            runs.append(Segment("added", " ".join(after[j1:j2])))
-    return _joined(runs, Segment("own", " "))
-
-
-def _notice_line(withdrawn: Mapping[str, Any], new: str | None) -> Line:
-    """The abstract of a version that is withdrawn (arXiv's notice) or is no longer."""
-    lead = "arXiv's withdrawal notice: " if withdrawn.get("new") else "restored: "
-    return (Segment("own", lead), Segment("added", new or ""))
-
-
 def _lowered(label: str) -> str:
     """A label in running text: ``journal reference``, but ``DOI`` stays."""
     return label if label.isupper() else label.lower()
@@ -538,7 +338,9 @@ def _as_it_stands(record: Record) -> list[FieldDiff]:
     """A new paper's authors and abstract, unchanged text, as its message shows them."""
     shown = [("authors", _authors_text(record)), ("abstract", record.abstract or "")]
     return [
-        FieldDiff(name, _LABELS[name], ((Segment("text", text),),)) for name, text in shown if text
+        FieldDiff(name, kind_label(name), ((Segment("text", text),),))
+        for name, text in shown
+        if text
     ]
 
 
@@ -554,37 +356,3 @@ def _summary(event_type: str, version: int | None, kinds: Sequence[str], withdra
     at = f", v{version}" if version is not None else ""
     changed = f"; changed: {kind_words(kinds)}" if kinds else ""
     return f"{what}{at}{changed}"
-
-
-def _names_line(label: str, names: Sequence[str], kind: Literal["removed", "added"]) -> Line:
-    cells = _joined([Segment(kind, n) for n in names], Segment("own", ", "))
-    return (Segment("own", f"{label}: "), *cells)
-
-
-def _joined(items: Sequence[_T], separator: _T) -> tuple[_T, ...]:
-    """``items`` with ``separator`` between each two."""
-    joined: list[_T] = []
-    for item in items:
-        if joined:
-            joined.append(separator)
-        joined.append(item)
-    return tuple(joined)
-
-
-def _ordinal(names: Sequence[str], name: str) -> str:
-    return f"#{list(names).index(name) + 1}"
-
-
-def _scalar_segment(kind: Literal["removed", "added"], value: Any) -> Segment:
-    """One side of an old → new change; a missing value is syncd's ``(none)``, not arXiv's."""
-    if value is None or value == "":
-        return Segment("own", "(none)")
-    return Segment(kind, _scalar(value))
-
-
-def _scalar(value: Any) -> str:
-    if value is None or value == "":
-        return "(none)"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)

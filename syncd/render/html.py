@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from syncd.domain.record import Record
-from syncd.render.describe import (
+from syncd.render.field_diffs import (
     FieldDiff,
     Line,
     Segment,

@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from syncd.domain.textcontrols import without_bidi_controls
-from syncd.render.describe import Described, FieldDiff, Link, Segment
+from syncd.render.describe import Described, Link
+from syncd.render.field_diffs import FieldDiff, Segment
 
 __all__ = [
     "PLAIN",

@@ -30,7 +30,8 @@ from syncd.domain.history import (
 )
 from syncd.domain.model import Event, Paper, Revision
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, source_label
-from syncd.render.describe import describe, kind_label
+from syncd.render.describe import describe
+from syncd.render.field_diffs import kind_label
 from syncd.render.html import changes_html
 from syncd.service.app import App
 from syncd.storage import EventQuery

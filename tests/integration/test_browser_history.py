@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from syncd.domain.record import parse_arxiv_time
-from syncd.render.describe import kind_label
+from syncd.render.field_diffs import kind_label
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.browser import DESKTOP, PHONE, fits_the_width, shot
 from tests.integration.conftest import Site, Syncd, serving, sync_ok

@@ -22,7 +22,8 @@ from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import without_bidi_controls
 from syncd.domain.vocabulary import DeliveryFormat, EventType
-from syncd.render.describe import describe, field_diffs
+from syncd.render.describe import describe
+from syncd.render.field_diffs import field_diffs
 from syncd.render.markdown import MARKDOWN
 from syncd.render.mrkdwn import SLACK
 from syncd.render.neutral import ZERO_WIDTH_SPACE

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 
-from syncd.render.describe import (
+from syncd.render.describe import event_headline, kind_words
+from syncd.render.field_diffs import (
     ELIDED,
     Segment,
     collapsed,
-    event_headline,
     field_diffs,
     kind_label,
-    kind_words,
     word_segments,
 )
 from syncd.render.html import changes_html
