@@ -41,7 +41,8 @@ from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, stor
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
-from syncd.storage.papers import Papers, author_id, claim_writes, known_keys, write_papers
+from syncd.storage.paper_reads import Papers
+from syncd.storage.papers import author_id, claim_writes, known_keys, write_papers
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
