@@ -132,7 +132,7 @@ def run(  # noqa: PLR0915 (one row: setup, both sides, summary, profile)
 
     with Server("hooks") as receiver:
         hook, delivery = _hook_settings(receiver.url)
-        store.outbox.register_endpoints([hook.spec])
+        store.endpoints.register([hook.spec])
         dataset = pages.dataset(events, 1)
         pages.warm(dataset, events)
         sync_once(store, pages.api_url(dataset))
@@ -264,7 +264,7 @@ def run_slack(store: Any, pages: Pages, endpoints: int, papers: int, reps: int) 
             )
             for i in range(endpoints)
         }
-        store.outbox.register_endpoints([hook.spec for hook in hooks.values()])
+        store.endpoints.register([hook.spec for hook in hooks.values()])
         dataset = pages.dataset(papers, 1)
         pages.warm(dataset, papers)
         sync_once(store, pages.api_url(dataset))

@@ -113,7 +113,7 @@ class App:
 
     def register_endpoints(self) -> None:
         """Make the outbox's endpoint table match the configuration (commands that deliver)."""
-        self.storage.outbox.register_endpoints([e.spec for e in self.endpoints.values()])
+        self.storage.endpoints.register([e.spec for e in self.endpoints.values()])
 
     def arxiv_client(self, sleep: Callable[[float], None] = time.sleep) -> ArxivClient:
         """A client of the configured arXiv API; ``sleep`` lets shutdown cut its waits short.
@@ -180,7 +180,7 @@ class App:
 
     def endpoint_summaries(self) -> list[EndpointSummary]:
         """The outbox's endpoints, and configured ones it has not seen yet (read-only)."""
-        known = self.storage.outbox.summaries()
+        known = self.storage.endpoints.summaries()
         names = {e.name for e in known}
         fresh = [
             EndpointSummary(e.name, True, None, None, 0, 0, 0)

@@ -4,7 +4,8 @@
 ``authors`` (followed authors and review decisions), ``papers`` (papers and
 their revisions), ``versions`` (what histories lack, and backfilled versions),
 ``runs`` (sync cycles), ``events`` (the event log), ``outbox`` (webhook
-endpoints and deliveries) and ``cooldowns`` (the arXiv hosts that throttle
+deliveries, claimed under leases), ``endpoints`` (the configured endpoints
+and how their deliveries stand) and ``cooldowns`` (the arXiv hosts that throttle
 us); on PostgreSQL, ``pacer`` is the arXiv politeness budget every replica
 shares.  Callers hand in frozen write commands and get
 frozen domain objects back, never rows: both are ``syncd.domain.model``'s
@@ -36,6 +37,7 @@ from syncd.storage.baselines import (
 )
 from syncd.storage.cooldowns import Cooldowns
 from syncd.storage.database import Database, now
+from syncd.storage.endpoints import Endpoints
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
@@ -55,6 +57,7 @@ __all__ = [
     "Claim",
     "Cooldowns",
     "Database",
+    "Endpoints",
     "EventQuery",
     "EventStamp",
     "Events",
@@ -83,6 +86,7 @@ class Storage:
         self.baselines = Baselines(self.db)
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
+        self.endpoints = Endpoints(self.db)
         self.harvests = Harvests(self.db)
         self.cooldowns = Cooldowns(self.db)
         # SQLite has one replica, which paces its requests in process.

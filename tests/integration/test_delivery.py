@@ -399,7 +399,7 @@ def test_the_worker_prunes_delivered_rows_older_than_keep_delivered(database_url
     upgrade(storage.engine)
     try:
         storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS)))
-        storage.outbox.register_endpoints([EndpointSpec("hook", "http://127.0.0.1:9/hook", "-")])
+        storage.endpoints.register([EndpointSpec("hook", "http://127.0.0.1:9/hook", "-")])
         now = datetime.now(UTC)
         old, recent = now - timedelta(days=31), now - timedelta(days=29)
         rows = {  # event number: (status, due and delivered, digest id)

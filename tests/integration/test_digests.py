@@ -225,7 +225,7 @@ def test_a_digest_beyond_the_parameter_limit_reaches_every_endpoint(database_url
         sa.event.listen(storage.engine, "connect", _default_sqlite_parameter_limit)
     try:
         upgrade(storage.engine)
-        storage.outbox.register_endpoints(
+        storage.endpoints.register(
             [
                 _endpoint("digest", group=DeliveryGroup.CYCLE),
                 _endpoint("slack", format=DeliveryFormat.SLACK, group=DeliveryGroup.CYCLE),
