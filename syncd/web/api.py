@@ -13,22 +13,23 @@ import json
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
 from syncd.domain.history import history_steps
 from syncd.domain.model import Paper
-from syncd.domain.views import endpoint_json, event_json, paper_json, revision_json
+from syncd.domain.views import event_json, paper_json, revision_json
 from syncd.domain.vocabulary import EventType, PaperStatus
 from syncd.service.app import App
 from syncd.service.authors import named_author
 from syncd.storage import EventQuery
-from syncd.web.schemas import EndpointOut, ErrorOut, EventOut, PaperOut, RevisionOut
+from syncd.web.schemas import ErrorOut, EventOut, PaperOut, RevisionOut
 
 __all__ = [
     "API_PREFIX",
     "DEFAULT_LIMIT",
+    "ERROR_RESPONSES",
     "MAX_LIMIT",
     "PrintableText",
     "RefPath",
@@ -57,7 +58,7 @@ RefPath = Annotated[
         description="a paper's key or arXiv id (any version), as for `syncd history`",
     ),
 ]
-_ERRORS: dict[int | str, dict[str, Any]] = {
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "a parameter is not valid; the message names it"},
     503: {"model": ErrorOut, "description": "the database does not answer"},
 }
@@ -106,7 +107,7 @@ def followed_author(app: App, name: str) -> str:
 
 def api_router(app: App) -> APIRouter:
     """The ``/api/v1`` routes over ``app``'s storage."""
-    router = APIRouter(prefix=API_PREFIX, tags=["read API"], responses=_ERRORS)
+    router = APIRouter(prefix=API_PREFIX, tags=["read API"], responses=ERROR_RESPONSES)
 
     @router.get(
         "/papers",
@@ -161,24 +162,6 @@ def api_router(app: App) -> APIRouter:
             next_url = f"{request.url.path}?{urlencode(params)}"
             response.headers["Link"] = f'<{next_url}>; rel="next"'
         return response
-
-    @router.get(
-        "/webhooks",
-        response_class=Response,
-        tags=["operators"],
-        responses={
-            200: {"model": list[EndpointOut], "description": "as `syncd webhooks list --json`"},
-            401: {"model": ErrorOut, "description": "no or a wrong bearer token"},
-            404: {"model": ErrorOut, "description": "no `[http] admin_token` is configured"},
-        },
-    )
-    def webhooks(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(admin_bearer)],
-    ) -> Response:
-        """Per webhook endpoint: pending, delivered and dead-lettered deliveries (operators)."""
-        check_admin(app, credentials)
-        summaries = app.endpoint_summaries()
-        return json_response([endpoint_json(e, app.endpoint_origin(e.name)) for e in summaries])
 
     return router
 

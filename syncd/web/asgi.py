@@ -48,6 +48,7 @@ from syncd.web.pages import (
     static_files,
     swagger_files,
 )
+from syncd.web.webhooks_api import webhooks_router
 
 __all__ = ["build_app"]
 
@@ -89,6 +90,7 @@ def build_app(
     if app is not None:
         fragments = Fragments()
         api.include_router(api_router(app))
+        api.include_router(webhooks_router(app))
         api.include_router(authors_router(app))
         api.include_router(feeds_router(app, fragments))
         api.include_router(pages_router(app, fragments, next_sync))
