@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import sqlalchemy as sa
 
-from syncd.sources.arxiv import _client, _pacing
+from syncd.sources.arxiv import _connection, _pacing
 from syncd.storage.migrate import upgrade
 
 __all__ = ["PacerTurns", "RecordingPacer", "pacer_turns"]
@@ -81,7 +81,7 @@ def pacer_turns(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     built from now on), every replica's on PostgreSQL (the database is migrated first)."""
     if database_url.startswith("sqlite"):
         recording = RecordingPacer(_pacing._PACER)
-        monkeypatch.setattr(_client, "_PACER", recording)
+        monkeypatch.setattr(_connection, "_PACER", recording)
         yield PacerTurns(lambda: list(recording.stamps))
         return
     engine = sa.create_engine(database_url)
