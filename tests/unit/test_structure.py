@@ -17,6 +17,13 @@ EXCLUDED = PACKAGE / "migrations"
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 300
 MAX_FUNCTION_LINES = 80
+# Kept free under each limit: what grows near a limit is split along a seam
+# while there is room to choose it, not trimmed to fit on the day it hits.
+HEADROOM = 0.10
+# Over the headroom (not the limit) until issue 31's split of the sync
+# service and the settings lands on its own branch; each entry must be taken
+# out once it fits (``test_what_awaits_a_split_is_still_over``).
+AWAITING_SPLIT = frozenset({"syncd.config.settings", "syncd.service.harvest._run"})
 # Who may import whom, package by package: a module directly under syncd/
 # counts as a package of its own, and "syncd" is syncd/__init__.py (the
 # version).  Each entry names only entries listed before it, so the table
@@ -224,6 +231,10 @@ def _disallowed(graph: dict[str, set[str]]) -> set[str]:
     }
 
 
+def _ceiling(limit: int) -> int:
+    return int(limit * (1 - HEADROOM))
+
+
 def _definitions() -> Iterator[tuple[str, ast.AST, int]]:
     for name, path in _modules().items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -387,21 +398,35 @@ class TestStartUp:
         assert loaded == "False"
 
 
+def _sizes() -> Iterator[tuple[str, int, int]]:
+    """Every module, class and function: its name, its lines and its limit."""
+    for name, path in _modules().items():
+        yield name, len(path.read_text(encoding="utf-8").splitlines()), MAX_MODULE_LINES
+    for name, node, n in _definitions():
+        yield name, n, MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else MAX_FUNCTION_LINES
+
+
 class TestSizes:
-    def test_modules_stay_under_the_limit(self) -> None:
-        """No module of syncd is longer than 600 lines."""
+    def test_sizes_keep_their_headroom(self) -> None:
+        """Modules stay within 540 lines, classes 270 and functions 72: 10 % under the
+        limits of 600, 300 and 80."""
         long = {
             name: n
-            for name, path in _modules().items()
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+            for name, n, limit in _sizes()
+            if n > _ceiling(limit) and name not in AWAITING_SPLIT
         }
         assert long == {}
 
-    def test_classes_and_functions_stay_under_the_limits(self) -> None:
-        """No class is longer than 300 lines and no function longer than 80."""
-        long = {
-            name: n
-            for name, node, n in _definitions()
-            if n > (MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else MAX_FUNCTION_LINES)
-        }
+    def test_what_awaits_a_split_stays_under_the_limit(self) -> None:
+        """The exceptions to the headroom still keep the limits themselves."""
+        long = {name: n for name, n, limit in _sizes() if name in AWAITING_SPLIT and n > limit}
         assert long == {}
+
+    def test_what_awaits_a_split_is_still_over(self) -> None:
+        """An exception that fits the headroom now is taken out of ``AWAITING_SPLIT``."""
+        over = {name for name, n, limit in _sizes() if n > _ceiling(limit)}
+        assert over >= AWAITING_SPLIT
+
+    def test_the_ceilings(self) -> None:
+        """10 % under 600, 300 and 80 is 540, 270 and 72."""
+        assert [_ceiling(n) for n in (600, 300, 80)] == [540, 270, 72]
