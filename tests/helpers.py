@@ -5,6 +5,8 @@ Loaded as a pytest plugin (tests/conftest.py), so its fixtures reach every test:
 tests configure syncd's webhooks with; ``receiver_for(*secrets)`` starts one
 holding other secrets (a rotation, a second endpoint); ``slack`` and ``discord``
 stand in for the chat platforms.  Each is stopped when the test ends.
+``fake_time`` and ``fresh_pacer`` serve the clients tested against a scripted
+arXiv (``tests.scriptedarxiv``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from syncd.sources.arxiv import _pacing
 from tests.chatreceiver import DiscordReceiver, SlackReceiver
 from tests.receiver import Receiver
+from tests.scriptedarxiv import FakeTime
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"syncd-webhook-test-secret-32byte").decode()
@@ -98,3 +102,20 @@ def discord() -> Iterator[DiscordReceiver]:
     """A stand-in for Discord's webhooks on 127.0.0.1."""
     with DiscordReceiver() as running:
         yield running
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    """A clock that moves only when a client sleeps."""
+    return FakeTime()
+
+
+@pytest.fixture
+def fresh_pacer() -> Iterator[None]:
+    """This process's arXiv pacer and cooldowns, forgotten before and after the test: a
+    client built without its own starts from no earlier request."""
+    _pacing._PACER.reset()
+    _pacing._COOLDOWNS.reset()
+    yield
+    _pacing._PACER.reset()
+    _pacing._COOLDOWNS.reset()

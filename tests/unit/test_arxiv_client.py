@@ -8,14 +8,12 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from structlog.testing import capture_logs
 
 from syncd import metrics
-from syncd.config import ArxivSettings
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.throttle import Cooldown
 from syncd.errors import (
@@ -39,11 +37,11 @@ from syncd.sources.arxiv import _pacing as pacing
 from syncd.sources.arxiv._client import retry_delay
 from tests.dripper import HeaderDripper
 from tests.fakearxiv import unknown_author_page
+from tests.scriptedarxiv import API_URL, FakeTime, Server, make_client, ok, settings
+
+pytestmark = pytest.mark.usefixtures("fresh_pacer")
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
-API_URL = "https://export.arxiv.test/api/query"
-
-Handler = Callable[[httpx.Request], httpx.Response]
 
 
 def make_feed(ids: list[str], *, total: int, start: int, per_page: int = 10) -> bytes:
@@ -71,96 +69,6 @@ def _at_version(arxiv_id: str) -> str:
 
 def paper_ids(count: int, first: int = 1) -> list[str]:
     return [f"2401.{n:05d}" for n in range(first, first + count)]
-
-
-class FakeTime:
-    """A monotonic clock that only moves when someone sleeps, and a UTC one moving with it."""
-
-    EPOCH = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def wall(self) -> datetime:
-        return self.EPOCH + timedelta(seconds=self.now)
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
-class Server:
-    """A scripted arXiv: answers requests in turn and records them with the fake time."""
-
-    def __init__(self, time: FakeTime, *answers: httpx.Response | Exception | Handler) -> None:
-        self.time = time
-        self.answers = list(answers)
-        self.requests: list[httpx.Request] = []
-        self.times: list[float] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        self.times.append(self.time.now)
-        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
-        if isinstance(answer, Exception):
-            raise answer
-        if callable(answer):
-            return answer(request)
-        return answer
-
-    @property
-    def params(self) -> list[dict[str, str]]:
-        return [dict(r.url.params) for r in self.requests]
-
-    def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self)
-
-
-def settings(**overrides: Any) -> ArxivSettings:
-    values: dict[str, Any] = {
-        "api_url": API_URL,
-        "request_interval": 3.0,
-        "page_size": 10,
-        "max_retries": 3,
-        "backoff_base": 2.0,
-        "backoff_max": 300.0,
-        "max_response_bytes": 64 * 1024,
-    }
-    values.update(overrides)
-    return ArxivSettings(**values)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_pacer() -> Iterator[None]:
-    pacing._PACER.reset()
-    pacing._COOLDOWNS.reset()
-    yield
-    pacing._PACER.reset()
-    pacing._COOLDOWNS.reset()
-
-
-@pytest.fixture
-def fake_time() -> FakeTime:
-    return FakeTime()
-
-
-def make_client(server: Server, **overrides: Any) -> ArxivClient:
-    return ArxivClient(
-        settings(**overrides),
-        transport=server.transport(),
-        sleep=server.time.sleep,
-        clock=server.time.clock,
-        now=server.time.wall,
-        rng=random.Random(7),
-    )
-
-
-def ok(body: bytes, **headers: str) -> httpx.Response:
-    return httpx.Response(200, content=body, headers=headers)
 
 
 ONE = make_feed(["2401.00001"], total=1, start=0)

@@ -11,9 +11,9 @@ from syncd.config import HarvestSettings
 from syncd.errors import BadArgument, BadResumptionToken, FeedError, PermanentUpstreamError
 from syncd.sources.oai import OaiClient
 from tests.oaixml import RawPaper, error_xml, list_records_xml
-from tests.unit.test_arxiv_client import FakeTime, Server, _fresh_pacer, make_client, ok
+from tests.scriptedarxiv import FakeTime, Server, make_client, ok
 
-__all__ = ["_fresh_pacer"]  # the API client's autouse fixture, for the shared pacer
+pytestmark = pytest.mark.usefixtures("fresh_pacer")
 
 OAI_URL = "https://oaipmh.arxiv.test/oai"
 PAGE = list_records_xml([RawPaper("2603.00001")], token="tok|1")
@@ -21,11 +21,6 @@ PAGE = list_records_xml([RawPaper("2603.00001")], token="tok|1")
 
 def oai(server: Server) -> OaiClient:
     return OaiClient(make_client(server), HarvestSettings(url=OAI_URL))
-
-
-@pytest.fixture
-def fake_time() -> FakeTime:
-    return FakeTime()
 
 
 def test_first_page_asks_from_a_date_never_until(fake_time: FakeTime) -> None:
