@@ -12,9 +12,10 @@ who withdrew, and the difference would publish an event on an unchanged
 arXiv.  This fills ``withdrawn_by`` on those rows, papers and revisions,
 from their own abstract and comment, and recomputes their ``record_hash``.
 
-The rules, the record and the hash are syncd's current code, imported
-rather than copied: the filled rows must equal what this syncd parses and
-hashes, whichever version runs the migration.
+The hash is ``content_hash`` as it stood at this revision, frozen here
+(``_record_hash``): a migration writes what it wrote the day it was made,
+and a later change to the hash brings a migration of its own.  The
+withdrawal rules are still imported from syncd.
 
 A row the rules no longer call withdrawn (a false alarm of the old word
 match) is left as it is: the next sync reports ``withdrawn`` back to false,
@@ -24,6 +25,7 @@ whose notice names no one keeps None, as a fresh parse would.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +33,6 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-from syncd.domain.record import Record, content_hash
 from syncd.domain.withdrawal import detect_withdrawal
 
 revision: str = "0006"
@@ -40,6 +41,22 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 _JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
+# The record's hashed fields at this revision, in order, each with its shape;
+# withdrawn_by joins them only when set.
+_HASHED = (
+    ("arxiv_id", "text"),
+    ("version", "number"),
+    ("title", "text"),
+    ("abstract", "text"),
+    ("authors", "names"),
+    ("authors_complete", "flag"),
+    ("primary_category", "text"),
+    ("categories", "set"),
+    ("comment", "text"),
+    ("journal_ref", "text"),
+    ("doi", "text"),
+    ("withdrawn", "flag"),
+)
 _TABLES = tuple(
     sa.table(
         name,
@@ -87,9 +104,9 @@ def _unnamed(record: dict[str, Any]) -> dict[str, Any] | None:
 def _rewrite(
     bind: sa.Connection, table: sa.TableClause, rows: list[tuple[int, dict[str, Any] | None]]
 ) -> None:
-    """Store each changed record with the hash this syncd computes for it."""
+    """Store each changed record with its hash."""
     params = [
-        {"row_id": row_id, "new_record": record, "new_hash": content_hash(Record.from_dict(record))}
+        {"row_id": row_id, "new_record": record, "new_hash": _record_hash(record)}
         for row_id, record in rows
         if record is not None
     ]
@@ -102,3 +119,27 @@ def _rewrite(
             ),
             params,
         )
+
+
+def _record_hash(record: dict[str, Any]) -> str:
+    """A stored record's ``content_hash`` as syncd computed it at this revision.
+
+    Fields joined with NUL, list items with RS; a missing key reads as the
+    record's default (no text, no names, not set).
+    """
+    parts = [_encoded(shape, record.get(name)) for name, shape in _HASHED]
+    if record.get("withdrawn_by") is not None:
+        parts.append(record["withdrawn_by"])
+    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _encoded(shape: str, value: Any) -> str:
+    if shape == "text":
+        return value or ""
+    if shape == "number":
+        return str(value)
+    if shape == "names":
+        return "\x1e".join(value or ())
+    if shape == "set":
+        return "\x1e".join(sorted(value or ()))
+    return "1" if value else "0"

@@ -15,7 +15,7 @@ and revisions, with the readers' own function, and recomputes its
 ``record_hash``: a paper's record and its current revision stay one.
 
 The function and the hash are syncd's current code, imported rather than
-copied, as in 0006: the rows must equal what this syncd reads, whichever
+copied: the rows must equal what this syncd reads, whichever
 version runs the migration.  Seed records are left as the pages showed them;
 events as they were announced.  What cannot be re-read from a record alone
 (an arXivRaw author string split by the older rules) is left to the
