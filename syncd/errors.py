@@ -2,8 +2,11 @@
 
     SyncdError
     ├── ConfigError            bad configuration: exit code 2
+    │   └── BlockedDestinationError  a webhook URL the destination policy refuses
+    │                                (syncd.domain.destinations)
     ├── SeedError              a seed file that cannot be read or parsed
     ├── NotFoundError          a paper or event the user named does not exist: exit code 2
+    ├── ConflictError          a change the current state refuses: exit code 2, HTTP 409
     ├── Interrupted            shutdown asked a running cycle to stop
     ├── UpstreamError          arXiv could not be trusted this cycle
     │   ├── RetryableUpstreamError   network trouble, 429, 5xx: worth another try
