@@ -17,7 +17,7 @@ import pytest
 from syncd.domain.record import Record
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd, serving, sync_ok
-from tests.integration.test_harvest import harvesting
+from tests.integration.harvests import harvesting
 
 JOHN, JANE = "John Smith", "Jane Smith"
 DAY = date(2026, 7, 1)

@@ -19,8 +19,7 @@ from lxml import html as lxml_html
 
 from syncd.storage.schema import authors_table
 from tests.fakearxiv import FakeArxiv, make_record
-from tests.integration.conftest import Syncd, serving, sync_ok
-from tests.integration.test_authors import (
+from tests.integration.ada import (
     ADA,
     ADA_PAPERS,
     ADMIN_TOKEN,
@@ -29,6 +28,7 @@ from tests.integration.test_authors import (
     publish_ada,
     write_csv,
 )
+from tests.integration.conftest import Syncd, serving, sync_ok
 from tests.scenario import AUTHOR
 
 GOOD = {"Authorization": f"Bearer {ADMIN_TOKEN}"}

@@ -20,8 +20,8 @@ from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table
 from tests.fakearxiv import FakeArxiv, make_record
+from tests.integration.ada import ADA, ADA_PAPERS, authors, publish_ada, write_csv
 from tests.integration.conftest import SEEDS, Syncd, serving, sync_ok
-from tests.integration.test_authors import ADA, ADA_PAPERS, authors, publish_ada, write_csv
 from tests.scenario import AUTHOR
 
 HOSTILE = 'Zed Zulu" OR au:"Eve Evans'

@@ -3,47 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import quote
 
 import pytest
-import sqlalchemy as sa
 from lxml import html as lxml_html
 
-from syncd.storage.schema import papers_table
 from tests.fakearxiv import FakeArxiv, status
-from tests.integration.conftest import Site, Syncd, serving, sync_ok
-from tests.integration.test_authors import ADA, ADA_PAPERS, GOOD_ORCID, publish_ada
+from tests.integration.ada import (
+    ADA,
+    ADA_PAPERS,
+    ARXIV_ID,
+    GOOD_ORCID,
+    HOSTILE_NAME,
+    HOSTILE_REASON,
+    follow_ada,
+    page_of,
+)
+from tests.integration.conftest import Site, Syncd, serving
 from tests.scenario import AUTHOR
-
-ARXIV_ID = "lovelace_a_1"
-# Markup for the pages to escape (a double quote is in no name: it would end au:"...").
-HOSTILE_NAME = "<b>Eve</b> & 'Mallory'"
-HOSTILE_REASON = "shares <i>nothing</i> & more"
-
-
-def set_reason(syncd: Syncd, arxiv_id: str, reason: str | None) -> None:
-    engine = sa.create_engine(syncd.database_url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(
-                papers_table.update()
-                .where(papers_table.c.arxiv_id == arxiv_id)
-                .values(candidate_reason=reason)
-            )
-    finally:
-        engine.dispose()
-
-
-def follow_ada(syncd: Syncd, arxiv: FakeArxiv) -> None:
-    """Ada followed and synced (her papers held as candidates), then given her identifiers."""
-    publish_ada(arxiv)
-    assert syncd("authors", "add", ADA).code == 0
-    sync_ok(syncd)
-    identified = syncd("authors", "add", ADA, "--orcid", GOOD_ORCID, "--arxiv-author-id", ARXIV_ID)
-    assert identified.code == 0, identified.err
-    assert syncd("authors", "add", HOSTILE_NAME).code == 0
-    set_reason(syncd, "2602.10001", HOSTILE_REASON)
-    set_reason(syncd, "2602.10002", None)
 
 
 @pytest.fixture
@@ -57,10 +33,6 @@ def _tree(site: Site, path: str) -> lxml_html.HtmlElement:
     answer = site.get(path)
     assert answer.status_code == 200, answer.text[:300]
     return lxml_html.fromstring(answer.text)
-
-
-def page_of(name: str) -> str:
-    return "/authors/" + quote(name, safe="")
 
 
 class TestAuthorPages:

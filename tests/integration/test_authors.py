@@ -15,44 +15,25 @@ import sqlalchemy as sa
 
 from syncd.logs import configure_logging
 from syncd.storage.schema import author_decisions_table, authors_table, papers_table
-from tests.fakearxiv import FakeArxiv, make_record
+from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
+from tests.integration.ada import (
+    ADA,
+    ADA_PAPERS,
+    ADMIN_TOKEN,
+    GOOD_ORCID,
+    authors,
+    publish_ada,
+    write_csv,
+)
 from tests.integration.conftest import Syncd, serving, sync_ok
 from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
-ADA = "Ada Lovelace"
-ADMIN_TOKEN = "operator-token-kept-out-of-every-log"
-# Ada's papers share no co-author and no category: nothing tells her from a namesake,
-# so each is held as a candidate.
-ADA_PAPERS = {
-    "2602.10001": ("Charles Babbage", "math.NT"),
-    "2602.10002": ("Mary Somerville", "astro-ph.SR"),
-    "2602.10003": ("Augustus De Morgan", "math.LO"),
-}
-GOOD_ORCID = "0000-0002-1825-0097"
-
-
-def publish_ada(arxiv: FakeArxiv) -> None:
-    for arxiv_id, (coauthor, category) in ADA_PAPERS.items():
-        arxiv.publish(
-            make_record(
-                arxiv_id,
-                title=f"A note by {ADA} and {coauthor}",
-                authors=(ADA, coauthor),
-                primary_category=category,
-                categories=(category,),
-            )
-        )
-
 
 def asked_for(arxiv: FakeArxiv, name: str) -> bool:
     return any(name in r.params.get("search_query", "") for r in arxiv.requests)
-
-
-def authors(syncd: Syncd) -> dict[str, dict[str, Any]]:
-    return {a["name"]: a for a in syncd.json("authors", "list")}
 
 
 def table_rows(url: str, table: sa.Table) -> list[tuple[Any, ...]]:
@@ -62,11 +43,6 @@ def table_rows(url: str, table: sa.Table) -> list[tuple[Any, ...]]:
             return [tuple(row) for row in conn.execute(sa.select(table).order_by(*table.c))]
     finally:
         engine.dispose()
-
-
-def write_csv(path: Path, rows: list[str]) -> Path:
-    path.write_text("name,orcid,arxiv_author_id,query\n" + "\n".join(rows) + "\n", "utf-8")
-    return path
 
 
 class TestImport:

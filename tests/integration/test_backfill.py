@@ -19,11 +19,11 @@ from syncd.service.app import App
 from syncd.service.backfill import BackfillPlan, plan_backfill, run_backfill
 from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
-from syncd.storage.schema import papers_table, revisions_table
 from tests import fakearxiv as fa
 from tests import scenario
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
+from tests.integration.rewind import forget_backfilled
 from tests.scenario import CALIBRATION, FLEXMARL, LORA, NESTPIPE, OXYGEN
 
 LINKED = ["paper.linked"] * 7
@@ -181,23 +181,12 @@ def test_an_untrusted_backfill_answer_is_asked_again_in_halves(
     assert _refusal_rows(syncd.database_url) == []
 
 
-def _forget_backfilled(database_url: str) -> None:
-    """Make the database one syncd wrote before backfills existed."""
-    engine = sa.create_engine(database_url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(revisions_table.delete().where(revisions_table.c.source.like("arxiv:v%")))
-            conn.execute(papers_table.update().values(backfill_pending=False))
-    finally:
-        engine.dispose()
-
-
 class TestCommand:
     @pytest.fixture
     def existing(self, syncd: Syncd, arxiv: FakeArxiv) -> Syncd:
         """A synced database whose linked-at-v2 papers lack v1, as before backfills."""
         _sync(syncd)
-        _forget_backfilled(syncd.database_url)
+        forget_backfilled(syncd.database_url)
         arxiv.reset_log()
         return syncd
 
@@ -247,7 +236,7 @@ class TestCommand:
 def test_what_arrived_before_a_failure_stays(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """A backfill of two requests whose second fails keeps the first's versions, then resumes."""
     _sync(syncd)
-    _forget_backfilled(syncd.database_url)
+    forget_backfilled(syncd.database_url)
     storage = Storage(syncd.database_url)
     settings = ArxivSettings(api_url=arxiv.url, request_interval=0, max_retries=0)
     try:
@@ -439,7 +428,7 @@ def test_one_refused_id_leaves_the_rest_of_its_batch_and_later_batches_stored(
     """A backfill batch holding a refused id stores the others; later batches go on."""
     arxiv.revise(LORA)  # linked at v2: its v1 is missing too
     _sync(syncd)
-    _forget_backfilled(syncd.database_url)
+    forget_backfilled(syncd.database_url)
     refused = f"{FLEXMARL}v1"
     arxiv.inject_always(fa.refused_version(refused, withheld=withheld))
     arxiv.reset_log()
@@ -478,7 +467,7 @@ def test_a_set_aside_version_served_again_is_fetched_at_its_next_try(
 ) -> None:
     """Once arXiv serves a set-aside version again, the retry after its wait stores it."""
     _sync(syncd)
-    _forget_backfilled(syncd.database_url)
+    forget_backfilled(syncd.database_url)
     refused = f"{FLEXMARL}v1"
     arxiv.inject_always(fa.refused_version(refused))
     for _ in range(SET_ASIDE_AFTER):
@@ -512,7 +501,7 @@ def test_arxiv_failing_the_linking_fetch_blames_no_version(syncd: Syncd, arxiv: 
 def test_refusal_counts_are_consecutive(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """A version refused once and then served loses its count: refusals must come in a row."""
     _sync(syncd)
-    _forget_backfilled(syncd.database_url)
+    forget_backfilled(syncd.database_url)
     arxiv.inject(fa.refused_version(f"{FLEXMARL}v1", times=2))
     assert syncd("backfill").code == 0
     assert _refusal_rows(syncd.database_url) == [(FLEXMARL, 1, 1, False)]

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from tests.fakearxiv import FakeArxiv
+from tests.integration.ada import ADA, ADA_PAPERS, HOSTILE_NAME, follow_ada, page_of
 from tests.integration.browser import DESKTOP, PHONE, fits_the_width, shot
 from tests.integration.conftest import Syncd, serving
-from tests.integration.test_author_pages import HOSTILE_NAME, follow_ada, page_of
-from tests.integration.test_authors import ADA, ADA_PAPERS
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from syncd.domain.throttle import Cooldown, CooldownPolicy, after_throttle
 from syncd.storage import Storage
 from syncd.storage.migrate import schema_drift, upgrade
-from tests.integration.test_migrations import _downgrade
+from tests.integration.rewind import downgrade
 
 HOST = "export.arxiv.org"
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -105,7 +105,7 @@ def test_0018_adds_the_cooldowns_and_downgrades_without_them(database_url: str) 
         upgrade(storage.engine)
         assert storage.cooldowns.all() == {}
         storage.cooldowns.update(HOST, _throttle)
-        _downgrade(storage.engine, "0017")
+        downgrade(storage.engine, "0017")
         assert "arxiv_cooldowns" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert storage.cooldowns.all() == {}

@@ -26,7 +26,7 @@ from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
 from tests.fakeoai import OAI_CONTENT_TYPE, is_oai, raw_paper
 from tests.integration.conftest import Syncd, serving
-from tests.integration.test_harvest import DAY, NEW_PAPER, harvesting, story, told
+from tests.integration.harvests import DAY, NEW_PAPER, harvesting, story, told
 from tests.oaixml import RawPaper, error_xml, list_records_xml, record_xml
 from tests.scenario import LORA, NESTPIPE
 

@@ -30,7 +30,7 @@ from syncd.storage import Storage
 from syncd.storage.schema import papers_table, revisions_table
 from tests.helpers import ROOT, eventually
 from tests.integration.conftest import Syncd
-from tests.integration.test_harvest import DAY, harvesting, story, told
+from tests.integration.harvests import DAY, harvesting, story, told
 from tests.scenario import NESTPIPE
 
 JOURNAL = "J. Pipelined Systems 1 (2026)"

@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
 
 from syncd.domain.authors import AuthorDefinition
 from syncd.domain.planner import seed_writes
@@ -29,7 +27,8 @@ from syncd.storage.schema import authors_table, events_table, papers_table, revi
 from syncd.storage.schema_state import at_head, script_head
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
-from tests.integration.test_harvest import harvesting
+from tests.integration.harvests import harvesting
+from tests.integration.rewind import downgrade
 from tests.recorded import as_tex, with_aliases
 from tests.scenario import FEDCG, FLOWTRAIN, LORA, NESTPIPE
 
@@ -48,15 +47,6 @@ def test_empty_database_upgrades_to_the_models(database_url: str) -> None:
         engine.dispose()
 
 
-def _downgrade(engine: sa.Engine, revision: str) -> None:
-    """Take the schema (and its rows) back to ``revision``, as that syncd had them."""
-    with engine.begin() as conn:
-        config = Config()
-        config.set_main_option("script_location", "syncd:migrations")
-        config.attributes["connection"] = conn
-        command.downgrade(config, revision)
-
-
 def test_previous_revision_upgrades_with_its_data(database_url: str) -> None:
     """A database at 0001 holding a seeded snapshot upgrades to head and keeps every row."""
     storage = Storage(database_url)
@@ -65,7 +55,7 @@ def test_previous_revision_upgrades_with_its_data(database_url: str) -> None:
         upgrade(storage.engine)
         assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
         before = [(p.key, p.record) for p in storage.papers.all()]
-        _downgrade(storage.engine, "0001")
+        downgrade(storage.engine, "0001")
         assert current_revision(storage.engine) == "0001"
         upgrade(storage.engine)
         assert current_revision(storage.engine) == head_revision()
@@ -154,7 +144,7 @@ def _sync_at_0005(syncd: Syncd) -> None:
     assert outcome.code == 0, outcome.err
     engine = sa.create_engine(syncd.database_url)
     try:
-        _downgrade(engine, "0005")
+        downgrade(engine, "0005")
     finally:
         engine.dispose()
     _store_as_before_0006(syncd.database_url)
@@ -210,7 +200,7 @@ def test_withdrawn_by_downgrades_to_rows_the_previous_syncd_reads(
     assert any(r.get("withdrawn_by") == "admin" for r, _ in _stored_records(syncd.database_url))
     engine = sa.create_engine(syncd.database_url)
     try:
-        _downgrade(engine, "0005")
+        downgrade(engine, "0005")
         assert current_revision(engine) == "0005"
     finally:
         engine.dispose()
@@ -225,7 +215,7 @@ def test_upgrade_to_0007_dates_the_stored_versions(syncd: Syncd) -> None:
     before = syncd.json("history", NESTPIPE)
     engine = sa.create_engine(syncd.database_url)
     try:
-        _downgrade(engine, "0006")
+        downgrade(engine, "0006")
         upgrade(engine)
     finally:
         engine.dispose()
@@ -244,7 +234,7 @@ def test_0011_adds_the_refusal_counts_and_downgrades_without_them(database_url: 
         assert storage.versions.refusals() == {}
         storage.versions.refused({f"{NESTPIPE}v1": "refused"}, lambda failures: None)
         assert list(storage.versions.refusals()) == [f"{NESTPIPE}v1"]
-        _downgrade(storage.engine, "0010")
+        downgrade(storage.engine, "0010")
         assert "version_refusals" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert storage.versions.refusals() == {}
@@ -304,7 +294,7 @@ def test_0012_dates_the_baseline_of_authors_that_already_synced(database_url: st
             ("Never synced", "config", []),
         ]
         assert [r.baseline_at and utc(r.baseline_at) for r in rows] == [first_ok, None]
-        _downgrade(storage.engine, "0011")
+        downgrade(storage.engine, "0011")
         assert "author_decisions" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert schema_drift(storage.engine) == []
@@ -326,7 +316,7 @@ class TestSchemaCheckAtStart:
             assert not at_head(engine)
             upgrade(engine)
             assert at_head(engine)
-            _downgrade(engine, "0010")
+            downgrade(engine, "0010")
             assert not at_head(engine)
         finally:
             engine.dispose()
@@ -368,7 +358,7 @@ def test_0013_adds_the_harvest_state_and_downgrades_without_it(database_url: str
         assert storage.harvests.state().from_date is None
         storage.harvests.start_from(date(2026, 7, 1))
         assert storage.harvests.state().from_date == date(2026, 7, 1)
-        _downgrade(storage.engine, "0012")
+        downgrade(storage.engine, "0012")
         assert "harvest_state" not in sa.inspect(storage.engine).get_table_names()
         upgrade(storage.engine)
         assert storage.harvests.state().from_date is None
@@ -385,7 +375,7 @@ def test_0014_indexes_a_papers_events_and_downgrades_without_it(database_url: st
         # This syncd writes columns 0013 lacks (authors.name_key): store at head, then go back.
         upgrade(storage.engine)
         assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
-        _downgrade(storage.engine, "0013")
+        downgrade(storage.engine, "0013")
         with storage.engine.begin() as conn:  # an event per paper, as a cycle would add
             papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
             conn.execute(
@@ -410,7 +400,7 @@ def test_0014_indexes_a_papers_events_and_downgrades_without_it(database_url: st
         assert "ix_events_paper_seq" in indexes()
         events = storage.events.since()
         assert len(events) == 9
-        _downgrade(storage.engine, "0013")
+        downgrade(storage.engine, "0013")
         assert "ix_events_paper_seq" not in indexes()
         upgrade(storage.engine)
         assert storage.events.since() == events
@@ -432,7 +422,7 @@ def test_0015_records_a_harvests_failure_and_downgrades_without_it(database_url:
         storage.harvests.release("arXiv answered 503")
         assert storage.harvests.state().last_error == "arXiv answered 503"
         assert storage.harvests.state().failing
-        _downgrade(storage.engine, "0014")
+        downgrade(storage.engine, "0014")
         columns = {c["name"] for c in sa.inspect(storage.engine).get_columns("harvest_state")}
         assert not columns & {"last_failure_at", "last_error"}
         upgrade(storage.engine)
@@ -521,7 +511,7 @@ def test_0016_keeps_one_author_per_name_and_stops_hostile_ones(database_url: str
             storage.authors.reconcile([AuthorDefinition("jane smith", AuthorOrigin.CONFIG)])
         fixed = AuthorDefinition("Grace Hopper", AuthorOrigin.RUNTIME, query='au:"Hopper_G"')
         assert storage.authors.put([fixed]) == [Put.UPDATED]  # followed again, history and all
-        _downgrade(storage.engine, "0015")
+        downgrade(storage.engine, "0015")
         upgrade(storage.engine)
         assert schema_drift(storage.engine) == []
         assert [f.definition.name for f in storage.authors.followed()] == [
@@ -590,7 +580,7 @@ def test_upgrade_to_canonical_records_is_quiet(syncd: Syncd, arxiv: FakeArxiv) -
     canonical = {t: _records(syncd.database_url, t) for t in (papers_table, revisions_table)}
     engine = sa.create_engine(syncd.database_url)
     try:
-        _downgrade(engine, "0016")
+        downgrade(engine, "0016")
     finally:
         engine.dispose()
     _store_as_read_before_0017(syncd.database_url)

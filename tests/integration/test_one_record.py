@@ -21,7 +21,7 @@ from syncd.domain.record import Record
 from syncd.storage.schema import papers_table, revisions_table
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd
-from tests.integration.test_harvest import harvesting
+from tests.integration.harvests import harvesting
 from tests.scenario import AUTHOR
 
 ORCID = "0000-0002-7970-7855"

@@ -30,7 +30,7 @@ from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
 from tests.integration.daemons import Daemon
-from tests.integration.test_backfill import _forget_backfilled
+from tests.integration.rewind import forget_backfilled
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR, NESTPIPE, OXYGEN
 
@@ -253,7 +253,7 @@ def test_a_backfill_waits_for_the_cooldown_and_resumes(syncd: Syncd, arxiv: Fake
     # Past backoff_max (2 s): not waited out in place.
     syncd.throttle_cooldown, syncd.throttle_cooldown_max = 2.5, CAP
     assert syncd("sync").code == 0
-    _forget_backfilled(syncd.database_url)
+    forget_backfilled(syncd.database_url)
     arxiv.inject(fa.status(429))
     stopped = syncd("backfill")
     assert stopped.code == 1
