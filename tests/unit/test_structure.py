@@ -423,6 +423,39 @@ class TestMap:
         assert drawn == ALLOWED_IMPORTS
 
 
+def _imported_test_modules(source: str) -> set[str]:
+    """The test modules (``test_*``) a test file's source imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        names = (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+        found.update(n for n in names if n.split(".")[-1].startswith("test_"))
+    return found
+
+
+class TestTestModules:
+    def test_no_test_module_imports_another(self) -> None:
+        """What test modules share lives in helper modules and fixtures: importing a test
+        module runs its module and registers its fixtures where they were not meant to be."""
+        tests = PACKAGE.parent / "tests"
+        importing = {
+            str(path.relative_to(tests)): imported
+            for path in sorted(tests.rglob("*.py"))
+            if (imported := _imported_test_modules(path.read_text(encoding="utf-8")))
+        }
+        assert importing == {}
+
+    def test_the_check_sees_an_imported_test_module(self) -> None:
+        """Both import forms are seen (so the check's silence means something)."""
+        source = "from tests.unit.test_a import x\nimport tests.integration.test_b\nimport os\n"
+        assert _imported_test_modules(source) == {"tests.unit.test_a", "tests.integration.test_b"}
+
+
 class TestPureDomain:
     @pytest.mark.parametrize("root", PURE)
     def test_the_pure_part_imports_no_storage_and_no_network(self, root: str) -> None:
