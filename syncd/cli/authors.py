@@ -21,7 +21,7 @@ from syncd.service.authors import (
     add_authors,
     arxiv_ids,
     import_authors,
-    next_sync,
+    next_syncs,
     reconcile_config,
     remove_author,
 )
@@ -33,8 +33,7 @@ __all__ = ["add", "decide", "import_file", "list_authors", "remove", "review"]
 def list_authors(args: argparse.Namespace, app: App) -> int:
     reconcile_config(app.storage, app.settings)
     summaries = app.storage.authors.summaries()
-    moment = datetime.now(UTC)
-    nexts = {s.name: next_sync(app.settings.schedule, s, moment) for s in summaries}
+    nexts = next_syncs(app.storage, app.settings, summaries, datetime.now(UTC))
     if args.json:
         return print_json([author_json(s, nexts[s.name]) for s in summaries])
     rows = [

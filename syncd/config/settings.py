@@ -286,6 +286,11 @@ class HarvestSettings(Section):
                 raise ValueError(f"{spec[:60]!r} is not a setSpec such as 'physics:hep-th'")
         return value
 
+    @property
+    def sweeps(self) -> float | None:
+        """Seconds between two sweeps of an author while harvesting; None when not."""
+        return self.sweep_interval if self.enabled else None
+
 
 class HttpSettings(Section):
     """Where /metrics, /healthz, /readyz, the read API, the feeds and the pages are served."""

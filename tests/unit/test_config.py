@@ -9,8 +9,9 @@ import pytest
 
 from syncd.cli import main
 from syncd.config import load_settings
+from syncd.domain.cadence import schedule_period
 from syncd.errors import ConfigError
-from syncd.service.daemon import schedule_period, trigger_for
+from syncd.service.daemon import trigger_for
 from tests.helpers import ROOT
 
 MINIMAL = '[[authors]]\nname = "Zhida Jiang"\n'
