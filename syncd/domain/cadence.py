@@ -13,7 +13,8 @@ any number of authors.
   slot: the slots of one author start at its phase, its share of the sweep
   interval, counted from the Unix epoch (``sweep_slot``).  A slot is swept
   when a cycle of the author that ran or succeeded started in it; one that
-  failed leaves it due (``sweep_due``).
+  failed leaves it due (``sweep_due``); between sweeps, an author's own feed
+  that is due is read alone (``choose_sweeps``).
 
 The cycles themselves start on a timetable (``[schedule]``): every
 ``interval`` seconds counted from the epoch, or on a cron line, each start
@@ -26,12 +27,16 @@ syncs a given author (``next_sync``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 __all__ = [
+    "SweepChoice",
+    "SweepStanding",
     "Timetable",
+    "choose_sweeps",
     "claim_window",
     "feed_due",
     "next_cycle",
@@ -82,6 +87,54 @@ def sweep_due(author: str, last_claim: datetime | None, now: datetime, interval:
     ever did, so a new author is due at once).
     """
     return last_claim is None or last_claim < sweep_slot(author, now, interval)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepStanding:
+    """What choosing the sweeps knows of one author.
+
+    ``last_claim``: when its latest cycle that ran or succeeded started (None:
+    none did), and ``swept`` whether that one succeeded; ``feed_read``: when
+    its own feed was last read, if it has one (``has_feed``).
+    """
+
+    name: str
+    last_claim: datetime | None
+    swept: bool
+    has_feed: bool
+    feed_read: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SweepChoice:
+    """One cycle's verdicts while harvesting, by name: whose sweep is ``due``, and of the
+    others, whose own feed is read alone (``feeds``)."""
+
+    due: list[str]
+    feeds: list[str]
+
+
+def choose_sweeps(
+    standings: Sequence[SweepStanding], now: datetime, interval: float, feed_interval: float
+) -> SweepChoice:
+    """Whose sweep is due at ``now``, and of the others whose own feed is; in the order given.
+
+    A feed is read alone only after a sweep that succeeded: while the slot's
+    sweep is running it reads the feed itself, and a feed-only cycle must
+    never be the one that claims a slot whose sweep failed.
+    """
+    due: list[str] = []
+    feeds: list[str] = []
+    for author in standings:
+        if sweep_due(author.name, author.last_claim, now, interval):
+            due.append(author.name)
+        elif (
+            author.swept
+            and author.has_feed
+            and feed_due(author.name, author.feed_read, now, feed_interval)
+        ):
+            feeds.append(author.name)
+    return SweepChoice(due, feeds)
 
 
 class Timetable(Protocol):

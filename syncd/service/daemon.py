@@ -36,14 +36,14 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.date import DateTrigger
 
 from syncd import metrics
-from syncd.config import ScheduleSettings
+from syncd.config import AuthorSettings, ScheduleSettings
 from syncd.domain.cadence import claim_window, next_cycle, schedule_period
 from syncd.domain.throttle import describe
 from syncd.errors import Interrupted, StoreError, SyncdError, Throttled
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.harvest import harvest
-from syncd.service.sync import sync_all
+from syncd.service.sync import CycleResult, sweep_all, sync_all
 from syncd.web.ops import Readiness, readiness
 from syncd.web.server import HttpServer
 
@@ -136,14 +136,7 @@ class _Daemon:
                 # Read at every cycle: authors added or removed since, by any replica.
                 authors = followed_settings(self._app.storage, self._settings)
                 self._following = bool(authors)
-                results = sync_all(
-                    self._app.storage,
-                    self._client,
-                    authors,
-                    self._settings.sync,
-                    claim_window=self._claim_window,
-                    sweep_interval=self._sweep_interval,
-                )
+                results = self._sync(authors)
             except StoreError as exc:
                 _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
                 metrics.observe_cycle(False, 0.0, time.time())
@@ -161,6 +154,20 @@ class _Daemon:
             throttled = [r.next_try_at for r in results if r.next_try_at is not None]
             if throttled:
                 self._resume_after_throttle("sync", self.cycle, max(throttled))
+
+    def _sync(self, authors: list[AuthorSettings]) -> list[CycleResult]:
+        """The authors' cycles: all of them, or while harvesting those whose sweep is due."""
+        storage, client, sync = self._app.storage, self._client, self._settings.sync
+        if self._sweep_interval is None:
+            return sync_all(storage, client, authors, sync, claim_window=self._claim_window)
+        return sweep_all(
+            storage,
+            client,
+            authors,
+            sync,
+            sweep_interval=self._sweep_interval,
+            claim_window=self._claim_window,
+        )
 
     def harvest(self) -> None:
         """One scheduled harvest (when ``[harvest] enabled``); wakes the worker on events."""

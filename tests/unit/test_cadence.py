@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from syncd.config import ScheduleSettings
 from syncd.domain.cadence import (
+    SweepStanding,
+    choose_sweeps,
     claim_window,
     feed_due,
     next_cycle,
@@ -124,6 +126,7 @@ def test_a_thousand_authors_added_at_once_are_swept_once_a_week_spread_over_it()
 
 
 HOURLY = ScheduleSettings(interval=3600, jitter=0)
+DAY_DELTA = timedelta(days=1)
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 timetables = st.builds(
     lambda interval, jitter: ScheduleSettings(interval=interval, jitter=jitter),
@@ -228,3 +231,37 @@ class TestNextSync:
         unswept = slot - timedelta(seconds=1)
         due = next_sync(HOURLY, now, author=author, last_claim=unswept, sweep_interval=WEEK)
         assert due == NOON + timedelta(hours=1)
+
+
+class TestChooseSweeps:
+    """One round's choice while harvesting, at its one reading of the clock."""
+
+    def standing(self, name: str, **fields: object) -> SweepStanding:
+        values: dict[str, object] = {
+            "last_claim": sweep_slot(name, NOON, WEEK),  # swept at its slot's start
+            "swept": True,
+            "has_feed": True,
+            "feed_read": NOON - timedelta(days=3),
+        }
+        return SweepStanding(name, **(values | fields))  # type: ignore[arg-type]
+
+    def test_whose_sweep_and_whose_feed_are_due_in_the_order_given(self) -> None:
+        standings = [
+            self.standing("Fed"),
+            self.standing("New", last_claim=None, swept=False, feed_read=None),
+            self.standing("Failed", last_claim=sweep_slot("Failed", NOON, WEEK) - DAY_DELTA),
+            self.standing("Read today", feed_read=NOON - timedelta(hours=1)),
+            self.standing("No feed", has_feed=False, feed_read=None),
+            self.standing("Running", swept=False),
+        ]
+        choice = choose_sweeps(standings, NOON, WEEK, DAY)
+        assert choice.due == ["New", "Failed"]
+        assert choice.feeds == ["Fed"]
+
+    def test_the_round_decides_at_its_moment(self) -> None:
+        """A second before the slot begins, the slot before is swept; at its start, due."""
+        slot = sweep_slot("Ke Zhang", NOON, WEEK)
+        swept = [self.standing("Ke Zhang", last_claim=slot - timedelta(minutes=1))]
+        before = choose_sweeps(swept, slot - timedelta(seconds=1), WEEK, DAY)
+        assert (before.due, before.feeds) == ([], ["Ke Zhang"])
+        assert choose_sweeps(swept, slot, WEEK, DAY).due == ["Ke Zhang"]
