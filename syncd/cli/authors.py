@@ -14,7 +14,7 @@ from syncd.cli.output import print_json, print_table
 from syncd.cli.table import Column
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import author_json, describe_reason, status_line
-from syncd.domain.vocabulary import Decision
+from syncd.domain.vocabulary import Decision, Put
 from syncd.errors import NotFoundError
 from syncd.service.app import App
 from syncd.service.authors import (
@@ -25,7 +25,6 @@ from syncd.service.authors import (
     reconcile_config,
     remove_author,
 )
-from syncd.storage.authors import Put
 
 __all__ = ["add", "decide", "import_file", "list_authors", "remove", "review"]
 

@@ -21,11 +21,10 @@ from syncd.domain.author_names import name_key, repeated_names, spelled_otherwis
 from syncd.domain.authors import AuthorDefinition, AuthorSummary
 from syncd.domain.cadence import next_sync
 from syncd.domain.record import split_arxiv_id
-from syncd.domain.vocabulary import AuthorOrigin
+from syncd.domain.vocabulary import AuthorOrigin, Put
 from syncd.errors import ConfigError
 from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
-from syncd.storage.authors import Put
 from syncd.userfiles import UnreadableFile, read_small_file
 
 __all__ = [

@@ -21,11 +21,10 @@ from starlette.responses import Response
 
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import AuthorSummary, author_json, candidate_json
-from syncd.domain.vocabulary import Decision
+from syncd.domain.vocabulary import Decision, Put
 from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError
 from syncd.service.app import App
 from syncd.service.authors import add_authors, arxiv_ids, next_syncs, remove_author
-from syncd.storage.authors import Put
 from syncd.web.api import API_PREFIX, admin_bearer, check_admin, json_response
 from syncd.web.schemas import (
     AuthorDetailOut,
