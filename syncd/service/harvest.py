@@ -54,7 +54,7 @@ from syncd.errors import (
 from syncd.faults import fault_point
 from syncd.service.authors import followed_settings
 from syncd.service.backfill import backfill_flagged
-from syncd.service.planning import observe, plan_author
+from syncd.service.planning import log_events, observe, plan_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.sources.oai import OaiClient, OaiEntry, OaiPage
@@ -388,16 +388,7 @@ def _finish(
     started: datetime | None,
 ) -> None:
     """A complete harvest: metrics, log lines, and the flagged papers' earlier versions."""
-    metrics.observe_events((e.type, e.kinds) for e in result.events)
-    for event in result.events:
-        _log.info(
-            "paper_changed",
-            event_type=event.type,
-            event_id=event.id,
-            author=event.author,
-            arxiv_id=event.arxiv_id,
-            kinds=list(event.kinds),
-        )
+    log_events(result.events)
     _log.info(
         "harvest_finished",
         pages=result.pages,

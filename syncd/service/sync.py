@@ -60,7 +60,7 @@ from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
 from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
 from syncd.service.claims import FeedReading, read_feed
-from syncd.service.planning import observe, plan_author, seed_author
+from syncd.service.planning import log_events, observe, plan_author, seed_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
@@ -500,19 +500,10 @@ def _observe_again(storage: Storage, cycle: _Cycle) -> None:
 def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:
     """Metrics and log lines for a stored cycle: its notes, one line per event, a summary."""
     metrics.observe_cycle(True, time.monotonic() - cycle.started, time.time())
-    metrics.observe_events((e.type, e.kinds) for e in events)
     metrics.observe_revisions(sum(len(w.revisions) for w in plan.writes))
     for note in plan.notes:
         _log.info(note.event, **note.fields)
-    for event in events:
-        _log.info(
-            "paper_changed",
-            event_type=event.type,
-            event_id=event.id,
-            paper=event.paper_key,
-            arxiv_id=event.arxiv_id,
-            kinds=list(event.kinds),
-        )
+    log_events(events)
     if plan.baseline is not None:
         summary = plan.baseline
         fields = {"papers": summary.tracked, "claimed": summary.claimed}
