@@ -245,13 +245,7 @@ def _run(
             page = oai.next_page(token) if token else oai.first_page(since, sets[set_index])
         except BadResumptionToken as exc:
             restarts += 1
-            if restarts > MAX_RESTARTS:
-                raise FeedError(
-                    f"{exc}; {MAX_RESTARTS} restarts in one harvest, giving up"
-                ) from exc
-            _log.warning("harvest_restarted", reason=str(exc), oai_set=sets[set_index])
-            if not dry_run:
-                storage.harvests.restart()
+            _restart(storage, exc, restarts, sets[set_index], dry_run=dry_run)
             token = None
             ending.new_list()
             continue
@@ -286,6 +280,17 @@ def _run(
     if not dry_run:
         _finish(storage, client, result, fetched, started)
     return result
+
+
+def _restart(
+    storage: Storage, exc: BadResumptionToken, restarts: int, oai_set: str | None, *, dry_run: bool
+) -> None:
+    """Start the list over after arXiv refused its token; give up after ``MAX_RESTARTS``."""
+    if restarts > MAX_RESTARTS:
+        raise FeedError(f"{exc}; {MAX_RESTARTS} restarts in one harvest, giving up") from exc
+    _log.warning("harvest_restarted", reason=str(exc), oai_set=oai_set)
+    if not dry_run:
+        storage.harvests.restart()
 
 
 def _take_page(
