@@ -40,6 +40,7 @@ from syncd.config import AuthorSettings, ScheduleSettings
 from syncd.domain.cadence import claim_window, next_cycle, schedule_period
 from syncd.domain.throttle import describe
 from syncd.errors import Interrupted, StoreError, SyncdError, Throttled
+from syncd.logs import route_library_logs
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.harvest import harvest
@@ -299,6 +300,9 @@ class _Daemon:
         return 0
 
     def _new_scheduler(self) -> BackgroundScheduler:
+        # Its warnings are routine: a cycle still running when the next one is due
+        # (the first tick after the cycle run at start may come seconds later) is skipped.
+        route_library_logs("apscheduler")
         scheduler = BackgroundScheduler(timezone=UTC)
         scheduler.add_job(
             self.cycle,
