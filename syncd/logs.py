@@ -12,9 +12,11 @@ from typing import Literal, TextIO
 
 import structlog
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "route_library_logs"]
 
 LogFormat = Literal["auto", "json", "console"]
+
+_log = structlog.get_logger(__name__)
 
 
 def configure_logging(
@@ -42,3 +44,25 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
+
+
+class _ToStructlog(logging.Handler):
+    """A library's own log lines, as syncd's JSON lines named after the library: its
+    warnings are routine and go to debug, its errors to warning."""
+
+    def __init__(self, library: str) -> None:
+        super().__init__()
+        self.library = library
+
+    def emit(self, record: logging.LogRecord) -> None:
+        level = "warning" if record.levelno >= logging.ERROR else "debug"
+        getattr(_log, level)(self.library, message=record.getMessage()[:500])
+
+
+def route_library_logs(library: str) -> None:
+    """Send the library's loggers through structlog once (without it they print plain text)."""
+    logger = logging.getLogger(library)
+    if not any(isinstance(h, _ToStructlog) for h in logger.handlers):
+        logger.addHandler(_ToStructlog(library))
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False

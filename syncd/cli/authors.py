@@ -14,18 +14,17 @@ from syncd.cli.output import print_json, print_table
 from syncd.cli.table import Column
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import author_json, describe_reason, status_line
-from syncd.domain.vocabulary import Decision
+from syncd.domain.vocabulary import Decision, Put
 from syncd.errors import NotFoundError
 from syncd.service.app import App
 from syncd.service.authors import (
     add_authors,
     arxiv_ids,
     import_authors,
-    next_sync,
+    next_syncs,
     reconcile_config,
     remove_author,
 )
-from syncd.storage.authors import Put
 
 __all__ = ["add", "decide", "import_file", "list_authors", "remove", "review"]
 
@@ -33,8 +32,7 @@ __all__ = ["add", "decide", "import_file", "list_authors", "remove", "review"]
 def list_authors(args: argparse.Namespace, app: App) -> int:
     reconcile_config(app.storage, app.settings)
     summaries = app.storage.authors.summaries()
-    moment = datetime.now(UTC)
-    nexts = {s.name: next_sync(app.settings.schedule, s, moment) for s in summaries}
+    nexts = next_syncs(app.storage, app.settings, summaries, datetime.now(UTC))
     if args.json:
         return print_json([author_json(s, nexts[s.name]) for s in summaries])
     rows = [

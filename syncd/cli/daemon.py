@@ -27,57 +27,49 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import FrameType
 
 import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 
 from syncd import metrics
-from syncd.config import ScheduleSettings
+from syncd.config import AuthorSettings, ScheduleSettings
+from syncd.domain.cadence import claim_window, next_cycle, schedule_period
 from syncd.domain.throttle import describe
 from syncd.errors import Interrupted, StoreError, SyncdError, Throttled
+from syncd.logs import route_library_logs
 from syncd.service.app import App
 from syncd.service.authors import followed_settings, reconcile_config
 from syncd.service.harvest import harvest
-from syncd.service.sync import sync_all
+from syncd.service.sync import CycleResult, sweep_all, sync_all
 from syncd.web.ops import Readiness, readiness
 from syncd.web.server import HttpServer
 
-__all__ = ["run_daemon", "schedule_period", "trigger_for"]
+__all__ = ["run_daemon", "trigger_for"]
 
 _log = structlog.get_logger(__name__)
 
 
+class _TimetableTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 has no types
+    """APScheduler's side of ``next_cycle``: the scheduler starts cycles when it says."""
+
+    __slots__ = ("_timetable",)
+
+    def __init__(self, timetable: ScheduleSettings) -> None:
+        self._timetable = timetable
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        return next_cycle(self._timetable, previous_fire_time or now)
+
+
 def trigger_for(schedule: ScheduleSettings) -> BaseTrigger:
     """The APScheduler trigger for the configured interval or cron line, with jitter."""
-    jitter = int(schedule.jitter) or None
-    if schedule.cron is None:
-        return IntervalTrigger(seconds=schedule.interval, jitter=jitter, timezone=UTC)
-    minute, hour, day, month, day_of_week = schedule.cron.split()
-    return CronTrigger(
-        minute=minute,
-        hour=hour,
-        day=day,
-        month=month,
-        day_of_week=day_of_week,
-        jitter=jitter,
-        timezone=UTC,
-    )
-
-
-def schedule_period(schedule: ScheduleSettings, now: datetime) -> float:
-    """Seconds between two scheduled cycles (for cron, the next two fire times)."""
-    if schedule.cron is None:
-        return schedule.interval
-    trigger = trigger_for(schedule.model_copy(update={"jitter": 0.0}))
-    first = trigger.get_next_fire_time(None, now)
-    second = trigger.get_next_fire_time(first, first + timedelta(seconds=1))
-    return float((second - first).total_seconds())
+    return _TimetableTrigger(schedule)
 
 
 def _interruptible_sleep(stop: threading.Event) -> Callable[[float], None]:
@@ -115,12 +107,12 @@ class _Daemon:
         # Not the cycles' lock: cycles go on while a harvest runs.
         self._harvest_lock = threading.Lock()
         # Replicas share the schedule: the first to fire in a half period runs it.
-        self._claim_window = schedule_period(self._settings.schedule, self._started_at) / 2
+        self._claim_window = claim_window(self._settings.schedule, self._started_at)
         harvesting = self._settings.harvest
         # The harvest follows the changes; each author's API cycle is then the
         # periodic full sweep (absences, names written differently), spread
         # over sweep_interval by the author's name.
-        self._sweep_interval = harvesting.sweep_interval if harvesting.enabled else None
+        self._sweep_interval = harvesting.sweeps
         # A harvest is late after two of its periods without one complete.
         self._harvest_max_age = 2 * schedule_period(
             ScheduleSettings(cron=harvesting.cron, jitter=0), self._started_at
@@ -145,14 +137,7 @@ class _Daemon:
                 # Read at every cycle: authors added or removed since, by any replica.
                 authors = followed_settings(self._app.storage, self._settings)
                 self._following = bool(authors)
-                results = sync_all(
-                    self._app.storage,
-                    self._client,
-                    authors,
-                    self._settings.sync,
-                    claim_window=self._claim_window,
-                    sweep_interval=self._sweep_interval,
-                )
+                results = self._sync(authors)
             except StoreError as exc:
                 _log.error("cycle_failed", error=str(exc), error_type=type(exc).__name__)
                 metrics.observe_cycle(False, 0.0, time.time())
@@ -170,6 +155,20 @@ class _Daemon:
             throttled = [r.next_try_at for r in results if r.next_try_at is not None]
             if throttled:
                 self._resume_after_throttle("sync", self.cycle, max(throttled))
+
+    def _sync(self, authors: list[AuthorSettings]) -> list[CycleResult]:
+        """The authors' cycles: all of them, or while harvesting those whose sweep is due."""
+        storage, client, sync = self._app.storage, self._client, self._settings.sync
+        if self._sweep_interval is None:
+            return sync_all(storage, client, authors, sync, claim_window=self._claim_window)
+        return sweep_all(
+            storage,
+            client,
+            authors,
+            sync,
+            sweep_interval=self._sweep_interval,
+            claim_window=self._claim_window,
+        )
 
     def harvest(self) -> None:
         """One scheduled harvest (when ``[harvest] enabled``); wakes the worker on events."""
@@ -301,6 +300,9 @@ class _Daemon:
         return 0
 
     def _new_scheduler(self) -> BackgroundScheduler:
+        # Its warnings are routine: a cycle still running when the next one is due
+        # (the first tick after the cycle run at start may come seconds later) is skipped.
+        route_library_logs("apscheduler")
         scheduler = BackgroundScheduler(timezone=UTC)
         scheduler.add_job(
             self.cycle,

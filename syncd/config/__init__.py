@@ -5,7 +5,7 @@
 (``SYNCD_DATABASE_URL``, ``SYNCD_ARXIV_API_URL``, ...) override the file.
 Relative paths in the file resolve against the file's own folder.
 
-``settings`` holds the top-level tables and the loader, ``targets`` the
+``loading`` reads the file, ``settings`` holds the top-level tables, ``targets`` the
 ``[[webhooks]]`` and ``[[notify]]`` tables, ``sections`` what every table
 shares (the base model and the bounds of durations), and ``reporting`` what an
 invalid configuration says (blaming the file or the environment variable).
@@ -13,8 +13,8 @@ invalid configuration says (blaming the file or the environment variable).
 
 from __future__ import annotations
 
+from syncd.config.loading import DEFAULT_CONFIG_PATH, load_settings
 from syncd.config.settings import (
-    DEFAULT_CONFIG_PATH,
     ArxivSettings,
     AuthorSettings,
     DatabaseSettings,
@@ -25,7 +25,6 @@ from syncd.config.settings import (
     ScheduleSettings,
     Settings,
     SyncSettings,
-    load_settings,
 )
 from syncd.config.targets import NotifySettings, WebhookSettings
 

@@ -1,16 +1,13 @@
-"""The configuration's top-level tables and ``load_settings``, which reads them once.
+"""The configuration's top-level tables, validated once into ``Settings``.
 
 Environment variables named ``SYNCD_<SECTION>_<KEY>`` (``SYNCD_DATABASE_URL``,
-``SYNCD_ARXIV_API_URL``, ...) override the file; relative paths in the file
-resolve against the file's own folder.  The ``[[webhooks]]`` and ``[[notify]]``
-tables are ``targets``'.
+``SYNCD_ARXIV_API_URL``, ...) override the file.  The ``[[webhooks]]`` and
+``[[notify]]`` tables are ``targets``'; reading the file is ``loading``'s.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +34,7 @@ from pydantic_settings import (
 )
 
 from syncd import __version__
-from syncd.config.reporting import ENV_PREFIX, invalid_configuration
+from syncd.config.reporting import ENV_PREFIX
 from syncd.config.sections import DAY, HOUR, WEEK, Section
 from syncd.config.targets import NotifySettings, WebhookSettings
 from syncd.domain.author_names import author_term, check_name, check_query, repeated_names
@@ -53,7 +50,6 @@ from syncd.domain.retries import DEFAULT_RETRY_SCHEDULE
 from syncd.errors import ConfigError
 
 __all__ = [
-    "DEFAULT_CONFIG_PATH",
     "ArxivSettings",
     "AuthorSettings",
     "DatabaseSettings",
@@ -64,10 +60,8 @@ __all__ = [
     "ScheduleSettings",
     "Settings",
     "SyncSettings",
-    "load_settings",
 ]
 
-DEFAULT_CONFIG_PATH = Path("config/syncd.toml")
 DEFAULT_USER_AGENT = f"syncd/{__version__} (arXiv change tracker; +https://pypi.org/project/syncd/)"
 
 
@@ -285,6 +279,11 @@ class HarvestSettings(Section):
             if not all(part.replace("-", "").replace(".", "").isalnum() for part in parts):
                 raise ValueError(f"{spec[:60]!r} is not a setSpec such as 'physics:hep-th'")
         return value
+
+    @property
+    def sweeps(self) -> float | None:
+        """Seconds between two sweeps of an author while harvesting; None when not."""
+        return self.sweep_interval if self.enabled else None
 
 
 class HttpSettings(Section):
@@ -523,60 +522,3 @@ def _destination_checks(
         for index, host in enumerate(target.network_hosts()):
             if host is not None:
                 yield (number, "urls", index), functools.partial(check_host, host, 0)
-
-
-def config_path(explicit: str | os.PathLike[str] | None) -> Path:
-    """The config file to read: ``--config``, else ``SYNCD_CONFIG``, else the default."""
-    if explicit is not None:
-        return Path(explicit)
-    return Path(os.environ.get("SYNCD_CONFIG") or DEFAULT_CONFIG_PATH)
-
-
-def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
-    """Read, resolve and validate the configuration; raise ``ConfigError`` naming the bad key."""
-    file = config_path(path)
-    try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: config file not found (use --config or SYNCD_CONFIG)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot read config file: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    private = sorted(k for k in raw if k.startswith("_"))
-    if private:
-        # pydantic-settings would take these as its own init arguments.
-        raise ConfigError(f"{file}: invalid configuration:\n  {private[0]}: unknown key")
-    _resolve_paths(raw, file.resolve().parent)
-    try:
-        return Settings(**raw)
-    except ValidationError as exc:
-        raise ConfigError(invalid_configuration(str(file), exc, os.environ)) from None
-
-
-def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
-    """Make the file's relative seed paths, SQLite path and key file relative to ``base``."""
-    authors = raw.get("authors")
-    for author in authors if isinstance(authors, list) else []:
-        if isinstance(author, dict) and isinstance(author.get("seeds"), list):
-            author["seeds"] = [_resolve_path(s, base) for s in author["seeds"]]
-    database = raw.get("database")
-    if isinstance(database, dict) and isinstance(database.get("url"), str):
-        database["url"] = _resolve_sqlite_url(database["url"], base)
-    if isinstance(database, dict) and "key_file" in database:
-        database["key_file"] = _resolve_path(database["key_file"], base)
-
-
-def _resolve_path(value: object, base: Path) -> object:
-    # NUL cannot be in a path; validation names the key, so leave it as it is.
-    if not isinstance(value, str) or "\x00" in value or Path(value).is_absolute():
-        return value
-    return str((base / value).resolve())
-
-
-def _resolve_sqlite_url(url: str, base: Path) -> str:
-    prefix = "sqlite:///"
-    path = url[len(prefix) :]
-    if not url.startswith(prefix) or not path or path.startswith("/") or path == ":memory:":
-        return url
-    return prefix + str(_resolve_path(path, base))

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from syncd.delivery.messages import message_body
 from syncd.domain.model import Event
+from syncd.domain.moments import utc_stamp
 from syncd.domain.views import event_json
 from syncd.domain.vocabulary import DeliveryFormat
 
@@ -42,8 +43,7 @@ def webhook_body(event_type: str, data: dict[str, Any], timestamp: datetime) -> 
     if timestamp.tzinfo is None:
         raise ValueError("webhook timestamps must be timezone-aware")
     # "Z", as in the Standard Webhooks payload example.
-    stamp = timestamp.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    payload = {"type": event_type, "timestamp": stamp, "data": data}
+    payload = {"type": event_type, "timestamp": utc_stamp(timestamp), "data": data}
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from syncd.domain.canonical import canonical
-from syncd.domain.record import Record, arxiv_time
+from syncd.domain.moments import utc_stamp
+from syncd.domain.record import Record
 from syncd.domain.withdrawal import detect_withdrawal, source_type_verdict
 
 __all__ = ["ArxivRawRecord", "RawVersion"]
@@ -91,8 +92,8 @@ class ArxivRawRecord:
             comment=self.comments,
             journal_ref=self.journal_ref,
             doi=self.doi,
-            published=arxiv_time(self.versions[0].date),
-            updated=arxiv_time(latest.date),
+            published=utc_stamp(self.versions[0].date, seconds=True),
+            updated=utc_stamp(latest.date, seconds=True),
             withdrawn=withdrawal.withdrawn,
             withdrawn_by=withdrawal.by,
         )

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from syncd.domain.identifiers import unknown_id_advice
+from syncd.domain.moments import human_time
 from syncd.domain.vocabulary import AuthorOrigin
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
 
 ARXIV_AUTHOR_PAGE = "https://arxiv.org/a/"
 ORCID_PAGE = "https://orcid.org/"
-_TIME_FORMAT = "%Y-%m-%d %H:%M"
 _NO_REASON = "no reason recorded"
 
 
@@ -135,7 +135,7 @@ def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
     """Last success, last failure and why, next sync (or since when no longer followed)."""
 
     def when(value: datetime | None) -> str:
-        return value.strftime(_TIME_FORMAT) if value is not None else "never"
+        return human_time(value) if value is not None else "never"
 
     parts = [f"last success {when(summary.last_success)}"]
     if summary.needs_review:

@@ -45,7 +45,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from syncd.domain.record import Record, arxiv_time, normalize_text, parse_arxiv_time
+from syncd.domain.moments import utc_stamp
+from syncd.domain.record import Record, normalize_text, parse_arxiv_time
 from syncd.domain.tex import tex_to_utf8
 
 __all__ = ["canonical", "canonical_text", "same_names", "split_joined_names"]
@@ -115,7 +116,7 @@ def canonical(record: Record) -> Record:
         if value is not None and not (len(value) == _TIME_LENGTH and value[-1] == "Z"):
             moment = parse_arxiv_time(value)
             if moment is not None:
-                updates[name] = arxiv_time(moment)
+                updates[name] = utc_stamp(moment, seconds=True)
     return replace(record, **updates) if updates else record
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "Observed",
     "Plan",
     "Snapshot",
+    "announcement",
     "check_trust",
     "confirmed_write",
     "needs_identity_basis",
@@ -326,6 +327,30 @@ def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
             )
         )
     return writes
+
+
+def announcement(writes: Sequence[PaperWrite], changes: Mapping[str, Any]) -> PaperWrite | None:
+    """The ``author.added`` event of a baseline, filed under one of the papers ``writes``
+    store (the store gives it the paper's id when that paper is new).
+
+    Every event row names a paper (the outbox orders deliveries by paper), so
+    the announcement is filed under the first tracked paper by key, or the
+    first paper at all; the payload says it is about the author.  An author
+    with no paper yet has nothing to announce.
+    """
+    papers = sorted(writes, key=lambda w: (w.status != PaperStatus.TRACKED, w.key))
+    if not papers:
+        return None
+    host = papers[0]
+    return PaperWrite(
+        key=host.key,
+        arxiv_id=host.arxiv_id,
+        status=host.status,
+        origin=host.origin,
+        paper_id=host.paper_id,
+        event_type=EventType.AUTHOR_ADDED,
+        event_changes=changes,
+    )
 
 
 def confirmed_write(paper: Paper) -> PaperWrite:

@@ -23,7 +23,6 @@ __all__ = [
     "MAX_VERSION",
     "ArxivIdError",
     "Record",
-    "arxiv_time",
     "content_hash",
     "normalize_name",
     "normalize_text",
@@ -193,11 +192,6 @@ def _old_style_problem(archive: str, yymm: str) -> str | None:
     if _LAST_OLD < yymm < _FIRST_OLD:
         return f"old-style ids are from {_FIRST_OLD} to {_LAST_OLD}, not {yymm}"
     return None
-
-
-def arxiv_time(moment: datetime) -> str:
-    """A moment as the API writes ``<published>`` and ``<updated>``: ``2026-03-01T09:00:00Z``."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_arxiv_time(text: str | None) -> datetime | None:

@@ -29,6 +29,7 @@ __all__ = [
     "HashRule",
     "Origin",
     "PaperStatus",
+    "Put",
     "RecordField",
     "RevisionSource",
     "RunStatus",
@@ -104,6 +105,14 @@ class Decision(StrEnum):
 
     CONFIRMED = "confirmed"
     REJECTED = "rejected"  # never the author's again, as if in exclude_ids
+
+
+class Put(StrEnum):
+    """What storing a run-time author did."""
+
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
 
 
 class DeliveryFormat(StrEnum):

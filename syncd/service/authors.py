@@ -11,22 +11,20 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from apscheduler.triggers.cron import CronTrigger
-
-from syncd.config import AuthorSettings, ScheduleSettings, Settings
+from syncd.config import AuthorSettings, Settings
 from syncd.config.runtime import runtime_author
 from syncd.domain.author_names import name_key, repeated_names, spelled_otherwise
 from syncd.domain.authors import AuthorDefinition, AuthorSummary
+from syncd.domain.cadence import next_sync
 from syncd.domain.record import split_arxiv_id
-from syncd.domain.vocabulary import AuthorOrigin
+from syncd.domain.vocabulary import AuthorOrigin, Put
 from syncd.errors import ConfigError
 from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
-from syncd.storage.authors import Put
 from syncd.userfiles import UnreadableFile, read_small_file
 
 __all__ = [
@@ -38,7 +36,7 @@ __all__ = [
     "followed_settings",
     "import_authors",
     "named_author",
-    "next_sync",
+    "next_syncs",
     "read_authors_csv",
     "reconcile_config",
     "remove_author",
@@ -238,18 +236,24 @@ def _name_clashes(
     return clashes
 
 
-def next_sync(schedule: ScheduleSettings, summary: AuthorSummary, now: datetime) -> datetime | None:
-    """When the author's next cycle is due (None once no longer followed).
-
-    For an interval, a period after its last cycle began (now when overdue);
-    for a cron line, its next fire time.  Jitter may add up to ``jitter`` seconds.
-    """
-    if summary.removed_at is not None:
-        return None
-    if schedule.cron is not None:
-        trigger = CronTrigger.from_crontab(schedule.cron, timezone=UTC)
-        fire: datetime | None = trigger.get_next_fire_time(None, now)
-        return fire
-    if summary.last_started is None:
-        return now
-    return max(now, summary.last_started + timedelta(seconds=schedule.interval))
+def next_syncs(
+    storage: Storage, settings: Settings, summaries: Sequence[AuthorSummary], now: datetime
+) -> dict[str, datetime | None]:
+    """When the scheduler's cycles next sync each of ``summaries``, by name (None once no
+    longer followed): ``syncd.domain.cadence.next_sync`` of its latest claiming cycle."""
+    claims = storage.runs.last_claims([s.name for s in summaries if s.removed_at is None])
+    found: dict[str, datetime | None] = {}
+    for summary in summaries:
+        claim = claims.get(summary.name)
+        found[summary.name] = (
+            None
+            if summary.removed_at is not None
+            else next_sync(
+                settings.schedule,
+                now,
+                author=summary.name,
+                last_claim=claim.started_at if claim is not None else None,
+                sweep_interval=settings.harvest.sweeps,
+            )
+        )
+    return found

@@ -13,7 +13,7 @@ state is stored with it until a read succeeds or the identifiers change.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import structlog
 
@@ -43,11 +43,14 @@ class FeedReading:
     unknown_id: str | None = None
 
 
-def read_feed(client: ArxivClient, author: AuthorSettings, state: AuthorSyncState) -> FeedReading:
-    """Read the author's own feed when they have one and it is due (see the module's doc)."""
+def read_feed(
+    client: ArxivClient, author: AuthorSettings, state: AuthorSyncState, now: datetime
+) -> FeedReading:
+    """Read the author's own feed when they have one and it is due at ``now`` (see the
+    module's doc)."""
     feed_id = author.feed_id
     interval = client.settings.author_feed_interval
-    if feed_id is None or not feed_due(author.name, state.feed_fetched_at, _now(), interval):
+    if feed_id is None or not feed_due(author.name, state.feed_fetched_at, now, interval):
         return FeedReading()
     try:
         records = client.author_feed(feed_id)
@@ -71,7 +74,3 @@ def read_feed(client: ArxivClient, author: AuthorSettings, state: AuthorSyncStat
     claims = [r for r in records if r.arxiv_id is not None and r.arxiv_id not in author.exclude_ids]
     _log.info("author_feed_read", feed=feed_id, claimed=len(claims))
     return FeedReading(claims=claims)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)

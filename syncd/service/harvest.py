@@ -54,7 +54,7 @@ from syncd.errors import (
 from syncd.faults import fault_point
 from syncd.service.authors import followed_settings
 from syncd.service.backfill import backfill_flagged
-from syncd.service.planning import observe, plan_author
+from syncd.service.planning import log_events, observe, plan_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.sources.oai import OaiClient, OaiEntry, OaiPage
@@ -245,13 +245,7 @@ def _run(
             page = oai.next_page(token) if token else oai.first_page(since, sets[set_index])
         except BadResumptionToken as exc:
             restarts += 1
-            if restarts > MAX_RESTARTS:
-                raise FeedError(
-                    f"{exc}; {MAX_RESTARTS} restarts in one harvest, giving up"
-                ) from exc
-            _log.warning("harvest_restarted", reason=str(exc), oai_set=sets[set_index])
-            if not dry_run:
-                storage.harvests.restart()
+            _restart(storage, exc, restarts, sets[set_index], dry_run=dry_run)
             token = None
             ending.new_list()
             continue
@@ -286,6 +280,17 @@ def _run(
     if not dry_run:
         _finish(storage, client, result, fetched, started)
     return result
+
+
+def _restart(
+    storage: Storage, exc: BadResumptionToken, restarts: int, oai_set: str | None, *, dry_run: bool
+) -> None:
+    """Start the list over after arXiv refused its token; give up after ``MAX_RESTARTS``."""
+    if restarts > MAX_RESTARTS:
+        raise FeedError(f"{exc}; {MAX_RESTARTS} restarts in one harvest, giving up") from exc
+    _log.warning("harvest_restarted", reason=str(exc), oai_set=oai_set)
+    if not dry_run:
+        storage.harvests.restart()
 
 
 def _take_page(
@@ -388,16 +393,7 @@ def _finish(
     started: datetime | None,
 ) -> None:
     """A complete harvest: metrics, log lines, and the flagged papers' earlier versions."""
-    metrics.observe_events((e.type, e.kinds) for e in result.events)
-    for event in result.events:
-        _log.info(
-            "paper_changed",
-            event_type=event.type,
-            event_id=event.id,
-            author=event.author,
-            arxiv_id=event.arxiv_id,
-            kinds=list(event.kinds),
-        )
+    log_events(result.events)
     _log.info(
         "harvest_finished",
         pages=result.pages,

@@ -14,10 +14,11 @@ from collections.abc import Collection, Sequence
 
 import structlog
 
+from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.domain.attribution import NameIndex
 from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv
-from syncd.domain.model import Paper
+from syncd.domain.model import Event, Paper
 from syncd.domain.planner import (
     Observed,
     Plan,
@@ -34,7 +35,7 @@ from syncd.sources.arxiv import ArxivClient
 from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
 
-__all__ = ["observe", "plan_author", "seed_author"]
+__all__ = ["log_events", "observe", "plan_author", "seed_author"]
 
 _log = structlog.get_logger(__name__)
 
@@ -46,6 +47,21 @@ def seed_author(storage: Storage, author: AuthorSettings) -> int:
     if added:
         _log.info("seed_imported", author=author.name, papers_added=added)
     return added
+
+
+def log_events(events: Sequence[Event]) -> None:
+    """Count published events in the metrics and log one ``paper_changed`` line each."""
+    metrics.observe_events((e.type, e.kinds) for e in events)
+    for event in events:
+        _log.info(
+            "paper_changed",
+            event_type=event.type,
+            event_id=event.id,
+            author=event.author,
+            paper=event.paper_key,
+            arxiv_id=event.arxiv_id,
+            kinds=list(event.kinds),
+        )
 
 
 def observe(

@@ -8,10 +8,11 @@ planner decide the writes, and applies them in one transaction per author.
 Any upstream answer that cannot be trusted fails the cycle before anything
 is written.  Authors without a custom query share batched OR queries.
 
-While harvesting, an author's cycle is its periodic full sweep, once per
-slot of ``[harvest] sweep_interval`` (``syncd.domain.cadence``); between
-sweeps, an author whose own feed is due has it read alone, in a feed-only
-cycle that counts no absence.
+While harvesting (``sweep_all``), an author's cycle is its periodic full
+sweep, once per slot of ``[harvest] sweep_interval``; between sweeps, an
+author whose own feed is due has it read alone, in a feed-only cycle that
+counts no absence.  Whose sweep and whose feed are due is decided at one
+reading of the clock per round (``syncd.domain.cadence.choose_sweeps``).
 
 A harvest page that stores an author's papers during their cycle makes the
 cycle compare what it kept with what is stored now, and plan again
@@ -32,14 +33,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import structlog
 
 from syncd import metrics
 from syncd.config import AuthorSettings, SyncSettings
 from syncd.domain.attribution import NameIndex, split_batch
-from syncd.domain.cadence import feed_due, sweep_due, sweep_slot
+from syncd.domain.cadence import SweepStanding, choose_sweeps, sweep_due, sweep_slot
 from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats
 from syncd.domain.planner import (
     Observed,
@@ -59,12 +60,12 @@ from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
 from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
 from syncd.service.claims import FeedReading, read_feed
-from syncd.service.planning import observe, plan_author, seed_author
+from syncd.service.planning import log_events, observe, plan_author, seed_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
 
-__all__ = ["CycleResult", "sync_all"]
+__all__ = ["CycleResult", "sweep_all", "sync_all"]
 
 _log = structlog.get_logger(__name__)
 
@@ -105,80 +106,121 @@ def sync_all(
     settings: SyncSettings,
     *,
     claim_window: float | None = None,
-    sweep_interval: float | None = None,
 ) -> list[CycleResult]:
-    """Seed (if needed) and sync every author; record each cycle in the metrics.
+    """Seed (if needed) and sync every author, least recently synced first; record each
+    cycle in the metrics.
 
-    Authors without a custom query share batched requests
-    (``syncd.service.batches``).  With
-    ``claim_window``, an author whose cycle another replica started within
-    that many seconds is skipped (see ``SyncRuns.start``).  With
-    ``sweep_interval`` (harvesting), only the authors whose sweep is due get
-    a cycle, claimed once per slot; the others' feeds that are due are read
-    alone (see the module's doc).  When a cycle succeeded, flagged papers'
-    missing versions are backfilled last, unless arXiv throttled us.
+    Authors without a custom query share batched requests (``syncd.service.batches``).
+    With ``claim_window``, an author whose cycle another replica started within that
+    many seconds is skipped (see ``SyncRuns.start``).  When a cycle succeeded, flagged
+    papers' missing versions are backfilled last, unless arXiv throttled us.
     """
+    round_, seeded, claims = _begin(storage, client, authors, settings)
+    batches = author_batches(oldest_first(seeded, claims))
+    _sync_batches(round_, batches, lambda _author, _started: claim_window)
+    return _end(round_)
+
+
+def sweep_all(
+    storage: Storage,
+    client: ArxivClient,
+    authors: Sequence[AuthorSettings],
+    settings: SyncSettings,
+    *,
+    sweep_interval: float,
+    claim_window: float | None = None,
+) -> list[CycleResult]:
+    """``sync_all`` while harvesting: only the authors whose sweep is due get a cycle,
+    claimed once per slot of ``sweep_interval``; the others' own feeds that are due are
+    read alone, each cycle claimed within ``claim_window`` (see the module's doc)."""
+    round_, seeded, claims = _begin(storage, client, authors, settings)
+    sweeps = _choose_sweeps(round_, seeded, sweep_interval, claims)
+    _sync_batches(round_, author_batches(sweeps.due), sweeps.window)
+    if not round_.throttled:
+        _read_feeds_alone(round_, sweeps, claim_window)
+    return _end(round_)
+
+
+@dataclass(frozen=True, slots=True)
+class _Clock:
+    """A round's one reading of the wall clock, carried on by the monotonic one that times
+    its cycles (a later claim is placed in its sweep slot without another reading)."""
+
+    now: datetime
+    monotonic: float
+
+    @classmethod
+    def read(cls) -> _Clock:
+        return cls(datetime.now(UTC), time.monotonic())
+
+    def at(self, monotonic: float) -> datetime:
+        """The wall-clock time of a later ``time.monotonic()`` reading."""
+        return self.now + timedelta(seconds=monotonic - self.monotonic)
+
+
+@dataclass
+class _Round:
+    """What the cycles of one ``sync_all`` or ``sweep_all`` share, and their results."""
+
+    storage: Storage
+    client: ArxivClient
+    settings: SyncSettings
+    clock: _Clock
     # Every followed author, not only these: a name is contested by whoever it could be.
-    followed = NameIndex(storage.authors.followed_names())
-    results: list[CycleResult] = []
+    followed: NameIndex
     # Earlier versions the cycles fetched to link seeds: the backfill needs no request for them.
-    known: dict[str, Record] = {}
+    known: dict[str, Record] = field(default_factory=dict)
+    results: list[CycleResult] = field(default_factory=list)
+
+    @property
+    def throttled(self) -> bool:
+        return any(r.throttled for r in self.results)
+
+
+# An author's claim window when its cycle starts (a ``time.monotonic()`` reading).
+_ClaimWindow = Callable[[AuthorSettings, float], float | None]
+
+
+def _begin(
+    storage: Storage,
+    client: ArxivClient,
+    authors: Sequence[AuthorSettings],
+    settings: SyncSettings,
+) -> tuple[_Round, list[AuthorSettings], dict[str, SyncRun]]:
+    """Start a round: read the clock, seed the authors; those seeded and their last claims."""
+    clock = _Clock.read()
+    round_ = _Round(storage, client, settings, clock, NameIndex(storage.authors.followed_names()))
     seeded = []
     for author in authors:
         try:
             seed_author(storage, author)
         except StoreError as exc:
-            results.append(_failed(storage, _Cycle(author, None, time.monotonic()), exc))
+            round_.results.append(_failed(storage, _Cycle(author, None, time.monotonic()), exc))
         else:
             seeded.append(author)
-    claims = last_claims(storage, seeded)
-    if sweep_interval is None:
-        batches = author_batches(oldest_first(seeded, claims))
-        results += _sync_batches(
-            storage,
-            client,
-            batches,
-            settings,
-            lambda _: claim_window,
-            known=known,
-            followed=followed,
-        )
-    else:
-        sweeps = _sort_sweeps(storage, client, seeded, sweep_interval, claims)
-        batches = author_batches(sweeps.due)
-        results += _sync_batches(
-            storage, client, batches, settings, sweeps.window, known=known, followed=followed
-        )
-        if not any(r.throttled for r in results):
-            results += _read_feeds_alone(
-                storage, client, sweeps, settings, claim_window, known=known, followed=followed
-            )
-    if any(r.ok for r in results) and not any(r.throttled for r in results):
-        backfill_flagged(storage, client, known)
+    return round_, seeded, last_claims(storage, seeded)
+
+
+def _end(round_: _Round) -> list[CycleResult]:
+    """Backfill what the cycles flagged, when one succeeded and arXiv throttled none."""
+    results = round_.results
+    if any(r.ok for r in results) and not round_.throttled:
+        backfill_flagged(round_.storage, round_.client, round_.known)
     return results
 
 
 def _sync_batches(
-    storage: Storage,
-    client: ArxivClient,
-    batches: Sequence[Sequence[AuthorSettings]],
-    settings: SyncSettings,
-    claim_window: Callable[[AuthorSettings], float | None],
-    *,
-    known: dict[str, Record],
-    followed: NameIndex,
-) -> list[CycleResult]:
+    round_: _Round, batches: Sequence[Sequence[AuthorSettings]], claim_window: _ClaimWindow
+) -> None:
     """Each batch's cycles, until arXiv's cooldown outlasts a request's wait."""
-    results: list[CycleResult] = []
+    client = round_.client
     for number, batch in enumerate(batches):
         try:
             client.check_throttle(client.settings.api_url)
         except Throttled as exc:
-            return results + _left_for_later([a for b in batches[number:] for a in b], exc)
-        results += _sync_batch(
-            storage, client, batch, settings, claim_window, known=known, followed=followed
-        )
-    return results
+            round_.results += _left_for_later([a for b in batches[number:] for a in b], exc)
+            return
+        round_.results += _sync_batch(round_, batch, claim_window)
 
 
 def _left_for_later(authors: Sequence[AuthorSettings], exc: Throttled) -> list[CycleResult]:
@@ -190,89 +232,79 @@ def _left_for_later(authors: Sequence[AuthorSettings], exc: Throttled) -> list[C
 
 @dataclass(frozen=True, slots=True)
 class _Sweeps:
-    """One cycle's verdicts while harvesting: whose sweep is due, whose feed is read alone.
+    """One round's verdicts while harvesting: whose sweep is due, whose feed is read alone.
 
     ``feeds`` pairs each author swept in its current slot whose own feed is
     due with when its latest claiming cycle started.
     """
 
     interval: float
+    clock: _Clock
     due: list[AuthorSettings]
     feeds: list[tuple[AuthorSettings, datetime]]
 
-    def window(self, author: AuthorSettings) -> float:
+    def window(self, author: AuthorSettings, started: float) -> float:
         """The author's claim window: any cycle started since its slot began claims the slot."""
-        now = datetime.now(UTC)
-        return (now - sweep_slot(author.name, now, self.interval)).total_seconds()
+        at = self.clock.at(started)
+        return (at - sweep_slot(author.name, at, self.interval)).total_seconds()
 
 
-def _sort_sweeps(
-    storage: Storage,
-    client: ArxivClient,
+def _choose_sweeps(
+    round_: _Round,
     authors: Sequence[AuthorSettings],
     interval: float,
     last: Mapping[str, SyncRun],
 ) -> _Sweeps:
     """Whose sweep is due (least recently synced first; ``last`` holds each author's
-    latest claiming cycle); of the others, whose own feed is due (see ``_Sweeps``).
-
-    Only after a sweep that succeeded: while the slot's sweep is running it
-    reads the feed itself, and a feed-only cycle must never be the one that
-    claims a slot whose sweep failed.
-    """
-    now = datetime.now(UTC)
-    read = storage.baselines.feeds_read([a.name for a in authors if a.feed_id is not None])
-    feed_interval = client.settings.author_feed_interval
-    due: list[AuthorSettings] = []
-    feeds: list[tuple[AuthorSettings, datetime]] = []
-    for author in oldest_first(authors, last):
+    latest claiming cycle); of the others, whose own feed is due (``choose_sweeps``)."""
+    ordered = oldest_first(authors, last)
+    read = round_.storage.baselines.feeds_read([a.name for a in ordered if a.feed_id is not None])
+    standings = []
+    for author in ordered:
         run = last.get(author.name)
-        if run is None or sweep_due(author.name, run.started_at, now, interval):
-            due.append(author)
-        elif (
-            run.status is RunStatus.OK
-            and author.feed_id is not None
-            and feed_due(author.name, read.get(author.name), now, feed_interval)
-        ):
-            feeds.append((author, run.started_at))
+        standings.append(
+            SweepStanding(
+                author.name,
+                last_claim=run.started_at if run is not None else None,
+                swept=run is not None and run.status is RunStatus.OK,
+                has_feed=author.feed_id is not None,
+                feed_read=read.get(author.name),
+            )
+        )
+    feed_interval = round_.client.settings.author_feed_interval
+    choice = choose_sweeps(standings, round_.clock.now, interval, feed_interval)
+    by_name = {a.name: a for a in ordered}
+    due = [by_name[name] for name in choice.due]
+    feeds = [(by_name[name], last[name].started_at) for name in choice.feeds]
     metrics.observe_sweeps(due=len(due), not_due=len(authors) - len(due))
     _log.info("sweeps_sorted", due=len(due), not_due=len(authors) - len(due), feeds=len(feeds))
-    return _Sweeps(interval, due, feeds)
+    return _Sweeps(interval, round_.clock, due, feeds)
 
 
-def _read_feeds_alone(
-    storage: Storage,
-    client: ArxivClient,
-    sweeps: _Sweeps,
-    settings: SyncSettings,
-    claim_window: float | None,
-    *,
-    known: dict[str, Record],
-    followed: NameIndex,
-) -> list[CycleResult]:
+def _read_feeds_alone(round_: _Round, sweeps: _Sweeps, claim_window: float | None) -> None:
     """A feed-only cycle for each author of ``sweeps.feeds``, claimed as cycles are."""
-    results: list[CycleResult] = []
+    storage, client = round_.storage, round_.client
     for author, last_claim in sweeps.feeds:
-        if sweep_due(author.name, last_claim, datetime.now(UTC), sweeps.interval):
+        started = time.monotonic()
+        if sweep_due(author.name, last_claim, sweeps.clock.at(started), sweeps.interval):
             continue  # its next slot began since: the next cycle sweeps it, feed included
         try:
             client.check_throttle(client.settings.author_feed_url)
         except Throttled as exc:  # the feeds still due are due next cycle
             _log.warning("feeds_deferred", reason=str(exc))
             break
-        started = time.monotonic()
         try:
             run_id = storage.runs.start(author.name, unless_started_within=claim_window)
         except StoreError as exc:
-            results.append(_failed(storage, _Cycle(author, None, started, complete=False), exc))
+            cycle = _Cycle(author, None, started, complete=False)
+            round_.results.append(_failed(storage, cycle, exc))
             continue
         if run_id is None:
             _log.info("cycle_skipped", author=author.name, reason="another replica claimed it")
             continue
         cycle = _Cycle(author, run_id, started, complete=False)
-        results.append(_finish(storage, client, cycle, settings, followed))
-        known.update(cycle.fetched)
-    return results
+        round_.results.append(_finish(round_, cycle))
+        round_.known.update(cycle.fetched)
 
 
 @dataclass
@@ -301,21 +333,17 @@ class _Cycle:
 
 
 def _sync_batch(
-    storage: Storage,
-    client: ArxivClient,
-    batch: Sequence[AuthorSettings],
-    settings: SyncSettings,
-    claim_window: Callable[[AuthorSettings], float | None],
-    *,
-    known: dict[str, Record],
-    followed: NameIndex,
+    round_: _Round, batch: Sequence[AuthorSettings], claim_window: _ClaimWindow
 ) -> list[CycleResult]:
+    storage, client = round_.storage, round_.client
     cycles: list[_Cycle] = []
     failed: list[CycleResult] = []
     for author in batch:
         started = time.monotonic()
         try:
-            run_id = storage.runs.start(author.name, unless_started_within=claim_window(author))
+            run_id = storage.runs.start(
+                author.name, unless_started_within=claim_window(author, started)
+            )
         except StoreError as exc:
             failed.append(_failed(storage, _Cycle(author, None, started), exc))
             continue
@@ -345,9 +373,9 @@ def _sync_batch(
     # The batch's requests are shared; each author's run reports them all.
     for cycle in cycles:
         cycle.requests = client.requests - requests_before
-    finished = [_finish(storage, client, c, settings, followed) for c in cycles]
+    finished = [_finish(round_, c) for c in cycles]
     for cycle in cycles:
-        known.update(cycle.fetched)
+        round_.known.update(cycle.fetched)
     return [*failed, *finished]
 
 
@@ -374,15 +402,9 @@ def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
     observe(storage, cycle.author, cycle.observed, records)
 
 
-def _finish(
-    storage: Storage,
-    client: ArxivClient,
-    cycle: _Cycle,
-    settings: SyncSettings,
-    followed: NameIndex,
-) -> CycleResult:
+def _finish(round_: _Round, cycle: _Cycle) -> CycleResult:
     """Complete one author's cycle: decide, store atomically, log; or fail storing nothing."""
-    author = cycle.author
+    storage, client, author = round_.storage, round_.client, cycle.author
     with structlog.contextvars.bound_contextvars(cycle=cycle.run_id, author=author.name):
         try:
             requests_before = client.requests
@@ -394,10 +416,8 @@ def _finish(
             if missing:
                 _take(storage, cycle, client.fetch_ids(missing))
             state = storage.baselines.state(author.name)
-            _take_claims(storage, cycle, read_feed(client, author, state))
-            plan, events = _plan_and_apply(
-                storage, client, cycle, settings, state, followed=followed
-            )
+            _take_claims(storage, cycle, read_feed(client, author, state, round_.clock.now))
+            plan, events = _plan_and_apply(round_, cycle, state)
             cycle.requests += client.requests - requests_before
         except _CYCLE_FAILURES as exc:
             return _failed(storage, cycle, exc)
@@ -426,30 +446,24 @@ def _take_claims(storage: Storage, cycle: _Cycle, reading: FeedReading) -> None:
 
 
 def _plan_and_apply(
-    storage: Storage,
-    client: ArxivClient,
-    cycle: _Cycle,
-    settings: SyncSettings,
-    state: AuthorSyncState,
-    *,
-    followed: NameIndex,
+    round_: _Round, cycle: _Cycle, state: AuthorSyncState
 ) -> tuple[Plan, list[Event]]:
     """Plan the cycle's writes and store them (again, if a harvest stored them first)."""
-    author, run_id = cycle.author, cycle.run_id
+    storage, author, run_id = round_.storage, cycle.author, cycle.run_id
     assert run_id is not None  # only cycles with a run get here
 
     def attempt() -> tuple[Plan, list[Event]]:
         plan = plan_author(
             storage,
-            client,
+            round_.client,
             author,
             cycle.observed,
             fetched=cycle.fetched,
-            settings=settings,
+            settings=round_.settings,
             complete=cycle.complete,
             claims=cycle.claims or (),
             baseline=cycle.complete and state.baseline_at is None,
-            followed=followed,
+            followed=round_.followed,
         )
         summary = plan.baseline
         baseline = None
@@ -486,19 +500,10 @@ def _observe_again(storage: Storage, cycle: _Cycle) -> None:
 def _report(cycle: _Cycle, plan: Plan, events: Sequence[Event]) -> None:
     """Metrics and log lines for a stored cycle: its notes, one line per event, a summary."""
     metrics.observe_cycle(True, time.monotonic() - cycle.started, time.time())
-    metrics.observe_events((e.type, e.kinds) for e in events)
     metrics.observe_revisions(sum(len(w.revisions) for w in plan.writes))
     for note in plan.notes:
         _log.info(note.event, **note.fields)
-    for event in events:
-        _log.info(
-            "paper_changed",
-            event_type=event.type,
-            event_id=event.id,
-            paper=event.paper_key,
-            arxiv_id=event.arxiv_id,
-            kinds=list(event.kinds),
-        )
+    log_events(events)
     if plan.baseline is not None:
         summary = plan.baseline
         fields = {"papers": summary.tracked, "claimed": summary.claimed}

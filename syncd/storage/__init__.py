@@ -19,17 +19,18 @@ harvest's progress (``harvests``).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from syncd.domain.model import Event, PaperWrite, SyncStats
+from syncd.domain.planner import announcement
 from syncd.errors import ConflictError
 from syncd.faults import fault_point
 from syncd.storage.authors import Authors
 from syncd.storage.baselines import (
     Baselines,
-    announcement,
     followed,
     record_baseline,
     record_claims,
@@ -44,7 +45,13 @@ from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
 from syncd.storage.paper_reads import Papers
-from syncd.storage.papers import author_id, claim_writes, known_keys, write_papers
+from syncd.storage.papers import (
+    WrittenPaper,
+    author_id,
+    claim_writes,
+    known_keys,
+    write_papers,
+)
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
@@ -162,8 +169,7 @@ class Storage:
                 record_unknown_feed(conn, owner, unknown_feed, when)
             if baseline is not None:
                 record_baseline(conn, owner, when)
-                added = announcement(written, baseline)
-                written = [*written, added] if added is not None else written
+                written = [*written, *_announced(writes, written, baseline)]
             events = publish(conn, author, owner, written, run_id=run_id, when=when)
             fault_point("store.cycle_written")
             finish_run(conn, run_id, stats, len(events))
@@ -197,3 +203,14 @@ class Storage:
             store_progress(conn, progress)
         fault_point("store.harvest_page_committed")
         return events
+
+
+def _announced(
+    writes: Sequence[PaperWrite], written: Sequence[WrittenPaper], changes: Mapping[str, Any]
+) -> list[WrittenPaper]:
+    """The baseline's ``author.added`` (``announcement``), under its host paper's stored id."""
+    added = announcement(writes, changes)
+    if added is None:
+        return []
+    host = next(w.paper_id for w in written if w.write.key == added.key)
+    return [WrittenPaper(replace(added, paper_id=host), host, None)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,7 +24,7 @@ from syncd.domain.authors import (
 from syncd.domain.basis import NEEDS_REVIEW
 from syncd.domain.model import Event
 from syncd.domain.planner import confirmed_write
-from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, RunStatus
+from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, Put, RunStatus
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
@@ -38,17 +37,9 @@ from syncd.storage.schema import (
     sync_runs_table,
 )
 
-__all__ = ["Authors", "Put"]
+__all__ = ["Authors"]
 
 _DEFINING = ("orcid", "arxiv_author_id", "query", "seeds")
-
-
-class Put(StrEnum):
-    """What storing a run-time author did."""
-
-    ADDED = "added"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
 
 
 def _configured_elsewhere(name: str, given: str | None = None) -> ConflictError:

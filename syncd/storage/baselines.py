@@ -5,28 +5,24 @@ announces the author instead of each paper), when their own arXiv feed was
 last read, how many papers they claimed, and whether arXiv knows no author by
 the feed's id (issue 30).  The writes run inside
 ``Storage.apply_cycle``'s transaction: the claim, the feed's date, the
-baseline's date and its ``author.added`` event commit with the cycle's
-papers or not at all.
+baseline's date and its ``author.added`` event (``syncd.domain.planner
+.announcement``) commit with the cycle's papers or not at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.domain.model import AuthorSyncState, PaperWrite
-from syncd.domain.vocabulary import EventType, PaperStatus
+from syncd.domain.model import AuthorSyncState
 from syncd.storage.database import Database, chunks, utc
-from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import authors_table, papers_table
 
 __all__ = [
     "Baselines",
-    "announcement",
     "followed",
     "record_baseline",
     "record_claims",
@@ -134,29 +130,3 @@ def record_baseline(conn: Connection, author_id: int, when: datetime) -> None:
     conn.execute(
         a.update().where(a.c.id == author_id, a.c.baseline_at.is_(None)).values(baseline_at=when)
     )
-
-
-def announcement(
-    written: Sequence[WrittenPaper], changes: Mapping[str, Any]
-) -> WrittenPaper | None:
-    """The ``author.added`` event of a baseline, filed under one of its papers.
-
-    Every event row names a paper (the outbox orders deliveries by paper), so
-    the announcement is filed under the first tracked paper by key, or the
-    first paper at all; the payload says it is about the author.  An author
-    with no paper yet has nothing to announce.
-    """
-    papers = sorted(written, key=lambda w: (w.write.status != PaperStatus.TRACKED, w.write.key))
-    if not papers:
-        return None
-    host = papers[0]
-    write = PaperWrite(
-        key=host.write.key,
-        arxiv_id=host.write.arxiv_id,
-        status=host.write.status,
-        origin=host.write.origin,
-        paper_id=host.paper_id,
-        event_type=EventType.AUTHOR_ADDED,
-        event_changes=changes,
-    )
-    return WrittenPaper(write, host.paper_id, None)

@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.moments import utc_stamp
 from syncd.storage.database import Database, now, utc
 from syncd.storage.liveness import RunLiveness
 from syncd.storage.schema import harvest_state_table
@@ -42,8 +43,6 @@ STALE_CLAIM_SECONDS = 6 * 3600.0
 # The longest failure kept: the reason, not a page of arXiv's text (the strip shows 300).
 MAX_ERROR_CHARS = 1000
 _ROW = 1
-# How a moment is stored: arXiv's own responseDate shape, 20 characters.
-_STAMP = "%Y-%m-%dT%H:%M:%SZ"
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +196,8 @@ def store_progress(conn: Connection, progress: HarvestProgress) -> None:
     if progress.complete:
         values |= {
             "from_date": started.date().isoformat(),
-            "last_response_date": started.strftime(_STAMP),
+            # Stored as arXiv writes its responseDate, 20 characters.
+            "last_response_date": utc_stamp(started, seconds=True),
             "last_success_at": now(),
             "started_response_date": None,
             "set_index": 0,
@@ -205,7 +205,7 @@ def store_progress(conn: Connection, progress: HarvestProgress) -> None:
         }
     else:
         values |= {
-            "started_response_date": started.strftime(_STAMP),
+            "started_response_date": utc_stamp(started, seconds=True),
             "set_index": progress.set_index,
             "token": progress.token,
         }
@@ -254,6 +254,7 @@ def _day(text: str | None) -> date | None:
 def _moment(text: str | None) -> datetime | None:
     """A stored responseDate as a UTC time; None when absent or unreadable."""
     try:
-        return datetime.strptime(text, _STAMP).replace(tzinfo=UTC) if text else None
+        # Only the shape ``utc_stamp`` stores, to the second: anything else is unreadable.
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC) if text else None
     except ValueError:
         return None

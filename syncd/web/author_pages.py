@@ -26,7 +26,7 @@ from syncd.domain.authors import (
 from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import author_path
 from syncd.service.app import App
-from syncd.service.authors import next_sync
+from syncd.service.authors import next_syncs
 from syncd.web.authors_api import NamePath, find_author
 from syncd.web.index import NextSync
 from syncd.web.pages import page_renderer
@@ -40,8 +40,10 @@ def _feed_path(name: str) -> str:
     return "/feeds/events.atom?" + urlencode({"author": name})
 
 
-def _status(app: App, summary: AuthorSummary) -> str:
-    return status_line(summary, next_sync(app.settings.schedule, summary, datetime.now(UTC)))
+def _statuses(app: App, *summaries: AuthorSummary) -> dict[str, str]:
+    """Each author's status line, by name."""
+    nexts = next_syncs(app.storage, app.settings, summaries, datetime.now(UTC))
+    return {s.name: status_line(s, nexts[s.name]) for s in summaries}
 
 
 def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter:
@@ -66,7 +68,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         return render_page(
             "author.html",
             author=summary,
-            status=_status(app, summary),
+            status=_statuses(app, summary)[name],
             tracked=tracked,
             claimed=app.storage.authors.claimed_ids(name),
             candidates=candidates,
@@ -80,7 +82,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         if name is not None:
             return author(name)  # an author whose name a path cannot hold (author_path)
         summaries = app.storage.authors.summaries()
-        statuses = {s.name: _status(app, s) for s in summaries}
+        statuses = _statuses(app, *summaries)
         return render_page("authors.html", authors=summaries, statuses=statuses, **links)
 
     return router

@@ -21,11 +21,10 @@ from starlette.responses import Response
 
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import AuthorSummary, author_json, candidate_json
-from syncd.domain.vocabulary import Decision
+from syncd.domain.vocabulary import Decision, Put
 from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError
 from syncd.service.app import App
-from syncd.service.authors import add_authors, arxiv_ids, next_sync, remove_author
-from syncd.storage.authors import Put
+from syncd.service.authors import add_authors, arxiv_ids, next_syncs, remove_author
 from syncd.web.api import API_PREFIX, admin_bearer, check_admin, json_response
 from syncd.web.schemas import (
     AuthorDetailOut,
@@ -63,8 +62,9 @@ def find_author(app: App, name: str) -> AuthorSummary:
     return found[0]
 
 
-def _shown(app: App, summary: AuthorSummary) -> dict[str, Any]:
-    return author_json(summary, next_sync(app.settings.schedule, summary, datetime.now(UTC)))
+def _shown(app: App, *summaries: AuthorSummary) -> list[dict[str, Any]]:
+    nexts = next_syncs(app.storage, app.settings, summaries, datetime.now(UTC))
+    return [author_json(summary, nexts[summary.name]) for summary in summaries]
 
 
 @contextmanager
@@ -91,7 +91,7 @@ def authors_router(app: App) -> APIRouter:
     @router.get("", response_class=Response, responses={200: {"model": list[AuthorOut]}})
     def authors() -> Response:
         """Every author syncd follows or has followed, as `syncd authors list --json`."""
-        return json_response([_shown(app, s) for s in app.storage.authors.summaries()])
+        return json_response(_shown(app, *app.storage.authors.summaries()))
 
     @router.get(
         "/{name:path}",
@@ -102,7 +102,7 @@ def authors_router(app: App) -> APIRouter:
         """One author, with the candidates held for review and why."""
         summary = find_author(app, name)
         held = [candidate_json(c) for c in app.storage.authors.candidates(summary.name)]
-        return json_response(_shown(app, summary) | {"candidate_papers": held})
+        return json_response(_shown(app, summary)[0] | {"candidate_papers": held})
 
     @writes.post(
         "",
@@ -118,7 +118,7 @@ def authors_router(app: App) -> APIRouter:
             )
             (done,) = add_authors(app.storage, app.settings, [settings])
         summary = find_author(app, settings.name)
-        return json_response(_shown(app, summary), 201 if done == Put.ADDED else 200)
+        return json_response(_shown(app, summary)[0], 201 if done == Put.ADDED else 200)
 
     @writes.delete(
         "/{name:path}",
@@ -131,7 +131,7 @@ def authors_router(app: App) -> APIRouter:
         name = app.storage.authors.stored_name(name)
         with _answering():
             remove_author(app.storage, app.settings, name)
-        return json_response(_shown(app, find_author(app, name)))
+        return json_response(_shown(app, find_author(app, name))[0])
 
     for decision, verb in ((Decision.CONFIRMED, "confirm"), (Decision.REJECTED, "reject")):
         writes.add_api_route(

@@ -31,6 +31,7 @@ from starlette.responses import Response
 
 from syncd import __version__
 from syncd.domain.model import Event
+from syncd.domain.moments import utc_stamp
 from syncd.domain.record import Record
 from syncd.domain.vocabulary import AUTHOR_EVENTS
 from syncd.render.describe import event_headline, event_path, paper_path
@@ -81,7 +82,7 @@ def atom_feed(
     feed = etree.Element(f"{_ATOM}feed", nsmap={None: ATOM_NS})  # type: ignore[dict-item]
     _text(feed, "id", head.id)
     _text(feed, "title", head.title)
-    _text(feed, "updated", _rfc3339(updated))
+    _text(feed, "updated", utc_stamp(updated))
     author = etree.SubElement(feed, f"{_ATOM}author")
     _text(author, "name", "syncd")
     _link(feed, "self", base + head.self_url, "application/atom+xml")
@@ -104,7 +105,7 @@ def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) 
     withdrawn = record is not None and record.withdrawn
     # A reader lists titles only: a withdrawn paper says so there first.
     _text(entry, "title", f"[Withdrawn] {headline}" if withdrawn else headline)
-    _text(entry, "updated", _rfc3339(event.created_at))
+    _text(entry, "updated", utc_stamp(event.created_at))
     _link(entry, "alternate", base + event_path(event), "text/html")
     # An author's event is filed under a paper it is not about.
     if event.arxiv_id is not None and event.type not in AUTHOR_EVENTS:
@@ -273,7 +274,3 @@ def _link(parent: etree._Element, rel: str, href: str, media_type: str) -> None:
     link.set("rel", rel)
     link.set("href", href)
     link.set("type", media_type)
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from syncd.domain.model import Event
+from syncd.domain.moments import human_time
 from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import (
     author_path,
@@ -85,6 +86,7 @@ _templates.globals |= {
     "change_words": change_words,
 }
 _templates.filters["counted"] = counted
+_templates.filters["human"] = human_time
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,7 +158,7 @@ class AuthorOut(_Out):
     last_success: str | None
     last_failure: str | None
     last_error: str | None = Field(description="why the last failed cycle failed")
-    next_sync: str | None = Field(description="when the next cycle is due (jitter aside)")
+    next_sync: str | None = Field(description="when the scheduler's cycles next sync the author")
 
 
 class CandidateOut(_Out):

@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import fcntl
 import json
-import logging
 import socket
 import struct
 import termios
@@ -41,6 +40,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from syncd import metrics
+from syncd.logs import route_library_logs
 from syncd.service.app import App
 from syncd.web.asgi import build_app
 from syncd.web.index import NextSync
@@ -87,7 +87,8 @@ class HttpServer:
         self._host = host
         self._requested_port = port
         self._asgi = build_app(ready, app, next_sync)
-        _route_uvicorn_logs()
+        # Its warnings ("Invalid HTTP request received.") are routine on an open port.
+        route_library_logs("uvicorn")
         self._max_connections = max_connections
         self._head_timeout = head_timeout
         self._lock = threading.Lock()
@@ -169,27 +170,6 @@ class HttpServer:
             timeout_keep_alive=int(KEEP_ALIVE),
             timeout_graceful_shutdown=int(_STOP_WAIT),
         )
-
-
-class _UvicornToStructlog(logging.Handler):
-    """uvicorn's own log lines, as syncd's JSON lines.
-
-    Its warnings ("Invalid HTTP request received.") are routine on an open
-    port and go to debug, like the requests; its errors to warning.
-    """
-
-    def emit(self, record: logging.LogRecord) -> None:
-        level = "warning" if record.levelno >= logging.ERROR else "debug"
-        getattr(_log, level)("uvicorn", message=record.getMessage()[:500])
-
-
-def _route_uvicorn_logs() -> None:
-    """Send uvicorn's loggers through structlog once (without it they print plain text)."""
-    logger = logging.getLogger("uvicorn")
-    if not any(isinstance(h, _UvicornToStructlog) for h in logger.handlers):
-        logger.addHandler(_UvicornToStructlog())
-        logger.setLevel(logging.DEBUG)
-        logger.propagate = False
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -6,12 +6,14 @@ import io
 import os
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import sqlalchemy as sa
+from lxml import html as lxml_html
 
 from syncd.logs import configure_logging
 from syncd.storage.schema import author_decisions_table, authors_table, papers_table
@@ -30,6 +32,8 @@ from tests.integration.conftest import Syncd, serving, sync_ok
 from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
+
+HOUR = timedelta(hours=1)
 
 
 def asked_for(arxiv: FakeArxiv, name: str) -> bool:
@@ -461,3 +465,32 @@ class TestFollowingAgain:
             assert updated.json()["query"] == 'au:"Lovelace_A"'
             same = site.http.post("/api/v1/authors", json=body, headers=good)
             assert same.status_code == 200, same.text
+
+
+def test_the_pages_and_the_list_say_when_the_scheduler_syncs_each_author(
+    syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """Under `syncd run` (hourly, on the hour, no jitter) an author added at run time is
+    synced by the scheduler's next cycle, the one the status strip names: its page, the API
+    and `authors list` say so, not "now".  The author synced at start waits for the first
+    cycle at least half an hour later (the replicas' claim window)."""
+    publish_ada(arxiv)
+    daemon = Daemon(syncd, receiver, interval=3600)
+    daemons.append(daemon)
+    eventually(daemon.ready, 20, "ready")
+    assert syncd("authors", "add", ADA).code == 0
+    asked = datetime.now(UTC)
+    strip = lxml_html.fromstring(daemon.get("/").text)
+    (when,) = strip.xpath("//aside[@class='sync-status']//li[@class='next']/time/@datetime")
+    scheduled = datetime.fromisoformat(when)
+    listed = {name: datetime.fromisoformat(a["next_sync"]) for name, a in authors(syncd).items()}
+    assert listed[ADA] == scheduled
+    assert daemon.get(f"/api/v1/authors/{ADA}").json()["next_sync"] == listed[ADA].isoformat()
+    page = lxml_html.fromstring(daemon.get("/authors/Ada%20Lovelace").text)
+    line = page.xpath("//p[@class='status-line']")[0].text_content()
+    assert line.endswith(f"next sync {scheduled:%Y-%m-%d %H:%M}")
+    # Its first cycle began a moment before ``asked``: a claim window of 30 minutes.
+    later = scheduled if scheduled - asked > timedelta(minutes=30) else scheduled + HOUR
+    if abs(scheduled - asked - timedelta(minutes=30)) > timedelta(seconds=20):
+        assert listed[AUTHOR] == later
+    daemon.stop()

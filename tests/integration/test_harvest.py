@@ -46,6 +46,9 @@ def assert_complete(syncd: Syncd) -> None:
         state.close()
 
 
+_CHANGE_KEYS = {"event_type", "event_id", "author", "paper", "arxiv_id", "kinds"}
+
+
 def test_same_story_both_ways(syncd: Syncd, tmp_path: Path) -> None:
     """A day of changes told by a cycle and by a harvest: the same events for tracked papers."""
     by_harvest = twin(syncd, tmp_path)
@@ -54,9 +57,15 @@ def test_same_story_both_ways(syncd: Syncd, tmp_path: Path) -> None:
     baseline = len(syncd.json("events"))
     assert len(by_harvest.json("events")) == baseline
     story(syncd.arxiv)
-    assert syncd("sync").code == 0
+    cycled = syncd("sync")
+    assert cycled.code == 0, cycled.err
     outcome = by_harvest("harvest", "--from", DAY.isoformat())
     assert outcome.code == 0, outcome.err
+    # Each event is logged alike both ways: one paper_changed line, the same keys.
+    for logged in (cycled.err, outcome.err):
+        lines = [json.loads(line) for line in logged.splitlines() if '"paper_changed"' in line]
+        assert lines
+        assert all(line.keys() >= _CHANGE_KEYS for line in lines)
     api = told(syncd, baseline)
     assert told(by_harvest, baseline) == api
     papers = {NESTPIPE, FLOWTRAIN, LORA, FEDCG, OXYGEN, FLEXMARL, NEW_PAPER}

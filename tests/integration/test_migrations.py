@@ -15,12 +15,11 @@ import sqlalchemy as sa
 from syncd.domain.authors import AuthorDefinition
 from syncd.domain.planner import seed_writes
 from syncd.domain.record import Record, content_hash
-from syncd.domain.vocabulary import AuthorOrigin
+from syncd.domain.vocabulary import AuthorOrigin, Put
 from syncd.errors import ConflictError, StoreError
 from syncd.logs import configure_logging
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage, migrate
-from syncd.storage.authors import Put
 from syncd.storage.database import utc
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table

@@ -10,9 +10,9 @@ has that feed read alone, and the authors left to the harvest cost nothing.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta, tzinfo
-from typing import ClassVar
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -21,7 +21,7 @@ from syncd.config import load_settings
 from syncd.domain.cadence import sweep_slot
 from syncd.service import sync
 from syncd.service.app import App
-from syncd.service.sync import sync_all
+from syncd.service.sync import sweep_all
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table, sync_runs_table
@@ -194,17 +194,6 @@ def test_replicas_sweep_each_slot_once(
     assert sorted(queried) == sorted(everyone)
 
 
-class _Clock(datetime):
-    """``datetime`` for syncd.service.sync: ``now()`` answers ``moments`` in turn, then the
-    real time."""
-
-    moments: ClassVar[list[datetime]] = []
-
-    @classmethod
-    def now(cls, tz: tzinfo | None = None) -> datetime:  # type: ignore[override]
-        return cls.moments.pop(0) if cls.moments else datetime.now(tz)
-
-
 def _sweep(syncd: Syncd) -> None:
     """One cycle while harvesting, as `syncd run`'s, in this process."""
     app = App.open(load_settings(syncd.config))
@@ -212,7 +201,7 @@ def _sweep(syncd: Syncd) -> None:
         upgrade(app.storage.engine)
         with app.arxiv_client() as client:
             settings = app.settings
-            sync_all(app.storage, client, settings.authors, settings.sync, sweep_interval=WEEK_S)
+            sweep_all(app.storage, client, settings.authors, settings.sync, sweep_interval=WEEK_S)
     finally:
         app.close()
 
@@ -239,11 +228,19 @@ def test_a_feed_only_cycle_past_the_next_slots_start_leaves_the_slot_to_its_swee
         engine.dispose()
     arxiv.reset_log()
 
-    # Sorted a second before the slot began; the feeds are read after it began.
-    monkeypatch.setattr(sync, "datetime", _Clock)
-    _Clock.moments = [slot - timedelta(seconds=1)]
+    # The round read the clock a second before the slot began, and its feeds come two
+    # seconds later, after it began; the next round reads the clock as it is.
+    readings: list[sync._Clock] = []
+    now = sync._Clock.read
+
+    def before_the_slot() -> sync._Clock:
+        first = sync._Clock(slot - timedelta(seconds=1), time.monotonic() - 2.0)
+        readings.append(now() if readings else first)
+        return readings[-1]
+
+    monkeypatch.setattr(sync._Clock, "read", before_the_slot)
     _sweep(syncd)
-    assert _Clock.moments == []  # the sorting took the moment before the slot
+    assert len(readings) == 1  # once a round: the sorting's, before the slot
     assert _runs(syncd) == {AUTHOR: ["ok"]}
     assert arxiv.requests == []
 

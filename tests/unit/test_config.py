@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from syncd.cli import main
-from syncd.cli.daemon import schedule_period, trigger_for
+from syncd.cli.daemon import trigger_for
 from syncd.config import load_settings
+from syncd.domain.cadence import schedule_period
 from syncd.errors import ConfigError
 from tests.helpers import ROOT
 

@@ -7,8 +7,15 @@ from dataclasses import replace
 import pytest
 
 from syncd.domain.attribution import NameIndex
-from syncd.domain.model import Paper, PaperState
-from syncd.domain.planner import Observed, Snapshot, check_trust, needs_identity_basis, plan_cycle
+from syncd.domain.model import Paper, PaperState, PaperWrite
+from syncd.domain.planner import (
+    Observed,
+    Snapshot,
+    announcement,
+    check_trust,
+    needs_identity_basis,
+    plan_cycle,
+)
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus
 from syncd.errors import FeedError
@@ -505,3 +512,24 @@ class TestNames:
         with_mate = _snapshot(**facts, identity_names=("Zhida Jiang", "Hu Xu"))
         (write,) = plan_cycle(with_mate, observed, {}).writes
         assert (write.status, write.event_type) == (PaperStatus.TRACKED, EventType.ADDED)
+
+
+def test_a_baseline_is_announced_under_its_first_tracked_paper_by_key() -> None:
+    """author.added names a paper (deliveries are ordered by paper): the first tracked one
+    by key, else the first at all; with no paper there is nothing to announce."""
+    held = PaperWrite("a-held", "2601.00001", PaperStatus.CANDIDATE, Origin.ARXIV)
+    later = PaperWrite("c-later", "2601.00003", PaperStatus.TRACKED, Origin.ARXIV, paper_id=7)
+    first = PaperWrite("b-first", "2601.00002", PaperStatus.TRACKED, Origin.ARXIV, paper_id=3)
+    added = announcement([held, later, first], {"author": "Ada"})
+    assert added == PaperWrite(
+        "b-first",
+        "2601.00002",
+        PaperStatus.TRACKED,
+        Origin.ARXIV,
+        paper_id=3,
+        event_type=EventType.AUTHOR_ADDED,
+        event_changes={"author": "Ada"},
+    )
+    only_held = announcement([held], {})
+    assert only_held is not None and only_held.key == "a-held"
+    assert announcement([], {"author": "Ada"}) is None

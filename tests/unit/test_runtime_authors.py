@@ -1,4 +1,4 @@
-"""Run-time authors as values: their checks, a CSV file of them, the status line, next sync."""
+"""Run-time authors as values: their checks, a CSV file of them, the status line."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from syncd.config import ScheduleSettings
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import AuthorDefinition, AuthorSummary, describe_reason, status_line
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError
-from syncd.service.authors import arxiv_ids, next_sync, read_authors_csv
+from syncd.service.authors import arxiv_ids, read_authors_csv
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -129,18 +128,9 @@ class TestStatus:
             " next sync 2026-12-01 12:00"
         )
 
-    def test_a_removed_author_has_no_next_sync(self) -> None:
+    def test_a_removed_author_says_since_when(self) -> None:
         removed = summary(removed_at=NOW)
-        assert next_sync(ScheduleSettings(), removed, NOW) is None
         assert status_line(removed, None).endswith("no longer followed since 2026-12-01 12:00")
-
-    def test_next_sync_after_an_interval_or_on_cron(self) -> None:
-        ran = summary(last_started=NOW - timedelta(minutes=10))
-        hourly = ScheduleSettings(interval=3600)
-        assert next_sync(hourly, ran, NOW) == NOW + timedelta(minutes=50)
-        assert next_sync(hourly, summary(), NOW) == NOW  # never synced: due
-        cron = ScheduleSettings(cron="0 */6 * * *")
-        assert next_sync(cron, ran, NOW + timedelta(minutes=1)) == NOW.replace(hour=18)
 
     def test_no_reason_says_so(self) -> None:
         assert describe_reason(None) == "no reason recorded"
