@@ -69,6 +69,7 @@ class TestHostileNames:
         assert authors(syncd)[ADA]["candidates"] == len(ADA_PAPERS)
         assert set(search_queries(arxiv)) == {f'au:"{AUTHOR}" OR au:"{ADA}"'}
 
+    @pytest.mark.empty_database
     def test_a_hostile_name_stored_before_stops_and_the_others_sync(
         self, syncd: Syncd, arxiv: FakeArxiv
     ) -> None:
@@ -104,6 +105,7 @@ class TestHostileNames:
 
 
 class TestDuplicates:
+    @pytest.mark.empty_database
     def test_config_with_two_spellings_exits_2_naming_both(self, syncd: Syncd) -> None:
         """Two [[authors]] tables whose names differ only in case and spaces: exit 2, both
         named, nothing written."""

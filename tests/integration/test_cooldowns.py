@@ -96,6 +96,7 @@ def test_an_unchanged_cooldown_is_not_written(replicas: tuple[Storage, Storage])
     assert first.cooldowns.read(HOST) == before
 
 
+@pytest.mark.empty_database
 def test_0018_adds_the_cooldowns_and_downgrades_without_them(database_url: str) -> None:
     """0017 → head creates an empty arxiv_cooldowns; going back to 0017 drops it."""
     storage = Storage(database_url)

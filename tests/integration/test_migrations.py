@@ -33,6 +33,9 @@ from tests.integration.test_harvest import harvesting
 from tests.recorded import as_tex, with_aliases
 from tests.scenario import FEDCG, FLOWTRAIN, LORA, NESTPIPE
 
+# These tests migrate the database themselves.
+pytestmark = pytest.mark.empty_database
+
 
 def test_empty_database_upgrades_to_the_models(database_url: str) -> None:
     """An empty database migrated to head has exactly the schema the models describe."""
