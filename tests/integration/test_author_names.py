@@ -19,10 +19,20 @@ from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import SEEDS, Syncd, serving, sync_ok
 from tests.integration.test_authors import ADA, ADA_PAPERS, authors, publish_ada, write_csv
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: one name without regard to case is one author through the database's
+    unique name key (each dialect's ON CONFLICT), and hostile names must reach neither
+    dialect's SQL."""
+    return database_for(request)
+
 
 HOSTILE = 'Zed Zulu" OR au:"Eve Evans'
 ADMIN_TOKEN = "operator-token-of-the-names-tests"

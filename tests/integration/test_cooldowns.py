@@ -13,7 +13,16 @@ import sqlalchemy as sa
 from syncd.domain.throttle import Cooldown, CooldownPolicy, after_throttle
 from syncd.storage import Storage
 from syncd.storage.migrate import schema_drift, upgrade
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.integration.test_migrations import _downgrade
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: a cooldown is one row every process shares, updated under a row lock (FOR
+    UPDATE) on PostgreSQL and inserted with each dialect's ON CONFLICT DO NOTHING."""
+    return database_for(request)
+
 
 HOST = "export.arxiv.org"
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
