@@ -30,7 +30,7 @@ from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import Daemon
+from tests.integration.daemons import Daemon, start_replicas
 from tests.integration.test_backfill import _forget_backfilled
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR, NESTPIPE, OXYGEN
@@ -89,8 +89,7 @@ def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     restart, and syncing resumes by itself when the storm ends."""
     syncd.throttle_cooldown, syncd.throttle_cooldown_max = FIRST, CAP
     on_sqlite = syncd.database_url.startswith("sqlite")
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(1 if on_sqlite else 2)]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, 1 if on_sqlite else 2, syncd, receiver)
     assert receiver.wait_for(7, timeout=60)
     papers, events = syncd.papers(), syncd.counts()["events"]
     host = arxiv_host(arxiv.url)
@@ -116,8 +115,7 @@ def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     until = datetime.now(UTC) + timedelta(seconds=2 * CAP)
     _set_not_before(syncd.database_url, until)
     sent = len(arxiv.requests)
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in replicas]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, len(replicas), syncd, receiver)
     eventually(lambda: len(arxiv.requests) > sent, 60, "a try after the restart")
     assert arxiv.requests[sent].time >= _monotonic(until) - 0.01
     time.sleep(3 * CAP)  # the storm goes on: three steps at the cap, a try each at most
