@@ -43,6 +43,14 @@ def _fresh_logging() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's tables fit ``COLUMNS`` when it is set: read them whole, as a pipe does,
+    whoever started pytest (pytest-xdist's workers run with ``COLUMNS=80``)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _no_cooldown_left() -> Iterator[None]:
     """Forget the arXiv cooldowns kept in this process's memory after each test: a fake on
     a port another test's throttling fake had would otherwise start cooled down."""

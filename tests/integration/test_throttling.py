@@ -257,8 +257,9 @@ def test_a_harvest_stopped_by_throttling_resumes_from_its_token(
 def test_a_backfill_waits_for_the_cooldown_and_resumes(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """`syncd backfill` throttled stops, stores what arrived and says when arXiv may be
     asked; run again within the cooldown it asks nothing; after it, it finishes."""
-    # Past backoff_max (2 s): not waited out in place.
-    syncd.throttle_cooldown, syncd.throttle_cooldown_max = 2.5, CAP
+    # Past backoff_max (2 s): not waited out in place; and long enough that the second
+    # run starts within it on a loaded machine (2.5 s was not, beside parallel workers).
+    syncd.throttle_cooldown, syncd.throttle_cooldown_max = 6.0, 6.0
     assert syncd("sync").code == 0
     _forget_backfilled(syncd.database_url)
     arxiv.inject(fa.status(429))
