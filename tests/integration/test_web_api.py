@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from syncd.config import load_settings
 from syncd.domain.record import Record
 from syncd.domain.vocabulary import EVENT_TYPES
+from syncd.logs import configure_logging
 from syncd.service.app import App
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
@@ -146,6 +148,10 @@ class TestErrors:
 
     def test_a_database_that_does_not_answer_is_503_without_details(self, syncd: Syncd) -> None:
         """With the database unreachable, the API answers 503 and names nothing of it."""
+        # The server logs the database's error with its traceback: as JSON, as syncd run
+        # does, not through structlog's default console renderer, which drew it with rich
+        # for about 15 s a request.
+        configure_logging("warning", "json", io.StringIO())
         settings = load_settings(syncd.config)
         unreachable = "postgresql+psycopg://syncd:hunter2@127.0.0.1:1/record"
         database = settings.database.model_copy(update={"url": unreachable})
