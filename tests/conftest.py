@@ -35,6 +35,21 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that starts `syncd run` (the ``daemons`` fixture) is slow: it waits on a real
+    process's schedule for seconds.  Others are marked where they are.
+
+    In a pytest-xdist worker the slow tests come first (every worker collects alike):
+    handed out a few at a time (``make test``), they start at once and the short ones
+    fill in around them, instead of one ending the run alone.
+    """
+    for item in items:
+        if "daemons" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_logging() -> Iterator[None]:
     """Reset structlog after each test: the CLI may have pointed it at a closed stream."""

@@ -218,6 +218,7 @@ def _deliver_everything(storage: Storage) -> dict[str, list[Claim]]:
 
 
 # Both databases: each binds parameters up to its own limit (SQLite's is set low here).
+@pytest.mark.slow
 @ON_BOTH_DATABASES
 def test_a_digest_beyond_the_parameter_limit_reaches_every_endpoint(database_url: str) -> None:
     """A cycle of more events than the database binds parameters in one statement: the

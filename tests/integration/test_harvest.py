@@ -310,6 +310,7 @@ def _draw_kill(rng: random.Random, places: list[str], left: int) -> tuple[str, s
 
 # Both databases: a harvest resumes from its stored progress,
 # written in each dialect.
+@pytest.mark.slow
 @ON_BOTH_DATABASES
 def test_killed_at_random_points_and_resumed_loses_and_doubles_nothing(
     syncd: Syncd, tmp_path: Path

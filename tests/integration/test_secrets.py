@@ -389,6 +389,7 @@ def _bad_configurations(scene: Scene, capsys: pytest.CaptureFixture[str]) -> Non
         scene.transcript.outcome(f"bad config ({name})", Outcome(code, captured.out, captured.err))
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_no_secret_in_any_output(
     scene: Scene,

@@ -199,6 +199,7 @@ def _after_the_cooldown(syncd: Syncd) -> Callable[[], bool]:
     return ended
 
 
+@pytest.mark.slow
 def test_a_cycle_stopped_by_throttling_leaves_the_rest_first_in_line(
     syncd: Syncd, arxiv: FakeArxiv
 ) -> None:

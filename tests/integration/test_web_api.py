@@ -178,6 +178,7 @@ class TestOperatorView:
         answer = site.get("/api/v1/webhooks", headers={"Authorization": "Bearer anything-at-all"})
         assert answer.status_code == 404
 
+    @pytest.mark.slow
     def test_webhooks_needs_the_token(self, syncd: Syncd) -> None:
         """With a token: 401 without it or with a wrong one, the CLI's JSON with it, no URL path."""
         syncd.sections = (
@@ -228,6 +229,7 @@ class TestSchema:
         assert "<script>" not in answer.text
 
 
+@pytest.mark.slow
 def test_every_route_keeps_its_schema(site: Site) -> None:
     """For generated input every route answers without a 5xx and as its schema says."""
     api = schemathesis.openapi.from_url(f"{site.url}/api/v1/openapi.json")

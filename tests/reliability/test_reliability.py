@@ -27,6 +27,8 @@ from tests.reliability.harness import format_table, scratch_database, stock, wri
 from tests.reliability.soak import FAULTS, HOSTILE, run_soak
 from tests.reliability.torture import POINTS, run_torture
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(params=BOTH_DATABASES)
 def database_url(request: pytest.FixtureRequest) -> str:
