@@ -26,7 +26,7 @@ from syncd.sources.arxiv import arxiv_host
 from syncd.storage import Storage
 from syncd.storage.schema import arxiv_cooldowns_table, authors_table, sync_runs_table
 from tests import fakearxiv as fa
-from tests.conftest import BOTH_DATABASES, database_for
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
@@ -34,14 +34,6 @@ from tests.integration.daemons import Daemon, start_replicas
 from tests.integration.test_backfill import _forget_backfilled
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR, NESTPIPE, OXYGEN
-
-
-@pytest.fixture(params=BOTH_DATABASES)
-def database_url(request: pytest.FixtureRequest) -> str:
-    """Both databases: the cooldown every replica and command obeys is kept in the database,
-    read and written under each dialect's locks."""
-    return database_for(request)
-
 
 # A storm's steps: 0.25, 0.5, 1, 2, then 4 s; past backoff_max (2 s), a cycle stops
 # on the cooldown instead of sleeping through it, and is resumed when it ends.
@@ -79,6 +71,10 @@ def _metric(daemon: Daemon, name: str, host: str) -> float:
     return float(found.group(1))
 
 
+# Both databases: on PostgreSQL two replicas share the cooldown (on SQLite there is one).
+# The other tests here are commands obeying it; tests/integration/test_cooldowns.py holds
+# its reads and writes, two processes at once included, to both databases.
+@ON_BOTH_DATABASES
 @pytest.mark.timeout(300)
 def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
