@@ -28,8 +28,12 @@ lint: $(VENV)/.test-deps
 	$(BIN)/ruff format --check syncd tests benchmarks
 	$(BIN)/mypy
 
+# In parallel (pytest-xdist): many tests wait on a daemon, a browser or a fake's
+# timing, so more workers than cores still pays; TEST_WORKERS=0 runs in this process.
+# Two tests at a time to whichever worker is free, the slow ones first (tests/conftest.py).
+TEST_WORKERS ?= 4
 test: lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 $(PYTEST_ARGS)
 
 # The property tests with random examples, ten times as many as `make test`'s fixed
 # ones (tests/hypothesis_profiles.py): a nightly-style search; pin a find with @example.

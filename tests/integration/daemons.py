@@ -88,6 +88,18 @@ timeout = 10
         self.process.wait(timeout=10)
 
 
+def start_replicas(
+    daemons: list[Daemon], count: int, syncd: Syncd, receiver: Receiver
+) -> list[Daemon]:
+    """``count`` daemons cycling every second, each put in ``daemons`` once it is up: one
+    that fails to start leaves none of those before it running past the test."""
+    started: list[Daemon] = []
+    for _ in range(count):
+        started.append(Daemon(syncd, receiver, interval=1))
+        daemons.append(started[-1])
+    return started
+
+
 @pytest.fixture
 def daemons() -> Iterator[list[Daemon]]:
     """Daemons a test started; any still running at the end are killed."""

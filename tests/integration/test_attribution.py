@@ -2,7 +2,7 @@
 
 Against a fake arXiv whose ``au:`` is as loose as arXiv's own (``au:"John
 Smith"`` finds every "J Smith"), by a batched name query and by an OAI-PMH
-harvest, on SQLite and PostgreSQL (issue 29).
+harvest (issue 29).
 """
 
 from __future__ import annotations

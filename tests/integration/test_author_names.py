@@ -19,10 +19,20 @@ from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.ada import ADA, ADA_PAPERS, authors, publish_ada, write_csv
 from tests.integration.conftest import SEEDS, Syncd, serving, sync_ok
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: one name without regard to case is one author through the database's
+    unique name key (each dialect's ON CONFLICT), and hostile names must reach neither
+    dialect's SQL."""
+    return database_for(request)
+
 
 HOSTILE = 'Zed Zulu" OR au:"Eve Evans'
 ADMIN_TOKEN = "operator-token-of-the-names-tests"
@@ -69,6 +79,7 @@ class TestHostileNames:
         assert authors(syncd)[ADA]["candidates"] == len(ADA_PAPERS)
         assert set(search_queries(arxiv)) == {f'au:"{AUTHOR}" OR au:"{ADA}"'}
 
+    @pytest.mark.empty_database
     def test_a_hostile_name_stored_before_stops_and_the_others_sync(
         self, syncd: Syncd, arxiv: FakeArxiv
     ) -> None:
@@ -104,6 +115,7 @@ class TestHostileNames:
 
 
 class TestDuplicates:
+    @pytest.mark.empty_database
     def test_config_with_two_spellings_exits_2_naming_both(self, syncd: Syncd) -> None:
         """Two [[authors]] tables whose names differ only in case and spaces: exit 2, both
         named, nothing written."""

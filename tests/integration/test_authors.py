@@ -29,7 +29,7 @@ from tests.integration.ada import (
     write_csv,
 )
 from tests.integration.conftest import Syncd, serving, sync_ok
-from tests.integration.daemons import Daemon
+from tests.integration.daemons import Daemon, start_replicas
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
@@ -374,8 +374,7 @@ def test_every_replica_follows_an_author_added_at_run_time(
     """Two replicas on PostgreSQL: both consider the added author at their next cycles
     (one syncs it, the other sees the claim), and both let go of it once removed."""
     publish_ada(arxiv)
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(2)]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, 2, syncd, receiver)
     assert receiver.wait_for(7, timeout=30)
     assert syncd("authors", "add", ADA).code == 0
 

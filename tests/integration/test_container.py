@@ -28,6 +28,8 @@ import pytest
 
 from tests.helpers import ROOT, eventually, free_port
 
+pytestmark = pytest.mark.slow
+
 
 def _image_command() -> list[str]:
     """The Dockerfile's ENTRYPOINT after ``tini --``, then its CMD, with this venv's python."""

@@ -13,7 +13,16 @@ import sqlalchemy as sa
 from syncd.domain.throttle import Cooldown, CooldownPolicy, after_throttle
 from syncd.storage import Storage
 from syncd.storage.migrate import schema_drift, upgrade
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.integration.rewind import downgrade
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: a cooldown is one row every process shares, updated under a row lock (FOR
+    UPDATE) on PostgreSQL and inserted with each dialect's ON CONFLICT DO NOTHING."""
+    return database_for(request)
+
 
 HOST = "export.arxiv.org"
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -96,6 +105,7 @@ def test_an_unchanged_cooldown_is_not_written(replicas: tuple[Storage, Storage])
     assert first.cooldowns.read(HOST) == before
 
 
+@pytest.mark.empty_database
 def test_0018_adds_the_cooldowns_and_downgrades_without_them(database_url: str) -> None:
     """0017 → head creates an empty arxiv_cooldowns; going back to 0017 drops it."""
     storage = Storage(database_url)

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from syncd.storage import Storage
 from syncd.storage.schema import deliveries_table
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv, make_record, status
 from tests.helpers import WEBHOOK_SECRET, eventually
 from tests.integration.conftest import Syncd
@@ -43,6 +44,8 @@ def test_daemon_syncs_on_schedule_delivers_and_stops(
     assert len(cycles) >= 2  # the schedule ran more than the first cycle
 
 
+# Both databases: claims and leases are SKIP LOCKED on PostgreSQL.
+@ON_BOTH_DATABASES
 def test_kill_9_between_claim_and_ack_redelivers(
     syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
 ) -> None:

@@ -27,6 +27,7 @@ from syncd.storage.schema import (
     papers_table,
 )
 from tests.chatreceiver import SlackReceiver
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import WEBHOOK_SECRET, StartReceiver, webhook_config
 from tests.integration.conftest import SEEDS, Syncd
@@ -232,6 +233,8 @@ def test_no_deliver_leaves_the_outbox(syncd: Syncd, receiver: Receiver) -> None:
     assert WEBHOOK_SECRET not in json.dumps(endpoint)
 
 
+# Both databases: leases are renewed and claimed under each dialect's locking.
+@ON_BOTH_DATABASES
 def test_a_slow_batch_keeps_its_leases(syncd: Syncd, receiver: Receiver) -> None:
     """While a batch is still sending to a slow receiver, no other worker can claim from it.
 

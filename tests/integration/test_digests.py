@@ -22,6 +22,7 @@ from syncd.storage.events import publish
 from syncd.storage.migrate import upgrade
 from syncd.storage.papers import WrittenPaper, author_id
 from syncd.storage.schema import revisions_table
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import ROOT, WEBHOOK_SECRET, webhook_config
 from tests.integration.conftest import Syncd
@@ -216,6 +217,9 @@ def _deliver_everything(storage: Storage) -> dict[str, list[Claim]]:
     return claimed
 
 
+# Both databases: each binds parameters up to its own limit (SQLite's is set low here).
+@pytest.mark.slow
+@ON_BOTH_DATABASES
 def test_a_digest_beyond_the_parameter_limit_reaches_every_endpoint(database_url: str) -> None:
     """A cycle of more events than the database binds parameters in one statement: the
     standard digest arrives as ordered digests of at most DIGEST_MAX_BYTES each, carrying

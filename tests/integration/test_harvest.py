@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from syncd.storage import HarvestState, Storage
 from syncd.storage.schema import sync_runs_table
 from tests import fakearxiv as fa
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakeoai import is_oai
 from tests.helpers import ROOT
 from tests.hypothesis_profiles import random_seed
@@ -266,6 +267,10 @@ def _draw_kill(rng: random.Random, places: list[str], left: int) -> tuple[str, s
     return f"{point}:{rng.choice(passes(left))}", place
 
 
+# Both databases: a harvest resumes from its stored progress,
+# written in each dialect.
+@pytest.mark.slow
+@ON_BOTH_DATABASES
 def test_killed_at_random_points_and_resumed_loses_and_doubles_nothing(
     syncd: Syncd, tmp_path: Path
 ) -> None:
@@ -304,6 +309,9 @@ def test_killed_at_random_points_and_resumed_loses_and_doubles_nothing(
     assert_complete(syncd)
 
 
+# Both databases: the harvest's claim is a locked row (FOR UPDATE) and a
+# backend pid on PostgreSQL, a file lock on SQLite.
+@ON_BOTH_DATABASES
 def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
     """While another process holds the harvest, ``syncd harvest`` does nothing, its
     ``--from`` included; once let go, the next harvest runs."""

@@ -28,10 +28,20 @@ from syncd.service.app import App
 from syncd.service.harvest import HarvestResult
 from syncd.storage import Storage
 from syncd.storage.schema import papers_table, revisions_table
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.helpers import ROOT, eventually
 from tests.integration.conftest import Syncd
 from tests.integration.harvests import DAY, harvesting, story, told
 from tests.scenario import NESTPIPE
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: the two writers race for the author's row lock and write sequence,
+    and PostgreSQL's locks (SELECT ... FOR UPDATE) are not SQLite's whole-database writer
+    lock."""
+    return database_for(request)
+
 
 JOURNAL = "J. Pipelined Systems 1 (2026)"
 

@@ -1,8 +1,9 @@
 """Hostile and malformed input through the real CLI: a clear error, the right exit, no damage.
 
-Upstream bodies are served where arXiv's answer belongs, on SQLite and
-PostgreSQL, after a good baseline sync and with a real change waiting upstream,
-so a cycle that wrongly trusted a body would have something to store.  Bodies
+Upstream bodies are served where arXiv's answer belongs (on SQLite; on
+PostgreSQL too where the databases once differed), after a good baseline sync
+and with a real change waiting upstream, so a cycle that wrongly trusted a body
+would have something to store.  Bodies
 too big for the fake (which materialises its answers) come from a small
 loopback server of this module that streams them from a generator.
 
@@ -42,6 +43,7 @@ from syncd.sources.seeds import MAX_SEED_BYTES
 from syncd.storage.schema import metadata, papers_table, sync_runs_table
 from tests import fakearxiv as fa
 from tests import scenario
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Outcome, Syncd
 from tests.scenario import NESTPIPE
@@ -658,6 +660,8 @@ BAD_IDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Both databases: these ids once went through on one database and failed on the other.
+@ON_BOTH_DATABASES
 @pytest.mark.parametrize("name", BAD_IDS.keys())
 def test_impossible_id_fails_the_cycle(syncd: Syncd, arxiv: FakeArxiv, name: str) -> None:
     """An id outside arXiv's scheme or version range refuses the answer alike on both databases."""
@@ -1079,6 +1083,8 @@ BAD_SEEDS: dict[str, tuple[bytes, int]] = {
 }
 
 
+# Both databases: PostgreSQL refuses a NUL byte in text that SQLite stores.
+@ON_BOTH_DATABASES
 @pytest.mark.parametrize("case", BAD_SEEDS.keys())
 def test_bad_seed_file_exits_2_and_writes_nothing(syncd: Syncd, tmp_path: Path, case: str) -> None:
     """A broken seed file among good ones exits 2 naming file and line, and imports nothing."""

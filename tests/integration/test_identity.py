@@ -1,7 +1,7 @@
 """Authors identified by arXiv, and first syncs that announce the author, not a flood.
 
 Against the fake arXiv's ``/a/<id>.atom`` author feeds, a real webhook
-receiver, and SQLite and PostgreSQL.
+receiver.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The index, the status strip, subscribing and the API docs over HTTP, on both databases.
+"""The index, the status strip, subscribing and the API docs over HTTP.
 
 What the browser tests (test_browser_index.py) see, read here as HTML, plus
 the storage reads they stand on and the daemon's next sync.

@@ -24,12 +24,23 @@ from syncd.storage.database import utc
 from syncd.storage.migrate import current_revision, head_revision, schema_drift, upgrade
 from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
 from syncd.storage.schema_state import at_head, script_head
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
 from tests.integration.harvests import harvesting
 from tests.integration.rewind import downgrade
 from tests.recorded import as_tex, with_aliases
 from tests.scenario import FEDCG, FLOWTRAIN, LORA, NESTPIPE
+
+# These tests migrate the database themselves.
+pytestmark = pytest.mark.empty_database
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: each dialect's DDL differs (batch table rebuilds on SQLite, ALTERs
+    and the advisory lock on PostgreSQL), and so does the data migrations' SQL."""
+    return database_for(request)
 
 
 def test_empty_database_upgrades_to_the_models(database_url: str) -> None:

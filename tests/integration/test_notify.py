@@ -1,4 +1,4 @@
-"""[[notify]] targets through the outbox: Apprise to real loopback servers, on each database."""
+"""[[notify]] targets through the outbox: Apprise to real loopback servers."""
 
 from __future__ import annotations
 

@@ -19,10 +19,19 @@ import sqlalchemy as sa
 
 from syncd.domain.record import Record
 from syncd.storage.schema import papers_table, revisions_table
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd
 from tests.integration.harvests import harvesting
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: a record read three ways must be stored as one, and PostgreSQL keeps
+    records as JSONB (keys reordered, duplicates dropped) where SQLite keeps JSON text."""
+    return database_for(request)
+
 
 ORCID = "0000-0002-7970-7855"
 DAY, NEXT_DAY = date(2026, 7, 1), date(2026, 7, 2)

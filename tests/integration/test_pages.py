@@ -222,6 +222,7 @@ class TestSafety:
         docs = _directives(site.get("/api/v1/docs").headers["content-security-policy"])
         assert (docs["base-uri"], docs["frame-ancestors"]) == ("'none'", "'none'")
 
+    @pytest.mark.slow
     def test_no_response_carries_a_secret_url_or_database(self, syncd: Syncd) -> None:
         """A crawl of every page, feed and API answer finds no secret, hook URL or database URL."""
         syncd.sections = (

@@ -27,6 +27,8 @@ from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests.helpers import free_port
 
+pytestmark = pytest.mark.slow
+
 DEADLINE = 30.0  # seconds for Prometheus to start, scrape and answer
 
 # Every metric family and the type Prometheus must record for it.  The text

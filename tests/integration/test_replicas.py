@@ -21,7 +21,7 @@ from tests import fakearxiv as fa
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import Daemon
+from tests.integration.daemons import Daemon, start_replicas
 from tests.integration.pacing import PacerTurns
 from tests.receiver import Receiver
 from tests.scenario import NESTPIPE
@@ -41,8 +41,7 @@ def test_three_replicas_do_the_work_once(
     syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
 ) -> None:
     """Three replicas: no doubled revision, no event twice, and a kill mid-cycle stalls nothing."""
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(3)]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, 3, syncd, receiver)
     assert receiver.wait_for(7, timeout=30)
     arxiv.amend(NESTPIPE, journal_ref="Proc. VLDB 19, 2026")
     assert receiver.wait_for(8, timeout=20)
@@ -150,8 +149,7 @@ def test_replicas_share_one_politeness_budget(
     syncd.extra = _BUSY_AUTHORS
     # Requests in flight for a while, so a replica is killed with one open.
     arxiv.inject_always(fa.timeout(0.3))
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(3)]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, 3, syncd, receiver)
     eventually(lambda: len(arxiv.requests) >= 12, 60, "the replicas at work")
 
     running = sync_runs_table.c.status == "running"

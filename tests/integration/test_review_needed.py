@@ -3,8 +3,7 @@
 An author followed by name whose first sync found nothing: their first paper
 written out in full is theirs (``paper.added``), and one naming them only by
 initials is held and announced as waiting for review, once, to a signed
-webhook, a Slack digest, ``syncd events``, the Atom feed and the events page,
-on SQLite and PostgreSQL.
+webhook, a Slack digest, ``syncd events``, the Atom feed and the events page.
 """
 
 from __future__ import annotations

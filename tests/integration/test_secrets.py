@@ -42,14 +42,23 @@ from syncd.cli import main
 from syncd.config import load_settings
 from syncd.service.app import App
 from syncd.storage.migrate import upgrade
-from syncd.storage.schema import deliveries_table, endpoints_table, metadata, sync_runs_table
+from syncd.storage.schema import deliveries_table, endpoints_table, sync_runs_table
 from tests import scenario
 from tests.chatreceiver import SlackReceiver
+from tests.conftest import BOTH_DATABASES, PostgresDatabases, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import StartReceiver, eventually, free_port
 from tests.integration.conftest import Outcome, Syncd
 from tests.receiver import Receiver
 from tests.scenario import NESTPIPE
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: what is kept at rest differs: SQLite keeps the URL key beside its file,
+    PostgreSQL takes a configured key file, and its URL carries the password that must not leak."""
+    return database_for(request)
+
 
 OLD_SECRET = "whsec_" + base64.b64encode(b"rotating-out secret: do not leak").decode()
 NEW_SECRET = "whsec_" + base64.b64encode(b"rotating-in secret: never leak!!").decode()
@@ -92,15 +101,14 @@ class Transcript:
 
 
 @pytest.fixture
-def password_url(postgres_server_url: str) -> str:
-    """The session's empty PostgreSQL database, as a URL with a password (trust auth ignores it)."""
-    engine = sa.create_engine(postgres_server_url)
-    with engine.begin() as conn:
-        metadata.drop_all(conn)
-        conn.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
-    engine.dispose()
-    url = sa.engine.make_url(postgres_server_url).set(drivername="postgresql", password=DB_PASSWORD)
-    return url.render_as_string(hide_password=False)
+def password_url(postgres_databases: PostgresDatabases) -> Iterator[str]:
+    """An empty PostgreSQL database of its own, as a URL with a password (trust auth ignores it)."""
+    name = postgres_databases.create()
+    url = sa.engine.make_url(postgres_databases.url(name))
+    yield url.set(drivername="postgresql", password=DB_PASSWORD).render_as_string(
+        hide_password=False
+    )
+    postgres_databases.drop(name)
 
 
 @pytest.fixture
@@ -381,6 +389,7 @@ def _bad_configurations(scene: Scene, capsys: pytest.CaptureFixture[str]) -> Non
         scene.transcript.outcome(f"bad config ({name})", Outcome(code, captured.out, captured.err))
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_no_secret_in_any_output(
     scene: Scene,

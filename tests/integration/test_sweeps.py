@@ -29,7 +29,7 @@ from tests import fakearxiv as fa
 from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import Daemon
+from tests.integration.daemons import Daemon, start_replicas
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
@@ -181,8 +181,7 @@ def test_replicas_sweep_each_slot_once(
     arxiv.claim(ORCID)
     for i, name in enumerate((*SWEPT[1:], RESTING, FEEDING)):
         _publish(arxiv, i, name)
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(2)]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, 2, syncd, receiver)
     everyone = {*SWEPT, RESTING, FEEDING}
     eventually(lambda: set(_runs(syncd)) == everyone, 30, "every author's first sweep")
     for replica in replicas:

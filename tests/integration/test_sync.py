@@ -19,6 +19,7 @@ from syncd.storage.migrate import upgrade
 from syncd.storage.schema import events_table
 from tests import fakearxiv as fa
 from tests import scenario
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.helpers import ROOT
 from tests.integration.conftest import Syncd
@@ -513,6 +514,8 @@ def _daemon_cycle(syncd: Syncd) -> list[CycleResult]:
         app.close()
 
 
+# Both databases: a run's liveness is a backend pid on PostgreSQL, a file lock on SQLite.
+@ON_BOTH_DATABASES
 class TestRestarts:
     def test_a_failed_cycle_claims_nothing(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """A first cycle that fails (arXiv answers 500s), then a restart within half a
@@ -542,6 +545,8 @@ class TestRestarts:
         assert len(_events(syncd)) == 7
 
 
+# Both databases: the cycle and the removal meet at the author's row lock.
+@ON_BOTH_DATABASES
 class TestRemovalDuringACycle:
     ADA = "Ada Lovelace"
 

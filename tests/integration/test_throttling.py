@@ -26,10 +26,11 @@ from syncd.sources.arxiv import arxiv_host
 from syncd.storage import Storage
 from syncd.storage.schema import arxiv_cooldowns_table, authors_table, sync_runs_table
 from tests import fakearxiv as fa
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
-from tests.integration.daemons import Daemon
+from tests.integration.daemons import Daemon, start_replicas
 from tests.integration.rewind import forget_backfilled
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR, NESTPIPE, OXYGEN
@@ -70,6 +71,10 @@ def _metric(daemon: Daemon, name: str, host: str) -> float:
     return float(found.group(1))
 
 
+# Both databases: on PostgreSQL two replicas share the cooldown (on SQLite there is one).
+# The other tests here are commands obeying it; tests/integration/test_cooldowns.py holds
+# its reads and writes, two processes at once included, to both databases.
+@ON_BOTH_DATABASES
 @pytest.mark.timeout(300)
 def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     syncd: Syncd, arxiv: FakeArxiv, receiver: Receiver, daemons: list[Daemon]
@@ -80,8 +85,7 @@ def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     restart, and syncing resumes by itself when the storm ends."""
     syncd.throttle_cooldown, syncd.throttle_cooldown_max = FIRST, CAP
     on_sqlite = syncd.database_url.startswith("sqlite")
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in range(1 if on_sqlite else 2)]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, 1 if on_sqlite else 2, syncd, receiver)
     assert receiver.wait_for(7, timeout=60)
     papers, events = syncd.papers(), syncd.counts()["events"]
     host = arxiv_host(arxiv.url)
@@ -107,8 +111,7 @@ def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     until = datetime.now(UTC) + timedelta(seconds=2 * CAP)
     _set_not_before(syncd.database_url, until)
     sent = len(arxiv.requests)
-    replicas = [Daemon(syncd, receiver, interval=1) for _ in replicas]
-    daemons.extend(replicas)
+    replicas = start_replicas(daemons, len(replicas), syncd, receiver)
     eventually(lambda: len(arxiv.requests) > sent, 60, "a try after the restart")
     assert arxiv.requests[sent].time >= _monotonic(until) - 0.01
     time.sleep(3 * CAP)  # the storm goes on: three steps at the cap, a try each at most
@@ -192,6 +195,7 @@ def _after_the_cooldown(syncd: Syncd) -> Callable[[], bool]:
     return ended
 
 
+@pytest.mark.slow
 def test_a_cycle_stopped_by_throttling_leaves_the_rest_first_in_line(
     syncd: Syncd, arxiv: FakeArxiv
 ) -> None:
@@ -250,8 +254,9 @@ def test_a_harvest_stopped_by_throttling_resumes_from_its_token(
 def test_a_backfill_waits_for_the_cooldown_and_resumes(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """`syncd backfill` throttled stops, stores what arrived and says when arXiv may be
     asked; run again within the cooldown it asks nothing; after it, it finishes."""
-    # Past backoff_max (2 s): not waited out in place.
-    syncd.throttle_cooldown, syncd.throttle_cooldown_max = 2.5, CAP
+    # Past backoff_max (2 s): not waited out in place; and long enough that the second
+    # run starts within it on a loaded machine (2.5 s was not, beside parallel workers).
+    syncd.throttle_cooldown, syncd.throttle_cooldown_max = 6.0, 6.0
     assert syncd("sync").code == 0
     forget_backfilled(syncd.database_url)
     arxiv.inject(fa.status(429))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from syncd.config import load_settings
 from syncd.domain.record import Record
 from syncd.domain.vocabulary import EVENT_TYPES
+from syncd.logs import configure_logging
 from syncd.service.app import App
 from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
@@ -146,6 +148,10 @@ class TestErrors:
 
     def test_a_database_that_does_not_answer_is_503_without_details(self, syncd: Syncd) -> None:
         """With the database unreachable, the API answers 503 and names nothing of it."""
+        # The server logs the database's error with its traceback: as JSON, as syncd run
+        # does, not through structlog's default console renderer, which drew it with rich
+        # for about 15 s a request.
+        configure_logging("warning", "json", io.StringIO())
         settings = load_settings(syncd.config)
         unreachable = "postgresql+psycopg://syncd:hunter2@127.0.0.1:1/record"
         database = settings.database.model_copy(update={"url": unreachable})
@@ -172,6 +178,7 @@ class TestOperatorView:
         answer = site.get("/api/v1/webhooks", headers={"Authorization": "Bearer anything-at-all"})
         assert answer.status_code == 404
 
+    @pytest.mark.slow
     def test_webhooks_needs_the_token(self, syncd: Syncd) -> None:
         """With a token: 401 without it or with a wrong one, the CLI's JSON with it, no URL path."""
         syncd.sections = (
@@ -222,6 +229,7 @@ class TestSchema:
         assert "<script>" not in answer.text
 
 
+@pytest.mark.slow
 def test_every_route_keeps_its_schema(site: Site) -> None:
     """For generated input every route answers without a 5xx and as its schema says."""
     api = schemathesis.openapi.from_url(f"{site.url}/api/v1/openapi.json")

@@ -20,11 +20,21 @@ import structlog
 from syncd.cli import main as syncd_main
 from tests import fakearxiv as fa
 from tests import scenario
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.helpers import WEBHOOK_SECRET
 from tests.receiver import Receiver
 from tests.reliability.harness import format_table, scratch_database, stock, write_config
 from tests.reliability.soak import FAULTS, HOSTILE, run_soak
 from tests.reliability.torture import POINTS, run_torture
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: a SIGKILL lands between each dialect's own commits and locks, and
+    CI runs these short versions of `make reliability` on both."""
+    return database_for(request)
 
 
 @contextlib.contextmanager

@@ -464,6 +464,7 @@ def _events(draw: st.DrawFn, seq: int = 1) -> Event:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(_events(), min_size=1, max_size=60),
