@@ -18,20 +18,22 @@ from syncd.domain.basis import Basis, choose_basis
 from syncd.domain.diff import Change, diff_records
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
 from syncd.domain.record import Record, content_hash
-from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RevisionSource
-from syncd.errors import FeedError
+from syncd.domain.vocabulary import Decision, EventType, Origin, PaperStatus, RevisionSource
+from syncd.errors import FeedError, NotFoundError
 
 __all__ = [
     "Baseline",
     "Note",
     "Observed",
     "Plan",
+    "Review",
     "Snapshot",
     "announcement",
     "check_trust",
     "confirmed_write",
     "needs_identity_basis",
     "plan_cycle",
+    "review",
     "seed_writes",
 ]
 
@@ -351,6 +353,45 @@ def announcement(writes: Sequence[PaperWrite], changes: Mapping[str, Any]) -> Pa
         event_type=EventType.AUTHOR_ADDED,
         event_changes=changes,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """What a person's decisions on an author's candidates change (``review``).
+
+    ``decided``: the ids whose decision is new, to record; ``writes``: the
+    confirmed papers, tracked and announced with ``paper.added`` as a cycle
+    would; ``removed``: the ids of the rejected papers, removed without an
+    event (later cycles exclude them).
+    """
+
+    decided: list[str]
+    writes: list[PaperWrite]
+    removed: list[int]
+
+
+def review(
+    author: str,
+    arxiv_ids: Sequence[str],
+    decision: Decision,
+    earlier: Mapping[str, Decision],
+    candidates: Sequence[Paper],
+) -> Review:
+    """Confirm or reject the author's ``candidates`` named by ``arxiv_ids``, all or none.
+
+    An id already decided the same way (``earlier``) is left alone; any other
+    id that is not a candidate is a ``NotFoundError``, and nothing is decided.
+    """
+    decided = [i for i in dict.fromkeys(arxiv_ids) if earlier.get(i) != decision]
+    chosen = set(decided)
+    found = [paper for paper in candidates if paper.arxiv_id in chosen]
+    known = {paper.arxiv_id for paper in found}
+    strangers = [i for i in decided if i not in known]
+    if strangers:
+        raise NotFoundError(f"not candidates of {author}: {', '.join(strangers)}")
+    if decision == Decision.REJECTED:
+        return Review(decided, [], [paper.id for paper in found])
+    return Review(decided, [confirmed_write(paper) for paper in found], [])
 
 
 def confirmed_write(paper: Paper) -> PaperWrite:

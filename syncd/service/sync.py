@@ -258,7 +258,7 @@ def _choose_sweeps(
     """Whose sweep is due (least recently synced first; ``last`` holds each author's
     latest claiming cycle); of the others, whose own feed is due (``choose_sweeps``)."""
     ordered = oldest_first(authors, last)
-    read = round_.storage.baselines.feeds_read([a.name for a in ordered if a.feed_id is not None])
+    read = round_.storage.author_feeds.last_read([a.name for a in ordered if a.feed_id is not None])
     standings = []
     for author in ordered:
         run = last.get(author.name)

@@ -3,9 +3,11 @@
 ``Storage`` opens one ``Database`` and hands out a repository per aggregate:
 ``authors`` (followed authors and review decisions), ``papers`` (papers and
 their revisions), ``versions`` (what histories lack, and backfilled versions),
-``runs`` (sync cycles), ``events`` (the event log), ``outbox`` (webhook
-deliveries, claimed under leases), ``endpoints`` (the configured endpoints
-and how their deliveries stand) and ``cooldowns`` (the arXiv hosts that throttle
+``runs`` (sync cycles), ``baselines`` (an author's first complete sync, and what
+a cycle reads of its author), ``author_feeds`` (when each author's own feed was
+read), ``events`` (the event log), ``outbox`` (webhook deliveries, claimed under
+leases), ``endpoints`` (the configured endpoints and how their deliveries stand)
+and ``cooldowns`` (the arXiv hosts that throttle
 us); on PostgreSQL, ``pacer`` is the arXiv politeness budget every replica
 shares.  Callers hand in frozen write commands and get
 frozen domain objects back, never rows: both are ``syncd.domain.model``'s
@@ -28,13 +30,12 @@ from syncd.domain.model import Event, PaperWrite, SyncStats
 from syncd.domain.planner import announcement
 from syncd.errors import ConflictError
 from syncd.faults import fault_point
+from syncd.storage.author_feeds import AuthorFeeds, record_claims, record_unknown_feed
 from syncd.storage.authors import Authors
 from syncd.storage.baselines import (
     Baselines,
     followed,
     record_baseline,
-    record_claims,
-    record_unknown_feed,
 )
 from syncd.storage.cooldowns import Cooldowns
 from syncd.storage.database import Database, now
@@ -59,6 +60,7 @@ from syncd.storage.versions import Versions
 __all__ = [
     "DIGEST_MAX_BYTES",
     "Attempt",
+    "AuthorFeeds",
     "Authors",
     "Baselines",
     "Claim",
@@ -91,6 +93,7 @@ class Storage:
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)
         self.baselines = Baselines(self.db)
+        self.author_feeds = AuthorFeeds(self.db)
         self.events = Events(self.db)
         self.outbox = Outbox(self.db)
         self.endpoints = Endpoints(self.db)

@@ -23,13 +23,13 @@ from syncd.domain.authors import (
 )
 from syncd.domain.basis import NEEDS_REVIEW
 from syncd.domain.model import Event
-from syncd.domain.planner import confirmed_write
+from syncd.domain.planner import review
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, Put, RunStatus
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
-from syncd.storage.papers import WrittenPaper, current_revision_ids, paper_select, write_papers
+from syncd.storage.papers import paper_select, write_papers
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
@@ -295,48 +295,34 @@ class Authors:
                     )
                 ).all()
             )
-            wanted = [i for i in dict.fromkeys(arxiv_ids) if earlier.get(i) != decision]
-            papers = {
-                paper.arxiv_id: paper
-                for paper in map(
-                    rows.paper,
-                    conn.execute(
-                        paper_select().where(
-                            papers_table.c.author_id == author.id,
-                            papers_table.c.arxiv_id.in_(wanted),
-                            papers_table.c.status == PaperStatus.CANDIDATE,
-                        )
-                    ),
+            candidates = conn.execute(
+                paper_select().where(
+                    papers_table.c.author_id == author.id,
+                    papers_table.c.arxiv_id.in_(arxiv_ids),
+                    papers_table.c.status == PaperStatus.CANDIDATE,
                 )
-            }
-            strangers = [i for i in wanted if i not in papers]
-            if strangers:
-                raise NotFoundError(f"not candidates of {name}: {', '.join(strangers)}")
-            if wanted:
-                conn.execute(d.delete().where(d.c.author_id == author.id, d.c.arxiv_id.in_(wanted)))
+            )
+            plan = review(name, arxiv_ids, decision, earlier, [rows.paper(c) for c in candidates])
+            if plan.decided:
+                conn.execute(
+                    d.delete().where(d.c.author_id == author.id, d.c.arxiv_id.in_(plan.decided))
+                )
                 conn.execute(
                     d.insert(),
                     [
                         {"author_id": author.id, "arxiv_id": i, "decision": decision}
                         | {"decided_at": when}
-                        for i in wanted
+                        for i in plan.decided
                     ],
                 )
-            found = list(papers.values())
             if decision == Decision.REJECTED:
-                ids = [p.id for p in found]
                 conn.execute(
                     papers_table.update()
-                    .where(papers_table.c.id.in_(ids))
+                    .where(papers_table.c.id.in_(plan.removed))
                     .values(status=PaperStatus.REMOVED, updated_at=when)
                 )
                 return []
-            writes = [confirmed_write(p) for p in found]
-            write_papers(conn, author.id, writes, run_id=None, when=when)
-            # The event points at the revision holding the paper's record: what receivers get.
-            latest = current_revision_ids(conn, [p.id for p in found])
-            pairs = zip(writes, found, strict=True)
-            written = [WrittenPaper(w, p.id, latest.get(p.id)) for w, p in pairs]
+            written = write_papers(conn, author.id, plan.writes, run_id=None, when=when)
             return publish(conn, name, author.id, written, run_id=None, when=when)
 
 

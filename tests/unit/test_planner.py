@@ -15,10 +15,11 @@ from syncd.domain.planner import (
     check_trust,
     needs_identity_basis,
     plan_cycle,
+    review,
 )
 from syncd.domain.record import Record, content_hash
-from syncd.domain.vocabulary import EventType, Origin, PaperStatus
-from syncd.errors import FeedError
+from syncd.domain.vocabulary import Decision, EventType, Origin, PaperStatus
+from syncd.errors import FeedError, NotFoundError
 
 AUTHOR = "Zhida Jiang"
 ENTRY = Record(
@@ -533,3 +534,32 @@ def test_a_baseline_is_announced_under_its_first_tracked_paper_by_key() -> None:
     only_held = announcement([held], {})
     assert only_held is not None and only_held.key == "a-held"
     assert announcement([], {"author": "Ada"}) is None
+
+
+class TestReview:
+    """A person's decisions on an author's candidates: the planner's, as a cycle's are."""
+
+    held = (
+        _paper(_entry(1), PaperStatus.CANDIDATE, id=11),
+        _paper(_entry(2), PaperStatus.CANDIDATE, id=12),
+    )
+
+    def test_confirmed_candidates_are_tracked_and_announced(self) -> None:
+        done = review(AUTHOR, ["2401.00002", "2401.00001"], Decision.CONFIRMED, {}, self.held)
+        assert done.decided == ["2401.00002", "2401.00001"]
+        assert [(w.paper_id, w.status, w.event_type) for w in done.writes] == [
+            (11, PaperStatus.TRACKED, EventType.ADDED),
+            (12, PaperStatus.TRACKED, EventType.ADDED),
+        ]
+        assert done.removed == []
+
+    def test_rejected_candidates_are_removed_without_an_event(self) -> None:
+        done = review(AUTHOR, ["2401.00001"], Decision.REJECTED, {}, self.held)
+        assert (done.decided, done.writes, done.removed) == (["2401.00001"], [], [11])
+
+    def test_an_id_decided_alike_is_left_alone_and_a_stranger_refuses_all(self) -> None:
+        earlier = {"2401.00001": Decision.REJECTED, "2401.00009": Decision.REJECTED}
+        again = review(AUTHOR, ["2401.00009", "2401.00001"], Decision.REJECTED, earlier, ())
+        assert (again.decided, again.removed) == ([], [])
+        with pytest.raises(NotFoundError, match=r"not candidates of .*: 2401\.00009"):
+            review(AUTHOR, ["2401.00001", "2401.00009"], Decision.CONFIRMED, earlier, self.held)
