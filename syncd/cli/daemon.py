@@ -56,20 +56,22 @@ _log = structlog.get_logger(__name__)
 class _TimetableTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 has no types
     """APScheduler's side of ``next_cycle``: the scheduler starts cycles when it says."""
 
-    __slots__ = ("_timetable",)
+    __slots__ = ("_phase", "_timetable")
 
-    def __init__(self, timetable: ScheduleSettings) -> None:
+    def __init__(self, timetable: ScheduleSettings, phase: float) -> None:
         self._timetable = timetable
+        self._phase = phase
 
     def get_next_fire_time(
         self, previous_fire_time: datetime | None, now: datetime
     ) -> datetime | None:
-        return next_cycle(self._timetable, previous_fire_time or now)
+        return next_cycle(self._timetable, previous_fire_time or now, phase=self._phase)
 
 
-def trigger_for(schedule: ScheduleSettings) -> BaseTrigger:
-    """The APScheduler trigger for the configured interval or cron line, with jitter."""
-    return _TimetableTrigger(schedule)
+def trigger_for(schedule: ScheduleSettings, phase: float = 0.0) -> BaseTrigger:
+    """The APScheduler trigger for the configured interval or cron line, with jitter, for
+    an installation of ``phase`` (``syncd.domain.cadence.next_cycle``)."""
+    return _TimetableTrigger(schedule, phase)
 
 
 def _interruptible_sleep(stop: threading.Event) -> Callable[[float], None]:
@@ -306,7 +308,7 @@ class _Daemon:
         scheduler = BackgroundScheduler(timezone=UTC)
         scheduler.add_job(
             self.cycle,
-            trigger_for(self._settings.schedule),
+            trigger_for(self._settings.schedule, self._app.storage.installation.phase()),
             id="sync",
             max_instances=1,
             coalesce=True,

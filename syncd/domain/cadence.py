@@ -151,20 +151,23 @@ class Timetable(Protocol):
     def jitter(self) -> float: ...
 
 
-def next_cycle(timetable: Timetable, after: datetime) -> datetime:
-    """When the first cycle after ``after`` starts.
+def next_cycle(timetable: Timetable, after: datetime, *, phase: float = 0.0) -> datetime:
+    """When the first cycle after ``after`` starts, for an installation of ``phase``.
 
-    A tick is a multiple of the interval since the epoch, or a time the cron
-    line names; its cycle starts after a delay fixed by the tick's own time,
-    up to ``jitter`` seconds but never at or past the next tick: one cycle a
-    tick, in order, whatever the jitter.
+    A tick is a multiple of the interval since the epoch, moved on by the
+    installation's ``phase`` of it (in [0, 1), drawn once per database: the
+    replicas of one agree, and installations do not all ask arXiv at the same
+    second), or a time the cron line names; its cycle starts after a delay
+    fixed by the tick's own time and the phase, up to ``jitter`` seconds but
+    never at or past the next tick: one cycle a tick, in order, whatever the
+    jitter.
     """
     # Only a tick this close before ``after`` may start its cycle after it.
     lookback = timetable.jitter if timetable.cron else min(timetable.jitter, timetable.interval)
-    ticks = _ticks(timetable, after - timedelta(seconds=lookback))
+    ticks = _ticks(timetable, after - timedelta(seconds=lookback), phase)
     tick = next(ticks)
     for following in ticks:
-        share = stable_share(f"cycle at {tick.isoformat()}")
+        share = stable_share(f"cycle at {tick.isoformat()} of phase {phase!r}")
         delay = min(timedelta(seconds=timetable.jitter), following - tick - _MICROSECOND)
         start = tick + delay * share
         if start > after:
@@ -177,7 +180,7 @@ def schedule_period(timetable: Timetable, now: datetime) -> float:
     """Seconds between two ticks (for cron, the next two after ``now``)."""
     if timetable.cron is None:
         return timetable.interval
-    ticks = _ticks(timetable, now)
+    ticks = _ticks(timetable, now, 0.0)  # a period is the same at any phase
     first = next(ticks)
     return (next(ticks) - first).total_seconds()
 
@@ -198,6 +201,7 @@ def next_sync(
     author: str,
     last_claim: datetime | None,
     sweep_interval: float | None,
+    phase: float = 0.0,
 ) -> datetime:
     """When the scheduler's cycles next sync ``author``, whose latest cycle that ran or
     succeeded started at ``last_claim`` (None: none did, as for an author just added).
@@ -206,18 +210,18 @@ def next_sync(
     author's latest.  While harvesting, the next cycle if the author's sweep
     is due then; else the first cycle of its next sweep slot.
     """
-    start = next_cycle(timetable, now)
+    start = next_cycle(timetable, now, phase=phase)
     if last_claim is None:
         return start
     if sweep_interval is None:
         window = claim_window(timetable, now)
         while (start - last_claim).total_seconds() <= window:
-            start = next_cycle(timetable, start)
+            start = next_cycle(timetable, start, phase=phase)
         return start
     if sweep_due(author, last_claim, start, sweep_interval):
         return start
     following = sweep_slot(author, start, sweep_interval) + _period(sweep_interval)
-    return next_cycle(timetable, following - _MICROSECOND)
+    return next_cycle(timetable, following - _MICROSECOND, phase=phase)
 
 
 def _period(seconds: float) -> timedelta:
@@ -225,11 +229,13 @@ def _period(seconds: float) -> timedelta:
     return round(seconds * 1e6) * _MICROSECOND
 
 
-def _ticks(timetable: Timetable, start: datetime) -> Iterator[datetime]:
-    """The timetable's ticks at or after ``start``, in order (a cron line's may end)."""
+def _ticks(timetable: Timetable, start: datetime, phase: float) -> Iterator[datetime]:
+    """The timetable's ticks at or after ``start``, in order (a cron line's may end);
+    an interval's are moved on by ``phase`` of it."""
     if timetable.cron is None:
         period = _period(timetable.interval)
-        tick = _EPOCH - (_EPOCH - start) // period * period
+        origin = _EPOCH + period * phase
+        tick = origin - (origin - start) // period * period
         while True:
             yield tick
             tick += period

@@ -242,6 +242,7 @@ def next_syncs(
     """When the scheduler's cycles next sync each of ``summaries``, by name (None once no
     longer followed): ``syncd.domain.cadence.next_sync`` of its latest claiming cycle."""
     claims = storage.runs.last_claims([s.name for s in summaries if s.removed_at is None])
+    phase = storage.installation.phase()
     found: dict[str, datetime | None] = {}
     for summary in summaries:
         claim = claims.get(summary.name)
@@ -254,6 +255,7 @@ def next_syncs(
                 author=summary.name,
                 last_claim=claim.started_at if claim is not None else None,
                 sweep_interval=settings.harvest.sweeps,
+                phase=phase,
             )
         )
     return found

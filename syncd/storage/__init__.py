@@ -6,10 +6,10 @@ their revisions), ``versions`` (what histories lack, and backfilled versions),
 ``runs`` (sync cycles), ``baselines`` (an author's first complete sync, and what
 a cycle reads of its author), ``author_feeds`` (when each author's own feed was
 read), ``events`` (the event log), ``outbox`` (webhook deliveries, claimed under
-leases), ``endpoints`` (the configured endpoints and how their deliveries stand)
-and ``cooldowns`` (the arXiv hosts that throttle
-us); on PostgreSQL, ``pacer`` is the arXiv politeness budget every replica
-shares.  Callers hand in frozen write commands and get
+leases), ``endpoints`` (the configured endpoints and how their deliveries stand),
+``cooldowns`` (the arXiv hosts that throttle us) and ``installation`` (this
+installation's phase); on PostgreSQL, ``pacer`` is the arXiv politeness budget
+every replica shares.  Callers hand in frozen write commands and get
 frozen domain objects back, never rows: both are ``syncd.domain.model``'s
 types (``rows`` maps one to the other).
 Everything one sync cycle learns is written by ``apply_cycle`` in a single
@@ -42,6 +42,7 @@ from syncd.storage.database import Database, now
 from syncd.storage.endpoints import Endpoints
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
+from syncd.storage.installation import Installation
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
@@ -99,6 +100,7 @@ class Storage:
         self.endpoints = Endpoints(self.db)
         self.harvests = Harvests(self.db)
         self.cooldowns = Cooldowns(self.db)
+        self.installation = Installation(self.db)
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 

@@ -23,6 +23,7 @@ __all__ = [
     "endpoints_table",
     "events_table",
     "harvest_state_table",
+    "installation_table",
     "metadata",
     "papers_table",
     "revisions_table",
@@ -285,4 +286,14 @@ harvest_state_table = sa.Table(
     sa.Column("backend_pid", sa.Integer),
     sa.Column("last_failure_at", _TIME),
     sa.Column("last_error", sa.Text),
+)
+
+# One row: this installation's phase, a fraction of the cycles' interval
+# drawn once (migration 0021), so that installations do not all ask arXiv at
+# the same second while the replicas of one agree (domain.cadence).
+installation_table = sa.Table(
+    "installation",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("phase", sa.Float, nullable=False),
 )

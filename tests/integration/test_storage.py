@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 
 from syncd.domain.authors import AuthorDefinition
 from syncd.domain.model import NewRevision, PaperWrite, SyncStats
@@ -22,11 +23,13 @@ from syncd.domain.vocabulary import AuthorOrigin, EventType, Origin, PaperStatus
 from syncd.errors import ConflictError
 from syncd.sources.seeds import load_seeds
 from syncd.storage import Storage
+from syncd.storage.migrate import schema_drift, upgrade
 from syncd.storage.models import Attempt
 from syncd.storage.papers import StalePlan
 from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import make_record
 from tests.integration.conftest import SEEDS
+from tests.integration.rewind import downgrade
 
 AUTHOR = "Zhida Jiang"
 
@@ -156,7 +159,7 @@ class TestOutbox:
     @pytest.fixture
     def outbox_with_deliveries(self, storage: Storage) -> Storage:
         """One endpoint and three events of three papers waiting for it."""
-        storage.outbox.register_endpoints([EndpointSpec("ci", "http://127.0.0.1:9/", "0" * 64)])
+        storage.endpoints.register([EndpointSpec("ci", "http://127.0.0.1:9/", "0" * 64)])
         _cycle(storage, *(_added(f"2601.0000{n}") for n in range(1, 4)))
         return storage
 
@@ -187,7 +190,7 @@ class TestOutbox:
         assert next_due is not None and abs(next_due - later) < timedelta(seconds=1)
         assert outbox.redeliver(dead=True) == 1
         assert outbox.counts() == (2, 0)
-        (summary,) = outbox.summaries()
+        (summary,) = outbox_with_deliveries.endpoints.summaries()
         assert (summary.pending, summary.delivered, summary.dead) == (2, 1, 0)
         assert outbox.prune_delivered(datetime.now(UTC) + timedelta(seconds=1)) == 1
 
@@ -220,3 +223,23 @@ class TestHarvests:
             assert other.harvests.claim() is not None
         finally:
             other.close()
+
+
+class TestInstallation:
+    def test_the_phase_is_drawn_once_and_every_replica_reads_it(
+        self, database_url: str, storage: Storage
+    ) -> None:
+        """Migration 0021 draws the installation's phase in [0, 1): every process on the
+        database reads the same; going back to 0020 drops it, and the way up draws one."""
+        phase = storage.installation.phase()
+        assert 0.0 <= phase < 1.0
+        replica = Storage(database_url)
+        try:
+            assert replica.installation.phase() == phase
+        finally:
+            replica.close()
+        downgrade(storage.engine, "0020")
+        assert "installation" not in sa.inspect(storage.engine).get_table_names()
+        upgrade(storage.engine)
+        assert 0.0 <= storage.installation.phase() < 1.0
+        assert schema_drift(storage.engine) == []

@@ -160,10 +160,28 @@ class TestNextCycle:
         delays = [(s - NOON).total_seconds() % 3600 for s in starts]
         assert all(0 < d < 60 for d in delays)
         assert len(set(delays)) == 3
-        assert starts[0] == datetime(2026, 12, 1, 12, 0, 22, 169306, tzinfo=UTC)
+        assert starts[0] == datetime(2026, 12, 1, 12, 0, 4, 221083, tzinfo=UTC)
         cron = ScheduleSettings(cron="0 */6 * * *", jitter=60)
         assert NOON.replace(hour=18) < next_cycle(cron, NOON + timedelta(minutes=1))
         assert next_cycle(cron, NOON + timedelta(minutes=1)) < NOON.replace(hour=18, minute=1)
+
+    def test_an_installations_phase_moves_its_ticks_and_its_jitter(self) -> None:
+        """Installations do not all ask arXiv at the same second: an interval's ticks move
+        on by the installation's phase of it, and each phase draws its own jitter, on a cron
+        line too.  The scheduler's trigger and the pages' next sync follow the phase."""
+        quarter = NOON + timedelta(minutes=15)
+        assert next_cycle(HOURLY, NOON, phase=0.25) == quarter
+        assert next_cycle(HOURLY, quarter, phase=0.25) == quarter + timedelta(hours=1)
+        assert trigger_for(HOURLY, 0.25).get_next_fire_time(None, NOON) == quarter
+        assert (
+            next_sync(HOURLY, NOON, author="Ada", last_claim=None, sweep_interval=None, phase=0.25)
+            == quarter
+        )
+        cron = ScheduleSettings(cron="0 */6 * * *", jitter=60)
+        past = NOON + timedelta(minutes=1)
+        starts = {next_cycle(cron, past, phase=phase) for phase in (0.0, 0.25, 0.5)}
+        assert len(starts) == 3
+        assert all(NOON.replace(hour=18) < s < NOON.replace(hour=18, minute=1) for s in starts)
 
     @given(timetables, moments)
     def test_one_start_per_tick_in_order_the_first_after_the_moment(
