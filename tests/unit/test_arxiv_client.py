@@ -899,7 +899,7 @@ class TestPacer:
         with client:
             client.fetch_ids(["2401.00001"])
         assert calls == [3.0, 3.0]
-        assert _sample("syncd_upstream_pacing_wait_seconds_total") - before == 2.5
+        assert _sample("syncd_upstream_pacing_wait_seconds_total") - before == pytest.approx(2.5)
 
 
 def _sample(name: str) -> float:
