@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from syncd.domain.record import Record
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd, serving, sync_ok
 from tests.integration.harvests import harvesting
@@ -112,6 +113,7 @@ def _reasons(site: Syncd, author: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("janes_field", ["math.AG", "cs.LG"], ids=["other-field", "same-field"])
 @pytest.mark.parametrize("mode", ["sync", "harvest"])
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_john_and_jane_smith_each_get_exactly_their_own(
     site: Syncd, fake: FakeArxiv, mode: str, janes_field: str
 ) -> None:

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from lxml import html as lxml_html
 
 from syncd.storage.schema import authors_table
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.ada import (
     ADA,
@@ -30,6 +31,14 @@ from tests.integration.ada import (
 )
 from tests.integration.conftest import Syncd, serving, sync_ok
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: a name in any spelling finds its author by the key each dialect indexes
+    (issue 30, item 11)."""
+    return database_for(request)
+
 
 GOOD = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 ORCID_URL = f"https://orcid.org/{GOOD_ORCID}"

@@ -17,6 +17,7 @@ from lxml import html as lxml_html
 
 from syncd.logs import configure_logging
 from syncd.storage.schema import author_decisions_table, authors_table, papers_table
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.ada import (
@@ -32,6 +33,14 @@ from tests.integration.conftest import Syncd, serving, sync_ok
 from tests.integration.daemons import Daemon, start_replicas
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: run-time authors, their imports and review decisions (issue 30, items 8
+    and 14) are rows and locks of each dialect."""
+    return database_for(request)
+
 
 HOUR = timedelta(hours=1)
 

@@ -21,6 +21,7 @@ from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
 from tests import fakearxiv as fa
 from tests import scenario
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import Syncd
 from tests.integration.rewind import forget_backfilled
@@ -396,6 +397,7 @@ def test_a_refused_earlier_version_never_blocks_the_authors_other_changes(
     assert not _asked_for(arxiv, f"{NEWCOMER}v1")
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_a_dry_run_names_every_version_set_aside(syncd: Syncd, arxiv: FakeArxiv) -> None:
     """`backfill --dry-run` names each version set aside, the versions of papers it does not
     backfill (refused while linking an entry that stayed a candidate) and past ten alike."""

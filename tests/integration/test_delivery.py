@@ -154,6 +154,7 @@ def test_redeliver_one_event_keeps_its_id(syncd: Syncd, receiver: Receiver) -> N
     assert syncd("webhooks", "redeliver", "evt_missing").code == 2
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_redeliver_takes_the_seq_syncd_events_shows(syncd: Syncd, receiver: Receiver) -> None:
     """An event is named by its seq as well as its id (the narrow events table shows only
     the seq); a seq no event has, or one past any INTEGER, is exit 2."""
@@ -193,6 +194,7 @@ def test_webhook_test_command(syncd: Syncd, receiver: Receiver) -> None:
     assert syncd("webhooks", "test", "nobody").code == 2
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_list_shows_why_a_pending_delivery_waits_and_until_when(
     syncd: Syncd, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -335,6 +335,7 @@ def test_one_replica_harvests_at_a_time(syncd: Syncd) -> None:
 # Issue 30, item 14: harvest mutations that every test let through.
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_the_first_set_completes_nothing_while_a_second_remains(syncd: Syncd) -> None:
     """With two ``[harvest] sets``, the first set's last page is not the harvest's: a second
     set that fails leaves the harvest in progress at that set, ``from`` where it was and no
@@ -357,6 +358,7 @@ def test_the_first_set_completes_nothing_while_a_second_remains(syncd: Syncd) ->
     assert_complete(syncd)
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_an_author_not_yet_synced_gets_nothing_from_a_harvest(syncd: Syncd) -> None:
     """A harvest files nothing for an author whose quiet first sync has not run: that sync
     is their baseline, and it announces their papers as one ``author.added``."""
@@ -372,6 +374,7 @@ def test_an_author_not_yet_synced_gets_nothing_from_a_harvest(syncd: Syncd) -> N
     assert [e["type"] for e in hers] == ["author.added"]
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_the_first_from_is_the_earliest_successful_cycle(syncd: Syncd) -> None:
     """The first harvest's ``from`` is the day the followed authors' earliest successful
     cycle started: before it, nothing is known of what arXiv changed."""

@@ -23,12 +23,21 @@ from syncd.service.harvest import harvest
 from syncd.storage import HarvestState, Storage
 from syncd.storage.schema import harvest_state_table
 from tests import fakearxiv as fa
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.fakeoai import OAI_CONTENT_TYPE, is_oai, raw_paper
 from tests.integration.conftest import Syncd, serving
 from tests.integration.harvests import DAY, NEW_PAPER, harvesting, story, told
 from tests.oaixml import RawPaper, error_xml, list_records_xml, record_xml
 from tests.scenario import LORA, NESTPIPE
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: the review's harvest probes (issue 30, items 1 to 7) hold on each,
+    PostgreSQL's column bounds and JSONB included."""
+    return database_for(request)
+
 
 STAMP = "2026-07-01T12:00:00Z"
 # Papers nobody here follows, for pages that must not matter.

@@ -16,11 +16,20 @@ import sqlalchemy as sa
 from syncd import metrics
 from syncd.domain.record import Record
 from tests import fakearxiv as fa
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record
 from tests.helpers import WEBHOOK_SECRET, webhook_config
 from tests.integration.conftest import Syncd, serving
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: an author's identifiers and the state of a feed arXiv refuses (issue 30,
+    item 9) are rows each dialect stores."""
+    return database_for(request)
+
 
 ORCID = "0000-0002-7970-7855"
 # The author's circle, and a namesake's in another field.

@@ -18,6 +18,7 @@ from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import events_table, papers_table, revisions_table, sync_runs_table
 from tests import fakearxiv as fa
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
@@ -200,6 +201,7 @@ HOUR = 3600.0
         pytest.param(3 * 86400.0, 4 * 86400.0, False, RunStatus.ABANDONED, id="stale-sweep"),
     ],
 )
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_a_live_run_is_abandoned_only_when_stale(
     database_url: str, window: float, age: float, claimed: bool, first: RunStatus
 ) -> None:

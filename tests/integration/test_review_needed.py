@@ -16,11 +16,20 @@ import pytest
 
 from syncd.domain.record import Record
 from tests.chatreceiver import SlackReceiver
+from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.helpers import WEBHOOK_SECRET, webhook_config
 from tests.integration.conftest import Syncd, serving
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Both databases: held candidates and their notice (issue 30, item 10) are written in the
+    cycle's transaction on each."""
+    return database_for(request)
+
 
 PUBLIC_URL = "https://syncd.example.org"
 REVIEW_LINK = f"{PUBLIC_URL}/authors/Zhida%20Jiang#candidates"

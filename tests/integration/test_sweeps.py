@@ -26,6 +26,7 @@ from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
 from syncd.storage.schema import authors_table, sync_runs_table
 from tests import fakearxiv as fa
+from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record
 from tests.helpers import eventually
 from tests.integration.conftest import Syncd
@@ -205,6 +206,7 @@ def _sweep(syncd: Syncd) -> None:
         app.close()
 
 
+@ON_BOTH_DATABASES  # issue 29/30's acceptance: on both databases
 def test_a_feed_only_cycle_past_the_next_slots_start_leaves_the_slot_to_its_sweep(
     syncd: Syncd, arxiv: FakeArxiv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
