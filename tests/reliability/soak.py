@@ -431,6 +431,14 @@ def _check_requests(
             run.retry_after_violations.append((kind, round(gap, 4)))
 
 
+def _asked_again(requests: list[fa.LoggedRequest], index: int, end: int) -> bool:
+    """Whether the cycle sent request ``index`` again before ``end``: the client gave up on
+    that answer (on a loaded machine, often a timeout before it was read), so the cycle's
+    outcome is the retry's, not the hostile answer's."""
+    sent = requests[index]
+    return any((r.path, r.params) == (sent.path, sent.params) for r in requests[index + 1 : end])
+
+
 def _check_hostile(
     run: SoakRun,
     requests: list[fa.LoggedRequest],
@@ -438,7 +446,8 @@ def _check_hostile(
     boundaries: list[tuple[int, int]],
     outcomes: list[bool],
 ) -> None:
-    """Every hostile answer sent (an entry there to spoil) failed its cycle."""
+    """Every hostile answer the cycle kept (an entry there to spoil, not asked again) failed
+    its cycle."""
     faulted = iter(plan)
     kinds = {i: next(faulted) for i, request in enumerate(requests) if request.fault is not None}
     for (before, after), ok in zip(boundaries, outcomes, strict=True):
@@ -446,7 +455,7 @@ def _check_hostile(
             kind = kinds.get(index)
             if kind not in HOSTILE:
                 continue
-            if requests[index].missed:
+            if requests[index].missed or _asked_again(requests, index, after):
                 run.hostile_missed[kind] += 1
             elif ok:
                 run.hostile_trusted.append((kind, index))
