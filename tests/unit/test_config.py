@@ -85,7 +85,10 @@ class TestOverrides:
         """Several [[authors]] are tracked at once."""
         text = MINIMAL + '[[authors]]\nname = "Ada Lovelace"\nquery = "au:Lovelace_A"\n'
         settings = load_settings(_write(tmp_path, text))
-        assert [a.search_query for a in settings.authors] == ['au:"Zhida Jiang"', "au:Lovelace_A"]
+        assert [a.search_query for a in settings.configured_authors] == [
+            'au:"Zhida Jiang"',
+            "au:Lovelace_A",
+        ]
 
     def test_webhook_secret_from_environment(
         self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -232,7 +235,7 @@ class TestAuthorNames:
     def test_a_name_is_kept_in_its_normal_form(self, tmp_path: Path) -> None:
         """Spaces collapse and NFC applies at load: the name is stored and queried so."""
         text = '[[authors]]\nname = " Jose\u0301\u00a0 Martí "\n'
-        (author,) = load_settings(_write(tmp_path, text)).authors
+        (author,) = load_settings(_write(tmp_path, text)).configured_authors
         assert (author.name, author.search_query) == ("José Martí", 'au:"José Martí"')
 
     def test_two_spellings_of_one_name_exit_2_naming_both(
