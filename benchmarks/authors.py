@@ -54,7 +54,7 @@ def run(counts: tuple[int, ...], interval: float) -> dict[str, Any]:
     points: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         for count in counts:
-            authors = [AuthorSettings(name=name) for name in names(count)]
+            authors = [AuthorSettings(name=name).author() for name in names(count)]
             store = open_store(sqlite_url(Path(folder), f"authors_{count}"))
             with FakeArxiv() as arxiv:
                 serial = 0

@@ -39,7 +39,7 @@ def run(papers: int, interval: float) -> dict[str, Any]:
     from syncd.storage.schema import revisions_table  # noqa: PLC0415
     from tests.fakearxiv import FakeArxiv, make_record  # noqa: PLC0415
 
-    author = AuthorSettings(name=feeds.AUTHOR, seeds=feeds.SEEDS)
+    author = AuthorSettings(name=feeds.AUTHOR, seeds=feeds.SEEDS).author()
     missing: list[str] = []
     backfilled = revisions_table.c.source.like("arxiv:v%")
     with tempfile.TemporaryDirectory() as folder, FakeArxiv() as arxiv:

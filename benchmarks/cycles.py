@@ -88,7 +88,7 @@ def query() -> str:
 def author() -> Any:
     from syncd.config import AuthorSettings  # noqa: PLC0415
 
-    return AuthorSettings(name=feeds.AUTHOR, seeds=feeds.SEEDS)
+    return AuthorSettings(name=feeds.AUTHOR, seeds=feeds.SEEDS).author()
 
 
 def arxiv_settings(api_url: str, **overrides: Any) -> Any:

@@ -48,7 +48,7 @@ def run(authors: int, identified: int, cycles: int, cycle_hours: float) -> dict[
     from tests.fakearxiv import AUTHOR_FEED_PREFIX, FakeArxiv, make_record  # noqa: PLC0415
 
     people = [
-        AuthorSettings(name=name, arxiv_author_id=_feed_id(i) if i < identified else None)
+        AuthorSettings(name=name, arxiv_author_id=_feed_id(i) if i < identified else None).author()
         for i, name in enumerate(names(authors))
     ]
     batched = len(batches.author_batches(people))

@@ -36,13 +36,14 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.date import DateTrigger
 
 from syncd import metrics
-from syncd.config import AuthorSettings, ScheduleSettings
+from syncd.config import ScheduleSettings
+from syncd.domain.authors import Author
 from syncd.domain.cadence import claim_window, next_cycle, schedule_period
 from syncd.domain.throttle import describe
 from syncd.errors import Interrupted, StoreError, SyncdError, Throttled
 from syncd.logs import route_library_logs
 from syncd.service.app import App
-from syncd.service.authors import followed_settings, reconcile_config
+from syncd.service.authors import followed_authors, reconcile_config
 from syncd.service.harvest import harvest
 from syncd.service.sync import CycleResult, sweep_all, sync_all
 from syncd.web.ops import Readiness, readiness
@@ -137,7 +138,7 @@ class _Daemon:
                 return
             try:
                 # Read at every cycle: authors added or removed since, by any replica.
-                authors = followed_settings(self._app.storage, self._settings)
+                authors = followed_authors(self._app.storage, self._settings)
                 self._following = bool(authors)
                 results = self._sync(authors)
             except StoreError as exc:
@@ -158,7 +159,7 @@ class _Daemon:
             if throttled:
                 self._resume_after_throttle("sync", self.cycle, max(throttled))
 
-    def _sync(self, authors: list[AuthorSettings]) -> list[CycleResult]:
+    def _sync(self, authors: list[Author]) -> list[CycleResult]:
         """The authors' cycles: all of them, or while harvesting those whose sweep is due."""
         storage, client, sync = self._app.storage, self._client, self._settings.sync
         if self._sweep_interval is None:
@@ -276,7 +277,7 @@ class _Daemon:
         _log.info(
             "daemon_started",
             http=f"{settings.http.host}:{server.port}",
-            authors=len(settings.authors),
+            authors=len(settings.configured_authors),
             endpoints=len(self._app.endpoints),
             worker=self._dispatcher.owner,
         )

@@ -11,7 +11,7 @@ from syncd.domain.counting import counted
 from syncd.domain.identifiers import unknown_id_advice
 from syncd.errors import ConfigError, UpstreamError
 from syncd.service.app import App
-from syncd.service.authors import followed_settings, named_author, reconcile_config
+from syncd.service.authors import followed_authors, named_author, reconcile_config
 from syncd.service.backfill import plan_backfill, run_backfill
 from syncd.service.planning import seed_author
 from syncd.service.sync import sync_all
@@ -21,7 +21,7 @@ __all__ = ["backfill", "db_check", "db_upgrade", "run", "seed", "sync"]
 
 
 def seed(args: argparse.Namespace, app: App) -> int:
-    for author in app.settings.authors:
+    for author in app.settings.configured_authors:
         added = seed_author(app.storage, author)
         print(f"{author.name}: {counted(added, 'seed paper')} imported")
     return EXIT_OK
@@ -30,7 +30,7 @@ def seed(args: argparse.Namespace, app: App) -> int:
 def sync(args: argparse.Namespace, app: App) -> int:
     settings = app.settings
     reconcile_config(app.storage, settings)
-    followed = followed_settings(app.storage, settings)
+    followed = followed_authors(app.storage, settings)
     wanted = named_author(app.storage, args.author)
     authors = [a for a in followed if wanted in (None, a.name)]
     if args.author is None and not authors:

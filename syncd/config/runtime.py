@@ -1,5 +1,5 @@
 """Authors defined at run time (``syncd authors add``/``import``, the API), checked as
-``[[authors]]`` tables are: by building an ``AuthorSettings`` (identifiers included).
+``[[authors]]`` tables are: through an ``AuthorSettings`` (identifiers included).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from syncd.config.settings import AuthorSettings
+from syncd.domain.authors import Author
+from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError
 
 __all__ = ["runtime_author"]
@@ -22,14 +24,14 @@ def runtime_author(
     arxiv_author_id: str | None = None,
     query: str | None = None,
     seeds: Sequence[Path] = (),
-) -> AuthorSettings:
-    """The settings of a run-time author; ``ConfigError`` naming the field that is wrong.
+) -> Author:
+    """A run-time author; ``ConfigError`` naming the field that is wrong.
 
     Empty strings (a CSV's empty cells) mean "not given".  The name is
     checked and normalised as an ``[[authors]]`` table's is (``check_name``).
     """
     try:
-        author = AuthorSettings(
+        settings = AuthorSettings(
             name=name,
             orcid=(orcid or "").strip() or None,
             arxiv_author_id=(arxiv_author_id or "").strip() or None,
@@ -42,4 +44,4 @@ def runtime_author(
         # pydantic's wording for a validator's ValueError: the reason is what follows.
         reason = first["msg"].removeprefix("Value error, ")
         raise ConfigError(f"{where}: {reason}") from None
-    return author
+    return settings.author(AuthorOrigin.RUNTIME)

@@ -37,7 +37,8 @@ from syncd import __version__
 from syncd.config.reporting import ENV_PREFIX
 from syncd.config.sections import DAY, HOUR, WEEK, Section
 from syncd.config.targets import NotifySettings, WebhookSettings
-from syncd.domain.author_names import author_term, check_name, check_query, repeated_names
+from syncd.domain.author_names import check_name, check_query, repeated_names
+from syncd.domain.authors import Author
 from syncd.domain.destinations import (
     BlockedDestinationError,
     DestinationPolicy,
@@ -47,6 +48,7 @@ from syncd.domain.destinations import (
 from syncd.domain.identifiers import check_arxiv_author_id, check_orcid
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.retries import DEFAULT_RETRY_SCHEDULE
+from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError
 
 __all__ = [
@@ -173,7 +175,7 @@ def _in_memory(url: sa.engine.URL) -> bool:
 
 
 class AuthorSettings(Section):
-    """One tracked author: a name, the seed snapshot, and optional overrides."""
+    """One tracked author: a name, the seed snapshot, and optional overrides (``author()``)."""
 
     name: Annotated[str, AfterValidator(check_name)]
     seeds: tuple[Path, ...] = ()
@@ -196,15 +198,18 @@ class AuthorSettings(Section):
     def _arxiv_ids(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(split_arxiv_id(v)[0] for v in values)
 
-    @property
-    def feed_id(self) -> str | None:
-        """The id of the author's own arXiv feed: the arXiv author id, else the ORCID iD."""
-        return self.arxiv_author_id or self.orcid
-
-    @property
-    def search_query(self) -> str:
-        """The arXiv ``search_query`` for this author: ``au:"Name"`` unless configured."""
-        return self.query or author_term(self.name)
+    def author(self, origin: AuthorOrigin = AuthorOrigin.CONFIG) -> Author:
+        """The author this table defines, as everything past the configuration knows it."""
+        return Author(
+            name=self.name,
+            origin=origin,
+            orcid=self.orcid,
+            arxiv_author_id=self.arxiv_author_id,
+            query=self.query,
+            seeds=self.seeds,
+            include_ids=self.include_ids,
+            exclude_ids=self.exclude_ids,
+        )
 
 
 class ScheduleSettings(Section):
@@ -406,6 +411,11 @@ class Settings(BaseSettings):
             # most cycles sweep none (the harvester has its own check).
             return self.harvest.sweep_interval + slack
         return slack
+
+    @property
+    def configured_authors(self) -> tuple[Author, ...]:
+        """The ``[[authors]]`` tables as the authors they define, in the file's order."""
+        return tuple(table.author() for table in self.authors)
 
     @field_validator("webhooks")
     @classmethod

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from syncd.domain.author_names import author_term
 from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.moments import human_time
 from syncd.domain.vocabulary import AuthorOrigin
@@ -18,7 +20,7 @@ from syncd.domain.vocabulary import AuthorOrigin
 __all__ = [
     "ARXIV_AUTHOR_PAGE",
     "ORCID_PAGE",
-    "AuthorDefinition",
+    "Author",
     "AuthorSummary",
     "Candidate",
     "FollowedAuthor",
@@ -34,22 +36,39 @@ _NO_REASON = "no reason recorded"
 
 
 @dataclass(frozen=True, slots=True)
-class AuthorDefinition:
-    """What a followed author is made of; seed paths are absolute."""
+class Author:
+    """A followed author, checked: what ``[[authors]]`` tables and run-time additions
+    validate into (``syncd.config``), what the database keeps, and what cycles sync.
+
+    The database keeps all but ``include_ids`` and ``exclude_ids``, which only the
+    file's tables give; a cycle's authors carry the review decisions in them too.
+    """
 
     name: str
-    origin: AuthorOrigin
+    origin: AuthorOrigin = AuthorOrigin.CONFIG
     orcid: str | None = None
     arxiv_author_id: str | None = None
     query: str | None = None
-    seeds: tuple[str, ...] = ()
+    seeds: tuple[Path, ...] = ()
+    include_ids: tuple[str, ...] = ()  # always the author's
+    exclude_ids: tuple[str, ...] = ()  # never the author's
+
+    @property
+    def feed_id(self) -> str | None:
+        """The id of the author's own arXiv feed: the arXiv author id, else the ORCID iD."""
+        return self.arxiv_author_id or self.orcid
+
+    @property
+    def search_query(self) -> str:
+        """The arXiv ``search_query`` for this author: ``au:"Name"`` unless configured."""
+        return self.query or author_term(self.name)
 
 
 @dataclass(frozen=True, slots=True)
 class FollowedAuthor:
-    """An author a cycle syncs, with the review decisions taken on its candidates."""
+    """An author a cycle syncs, as stored, with the review decisions taken on its candidates."""
 
-    definition: AuthorDefinition
+    definition: Author
     confirmed: tuple[str, ...] = ()  # always the author's, as if in include_ids
     rejected: tuple[str, ...] = ()  # never the author's again, as if in exclude_ids
 
@@ -58,7 +77,7 @@ class FollowedAuthor:
 class AuthorSummary:
     """An author as ``syncd authors list`` and the pages show it."""
 
-    definition: AuthorDefinition
+    definition: Author
     removed_at: datetime | None
     tracked: int
     claimed: int

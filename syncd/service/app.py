@@ -107,7 +107,7 @@ class App:
 
     def followed_names(self) -> list[str]:
         """The authors followed now: the file's, in its order, then those added at run time."""
-        configured = [a.name for a in self.settings.authors]
+        configured = [a.name for a in self.settings.configured_authors]
         added = [f.definition.name for f in self.storage.authors.followed()]
         return configured + sorted(set(added) - set(configured))
 

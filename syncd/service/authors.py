@@ -1,7 +1,7 @@
 """Followed authors at run time: what a cycle syncs, and the commands that change it.
 
 The daemon builds its authors from the database at every cycle
-(``followed_settings``): ``[[authors]]`` tables reconciled at start
+(``followed_authors``): ``[[authors]]`` tables reconciled at start
 (``reconcile_config``), run-time authors added or removed since, and review
 decisions folded into ``include_ids`` (confirmed) and ``exclude_ids`` (rejected).
 """
@@ -11,14 +11,15 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from syncd.config import AuthorSettings, Settings
+from syncd.config import Settings
 from syncd.config.runtime import runtime_author
 from syncd.domain.author_names import name_key, repeated_names, spelled_otherwise
-from syncd.domain.authors import AuthorDefinition, AuthorSummary
+from syncd.domain.authors import Author, AuthorSummary
 from syncd.domain.cadence import next_sync
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.vocabulary import AuthorOrigin, Put
@@ -32,8 +33,7 @@ __all__ = [
     "MAX_AUTHORS_FILE_BYTES",
     "add_authors",
     "arxiv_ids",
-    "definition_of",
-    "followed_settings",
+    "followed_authors",
     "import_authors",
     "named_author",
     "next_syncs",
@@ -50,64 +50,43 @@ CSV_HEADER = ("name", "orcid", "arxiv_author_id", "query")
 MAX_AUTHORS_FILE_BYTES = 4 * 1024 * 1024
 
 
-def definition_of(author: AuthorSettings, origin: AuthorOrigin) -> AuthorDefinition:
-    """What the database keeps of an author's settings."""
-    return AuthorDefinition(
-        name=author.name,
-        origin=origin,
-        orcid=author.orcid,
-        arxiv_author_id=author.arxiv_author_id,
-        query=author.query,
-        seeds=tuple(str(path) for path in author.seeds),
-    )
-
-
 def reconcile_config(storage: Storage, settings: Settings) -> None:
     """Make the database's configured authors those of the file (at start)."""
-    storage.authors.reconcile([definition_of(a, AuthorOrigin.CONFIG) for a in settings.authors])
+    storage.authors.reconcile(settings.configured_authors)
 
 
-def followed_settings(storage: Storage, settings: Settings) -> list[AuthorSettings]:
+def followed_authors(storage: Storage, settings: Settings) -> list[Author]:
     """The authors a cycle syncs now, read from the database.
 
-    A configured author keeps its file's settings (``include_ids`` and
+    A configured author keeps its file's definition (``include_ids`` and
     ``exclude_ids`` live only there); one configured by another replica's
-    file, and every run-time author, is built from its row.  The file's
+    file, and every run-time author, is the one its row keeps.  The file's
     authors come first, in its order (batches are made in this order), then
     the others by name.
     """
-    configured = {a.name: a for a in settings.authors}
+    configured = {a.name: a for a in settings.configured_authors}
     order = {name: i for i, name in enumerate(configured)}
     authors = []
     found = storage.authors.followed()
     found.sort(key=lambda f: order.get(f.definition.name, len(order)))  # stable: by name
     for followed in found:
-        definition = followed.definition
-        author = configured.get(definition.name)
-        if author is None or definition.origin != AuthorOrigin.CONFIG:
-            author = AuthorSettings(
-                name=definition.name,
-                orcid=definition.orcid,
-                arxiv_author_id=definition.arxiv_author_id,
-                query=definition.query,
-                seeds=tuple(Path(s) for s in definition.seeds),
-            )
+        stored = followed.definition
+        author = configured.get(stored.name)
+        if author is None or stored.origin != AuthorOrigin.CONFIG:
+            author = stored
         include = (*author.include_ids, *followed.confirmed)
         exclude = (*author.exclude_ids, *followed.rejected)
         authors.append(
-            author.model_copy(
-                update={
-                    "include_ids": tuple(dict.fromkeys(include)),
-                    "exclude_ids": tuple(dict.fromkeys(exclude)),
-                }
+            replace(
+                author,
+                include_ids=tuple(dict.fromkeys(include)),
+                exclude_ids=tuple(dict.fromkeys(exclude)),
             )
         )
     return authors
 
 
-def add_authors(
-    storage: Storage, settings: Settings, authors: Sequence[AuthorSettings]
-) -> list[Put]:
+def add_authors(storage: Storage, settings: Settings, authors: Sequence[Author]) -> list[Put]:
     """Follow run-time authors, all or none; their seed files must parse first.
 
     The file's authors are reconciled first, so a configured name is refused
@@ -117,7 +96,7 @@ def add_authors(
     for author in authors:
         if author.seeds:
             load_seeds_cached(author.seeds)  # a SeedError names the file and line
-    return storage.authors.put([definition_of(a, AuthorOrigin.RUNTIME) for a in authors])
+    return storage.authors.put(authors)
 
 
 def arxiv_ids(values: Sequence[str]) -> list[str]:
@@ -147,14 +126,14 @@ def remove_author(storage: Storage, settings: Settings, name: str) -> None:
 
 def import_authors(storage: Storage, settings: Settings, path: Path) -> list[Put]:
     """Follow the authors of a CSV file, all or none; what each row did."""
-    configured = [a.name for a in settings.authors]
+    configured = [a.name for a in settings.configured_authors]
     authors = read_authors_csv(path, configured, storage.authors.names())
     return add_authors(storage, settings, authors)
 
 
 def read_authors_csv(
     path: Path, configured: Collection[str] = (), known: Collection[str] = ()
-) -> list[AuthorSettings]:
+) -> list[Author]:
     """The authors of a CSV file (header ``name,orcid,arxiv_author_id,query``).
 
     Every bad row is named with its line number and reason in one
@@ -167,7 +146,7 @@ def read_authors_csv(
     header = _next_row(path, reader)
     if header is None or tuple(h.strip() for h in header) != CSV_HEADER:
         raise ConfigError(f"{path}:1: the header must be {','.join(CSV_HEADER)}")
-    rows: list[tuple[int, AuthorSettings]] = []
+    rows: list[tuple[int, Author]] = []
     problems: list[tuple[int, str]] = []
     while (row := _next_row(path, reader)) is not None:
         line = reader.line_num
@@ -214,7 +193,7 @@ def _next_row(path: Path, reader: Any) -> list[str] | None:
 
 
 def _name_clashes(
-    rows: Sequence[tuple[int, AuthorSettings]], configured: Collection[str], known: Collection[str]
+    rows: Sequence[tuple[int, Author]], configured: Collection[str], known: Collection[str]
 ) -> list[tuple[int, str]]:
     """The rows whose name is one (without regard to case) that the file or syncd has already."""
     configured_keys = {name_key(name): name for name in configured}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from syncd.config import AuthorSettings
+from syncd.domain.authors import Author
 from syncd.domain.model import SyncRun
 from syncd.errors import StoreError
 from syncd.storage import Storage
@@ -36,16 +36,16 @@ _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
 def author_batches(
-    authors: Sequence[AuthorSettings],
+    authors: Sequence[Author],
     max_query_chars: int = MAX_QUERY_CHARS,
     max_authors: int = MAX_BATCH_AUTHORS,
-) -> list[list[AuthorSettings]]:
+) -> list[list[Author]]:
     """Group authors into batches whose OR query stays short; a custom query goes alone.
 
     Batches come in the order of their first authors: the order given is who goes first.
     """
-    batches: list[list[AuthorSettings]] = []
-    current: list[AuthorSettings] | None = None  # the batch still open, one of ``batches``
+    batches: list[list[Author]] = []
+    current: list[Author] | None = None  # the batch still open, one of ``batches``
     for author in authors:
         if author.query is not None:
             batches.append([author])
@@ -61,12 +61,12 @@ def author_batches(
     return batches
 
 
-def batch_query(authors: Sequence[AuthorSettings]) -> str:
+def batch_query(authors: Sequence[Author]) -> str:
     """The ``search_query`` of a batch: one author's query, or their ``au:`` terms ORed."""
     return " OR ".join(a.search_query for a in authors)
 
 
-def last_claims(storage: Storage, authors: Sequence[AuthorSettings]) -> dict[str, SyncRun]:
+def last_claims(storage: Storage, authors: Sequence[Author]) -> dict[str, SyncRun]:
     """Each author's latest cycle that ran or succeeded; none when the database is down
     (each cycle then fails on its own, as it always did)."""
     try:
@@ -75,12 +75,10 @@ def last_claims(storage: Storage, authors: Sequence[AuthorSettings]) -> dict[str
         return {}
 
 
-def oldest_first(
-    authors: Sequence[AuthorSettings], claims: Mapping[str, SyncRun]
-) -> list[AuthorSettings]:
+def oldest_first(authors: Sequence[Author], claims: Mapping[str, SyncRun]) -> list[Author]:
     """``authors``, least recently synced first (see the module's doc); ties keep their order."""
 
-    def last_synced(author: AuthorSettings) -> datetime:
+    def last_synced(author: Author) -> datetime:
         run = claims.get(author.name)
         return run.started_at if run is not None else _NEVER
 

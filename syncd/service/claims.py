@@ -18,7 +18,7 @@ from datetime import datetime
 import structlog
 
 from syncd import metrics
-from syncd.config import AuthorSettings
+from syncd.domain.authors import Author
 from syncd.domain.cadence import feed_due
 from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.model import AuthorSyncState
@@ -44,7 +44,7 @@ class FeedReading:
 
 
 def read_feed(
-    client: ArxivClient, author: AuthorSettings, state: AuthorSyncState, now: datetime
+    client: ArxivClient, author: Author, state: AuthorSyncState, now: datetime
 ) -> FeedReading:
     """Read the author's own feed when they have one and it is due at ``now`` (see the
     module's doc)."""

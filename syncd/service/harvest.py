@@ -39,8 +39,9 @@ from datetime import UTC, date, datetime
 import structlog
 
 from syncd import metrics
-from syncd.config import AuthorSettings, Settings
+from syncd.config import Settings
 from syncd.domain.attribution import NameIndex
+from syncd.domain.authors import Author
 from syncd.domain.model import Event, PaperWrite
 from syncd.domain.planner import Observed
 from syncd.domain.record import Record
@@ -52,7 +53,7 @@ from syncd.errors import (
     SyncdError,
 )
 from syncd.faults import fault_point
-from syncd.service.authors import followed_settings
+from syncd.service.authors import followed_authors
 from syncd.service.backfill import backfill_flagged
 from syncd.service.planning import log_events, observe, plan_author
 from syncd.service.turns import until_fresh
@@ -97,11 +98,11 @@ class _Followed:
     be does not wait for their first sync.
     """
 
-    authors: dict[str, AuthorSettings]
+    authors: dict[str, Author]
     index: NameIndex
 
     @classmethod
-    def of(cls, authors: Sequence[AuthorSettings], everyone: Sequence[str]) -> _Followed:
+    def of(cls, authors: Sequence[Author], everyone: Sequence[str]) -> _Followed:
         return cls({a.name: a for a in authors}, NameIndex(everyone))
 
 
@@ -226,7 +227,7 @@ def _run(
     oai = OaiClient(client, settings.harvest)
     # Authors whose baseline is done: a first sync is the API's (it announces nothing).
     baselined = storage.baselines.baselined()
-    everyone = followed_settings(storage, settings)
+    everyone = followed_authors(storage, settings)
     authors = [a for a in everyone if a.name in baselined]
     followed = _Followed.of(authors, [a.name for a in everyone])
     sets: Sequence[str | None] = settings.harvest.sets or (None,)
@@ -406,7 +407,7 @@ def _finish(
     backfill_flagged(storage, client, fetched)
 
 
-def _first_from(storage: Storage, authors: Sequence[AuthorSettings]) -> date:
+def _first_from(storage: Storage, authors: Sequence[Author]) -> date:
     """The first harvest's ``from``: the day of the followed authors' earliest complete sync.
 
     Before it, their cycles know what arXiv holds; with none yet, today.

@@ -15,8 +15,9 @@ from collections.abc import Collection, Sequence
 import structlog
 
 from syncd import metrics
-from syncd.config import AuthorSettings, SyncSettings
+from syncd.config import SyncSettings
 from syncd.domain.attribution import NameIndex
+from syncd.domain.authors import Author
 from syncd.domain.linking import earlier_version_ids, link_seeds_to_arxiv
 from syncd.domain.model import Event, Paper
 from syncd.domain.planner import (
@@ -40,7 +41,7 @@ __all__ = ["log_events", "observe", "plan_author", "seed_author"]
 _log = structlog.get_logger(__name__)
 
 
-def seed_author(storage: Storage, author: AuthorSettings) -> int:
+def seed_author(storage: Storage, author: Author) -> int:
     """Import the author's seed snapshot; return how many papers were new (0 on a re-run)."""
     # Cached: sync_all seeds at every cycle, and the files rarely change.
     added = storage.import_seeds(author.name, seed_writes(load_seeds_cached(author.seeds)))
@@ -65,7 +66,7 @@ def log_events(events: Sequence[Event]) -> None:
 
 
 def observe(
-    storage: Storage, author: AuthorSettings, observed: Observed, records: Sequence[Record]
+    storage: Storage, author: Author, observed: Observed, records: Sequence[Record]
 ) -> None:
     """Note one page's entries for one author, comparing content hashes in one query."""
     excluded = author.exclude_ids
@@ -77,7 +78,7 @@ def observe(
 def plan_author(
     storage: Storage,
     client: ArxivClient,
-    author: AuthorSettings,
+    author: Author,
     observed: Observed,
     *,
     fetched: dict[str, Record],

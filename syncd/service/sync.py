@@ -38,8 +38,9 @@ from datetime import UTC, datetime, timedelta
 import structlog
 
 from syncd import metrics
-from syncd.config import AuthorSettings, SyncSettings
+from syncd.config import SyncSettings
 from syncd.domain.attribution import NameIndex, split_batch
+from syncd.domain.authors import Author
 from syncd.domain.cadence import SweepStanding, choose_sweeps, sweep_due, sweep_slot
 from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats
 from syncd.domain.planner import (
@@ -102,7 +103,7 @@ class CycleResult:
 def sync_all(
     storage: Storage,
     client: ArxivClient,
-    authors: Sequence[AuthorSettings],
+    authors: Sequence[Author],
     settings: SyncSettings,
     *,
     claim_window: float | None = None,
@@ -124,7 +125,7 @@ def sync_all(
 def sweep_all(
     storage: Storage,
     client: ArxivClient,
-    authors: Sequence[AuthorSettings],
+    authors: Sequence[Author],
     settings: SyncSettings,
     *,
     sweep_interval: float,
@@ -178,15 +179,15 @@ class _Round:
 
 
 # An author's claim window when its cycle starts (a ``time.monotonic()`` reading).
-_ClaimWindow = Callable[[AuthorSettings, float], float | None]
+_ClaimWindow = Callable[[Author, float], float | None]
 
 
 def _begin(
     storage: Storage,
     client: ArxivClient,
-    authors: Sequence[AuthorSettings],
+    authors: Sequence[Author],
     settings: SyncSettings,
-) -> tuple[_Round, list[AuthorSettings], dict[str, SyncRun]]:
+) -> tuple[_Round, list[Author], dict[str, SyncRun]]:
     """Start a round: read the clock, seed the authors; those seeded and their last claims."""
     clock = _Clock.read()
     round_ = _Round(storage, client, settings, clock, NameIndex(storage.authors.followed_names()))
@@ -210,7 +211,7 @@ def _end(round_: _Round) -> list[CycleResult]:
 
 
 def _sync_batches(
-    round_: _Round, batches: Sequence[Sequence[AuthorSettings]], claim_window: _ClaimWindow
+    round_: _Round, batches: Sequence[Sequence[Author]], claim_window: _ClaimWindow
 ) -> None:
     """Each batch's cycles, until arXiv's cooldown outlasts a request's wait."""
     client = round_.client
@@ -223,7 +224,7 @@ def _sync_batches(
         round_.results += _sync_batch(round_, batch, claim_window)
 
 
-def _left_for_later(authors: Sequence[AuthorSettings], exc: Throttled) -> list[CycleResult]:
+def _left_for_later(authors: Sequence[Author], exc: Throttled) -> list[CycleResult]:
     """The results of authors whose cycles did not start because arXiv throttles us."""
     _log.warning("cycles_deferred", authors=len(authors), reason=str(exc))
     error, when = f"not synced yet: {exc}", exc.next_try_at
@@ -240,10 +241,10 @@ class _Sweeps:
 
     interval: float
     clock: _Clock
-    due: list[AuthorSettings]
-    feeds: list[tuple[AuthorSettings, datetime]]
+    due: list[Author]
+    feeds: list[tuple[Author, datetime]]
 
-    def window(self, author: AuthorSettings, started: float) -> float:
+    def window(self, author: Author, started: float) -> float:
         """The author's claim window: any cycle started since its slot began claims the slot."""
         at = self.clock.at(started)
         return (at - sweep_slot(author.name, at, self.interval)).total_seconds()
@@ -251,7 +252,7 @@ class _Sweeps:
 
 def _choose_sweeps(
     round_: _Round,
-    authors: Sequence[AuthorSettings],
+    authors: Sequence[Author],
     interval: float,
     last: Mapping[str, SyncRun],
 ) -> _Sweeps:
@@ -311,7 +312,7 @@ def _read_feeds_alone(round_: _Round, sweeps: _Sweeps, claim_window: float | Non
 class _Cycle:
     """One author's cycle in progress: its run, its clock and what arXiv said so far."""
 
-    author: AuthorSettings
+    author: Author
     run_id: int | None
     started: float
     # A name query ran, so what it did not return is absent; a feed-only cycle's is not.
@@ -333,7 +334,7 @@ class _Cycle:
 
 
 def _sync_batch(
-    round_: _Round, batch: Sequence[AuthorSettings], claim_window: _ClaimWindow
+    round_: _Round, batch: Sequence[Author], claim_window: _ClaimWindow
 ) -> list[CycleResult]:
     storage, client = round_.storage, round_.client
     cycles: list[_Cycle] = []

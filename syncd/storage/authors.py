@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,7 +17,7 @@ from sqlalchemy.engine import Connection
 
 from syncd.domain.author_names import name_key, spelled_otherwise
 from syncd.domain.authors import (
-    AuthorDefinition,
+    Author,
     AuthorSummary,
     Candidate,
     FollowedAuthor,
@@ -50,23 +51,24 @@ def _configured_elsewhere(name: str, given: str | None = None) -> ConflictError:
     )
 
 
-def _definition(row: Any) -> AuthorDefinition:
-    return AuthorDefinition(
+def _definition(row: Any) -> Author:
+    """The author a row keeps (``include_ids`` and ``exclude_ids`` are the file's alone)."""
+    return Author(
         name=row.name,
         origin=AuthorOrigin(row.origin),
         orcid=row.orcid,
         arxiv_author_id=row.arxiv_author_id,
         query=row.query,
-        seeds=tuple(row.seeds or ()),
+        seeds=tuple(Path(seed) for seed in row.seeds or ()),
     )
 
 
-def _values(definition: AuthorDefinition) -> dict[str, Any]:
+def _values(definition: Author) -> dict[str, Any]:
     return {
         "orcid": definition.orcid,
         "arxiv_author_id": definition.arxiv_author_id,
         "query": definition.query,
-        "seeds": list(definition.seeds),
+        "seeds": [str(seed) for seed in definition.seeds],
     }
 
 
@@ -76,7 +78,7 @@ class Authors:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def reconcile(self, configured: Sequence[AuthorDefinition]) -> None:
+    def reconcile(self, configured: Sequence[Author]) -> None:
         """Make the ``config`` authors match the file: upsert those in it, remove the rest.
 
         An author of the same name without regard to case (a run-time one, or
@@ -113,7 +115,7 @@ class Authors:
                 .values(removed_at=when)
             )
 
-    def put(self, definitions: Sequence[AuthorDefinition]) -> list[Put]:
+    def put(self, definitions: Sequence[Author]) -> list[Put]:
         """Follow run-time authors, all or none (one transaction); what each one did.
 
         An author already followed with the same definition is left alone, so
@@ -326,7 +328,7 @@ class Authors:
             return publish(conn, name, author.id, written, run_id=None, when=when)
 
 
-def _feed_reset(row: Any, definition: AuthorDefinition) -> dict[str, Any]:
+def _feed_reset(row: Any, definition: Author) -> dict[str, Any]:
     """What changes of the author's feed state when their identifiers change: the new id's
     feed is read at the next cycle, and what arXiv said of the old id is forgotten."""
     if (row.orcid, row.arxiv_author_id) == (definition.orcid, definition.arxiv_author_id):

@@ -97,7 +97,7 @@ def followed_author(app: App, name: str) -> str:
     may get there: a link crafted with any other would otherwise show it as
     if syncd vouched for it.  The 404 does not repeat it either.
     """
-    if any(author.name == name for author in app.settings.authors):
+    if any(author.name == name for author in app.settings.configured_authors):
         return name
     name = app.storage.authors.stored_name(name)
     if app.storage.authors.known(name):

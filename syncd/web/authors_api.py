@@ -113,11 +113,11 @@ def authors_router(app: App) -> APIRouter:
     def follow(body: AuthorIn) -> Response:
         """Follow an author from the next cycle on (201; 200 when already followed)."""
         with _answering():
-            settings = runtime_author(
+            author = runtime_author(
                 body.name, orcid=body.orcid, arxiv_author_id=body.arxiv_author_id, query=body.query
             )
-            (done,) = add_authors(app.storage, app.settings, [settings])
-        summary = find_author(app, settings.name)
+            (done,) = add_authors(app.storage, app.settings, [author])
+        summary = find_author(app, author.name)
         return json_response(_shown(app, summary)[0], 201 if done == Put.ADDED else 200)
 
     @writes.delete(

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 import sqlalchemy as sa
 
-from syncd.domain.authors import AuthorDefinition
+from syncd.domain.authors import Author
 from syncd.domain.planner import seed_writes
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConflictError
@@ -208,14 +208,14 @@ class TestDuplicates:
         storage = Storage(database_url)
         try:
             upgrade(storage.engine)
-            storage.authors.put([AuthorDefinition("jane smith", AuthorOrigin.RUNTIME)])
+            storage.authors.put([Author("jane smith", AuthorOrigin.RUNTIME)])
             with pytest.raises(sa.exc.IntegrityError), storage.engine.begin() as conn:
                 conn.execute(
                     authors_table.insert().values(name="JANE SMITH", created_at=datetime.now(UTC))
                 )
             with pytest.raises(ConflictError, match="is the author 'jane smith'"):
-                storage.authors.put([AuthorDefinition("Jane Smith", AuthorOrigin.RUNTIME)])
-            storage.authors.reconcile([AuthorDefinition("Jane Smith", AuthorOrigin.CONFIG)])
+                storage.authors.put([Author("Jane Smith", AuthorOrigin.RUNTIME)])
+            storage.authors.reconcile([Author("Jane Smith", AuthorOrigin.CONFIG)])
             (row,) = storage.authors.summaries()
             assert (row.name, row.definition.origin) == ("Jane Smith", AuthorOrigin.CONFIG)
             assert storage.import_seeds("JANE  SMITH", seed_writes(load_seeds(SEEDS))) == 9

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from syncd.domain.authors import AuthorDefinition
+from syncd.domain.authors import Author
 from syncd.domain.planner import seed_writes
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import AuthorOrigin, Put
@@ -518,8 +518,8 @@ def test_0016_keeps_one_author_per_name_and_stops_hostile_ones(database_url: str
         ]
         assert "jane smith" not in storage.authors.names()  # the name "Jane Smith" keeps
         with pytest.raises(ConflictError, match="kept by author #2, a duplicate"):
-            storage.authors.reconcile([AuthorDefinition("jane smith", AuthorOrigin.CONFIG)])
-        fixed = AuthorDefinition("Grace Hopper", AuthorOrigin.RUNTIME, query='au:"Hopper_G"')
+            storage.authors.reconcile([Author("jane smith", AuthorOrigin.CONFIG)])
+        fixed = Author("Grace Hopper", AuthorOrigin.RUNTIME, query='au:"Hopper_G"')
         assert storage.authors.put([fixed]) == [Put.UPDATED]  # followed again, history and all
         downgrade(storage.engine, "0015")
         upgrade(storage.engine)

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
-from syncd.domain.authors import AuthorDefinition
+from syncd.domain.authors import Author
 from syncd.domain.model import NewRevision, PaperWrite, SyncStats
 from syncd.domain.planner import seed_writes
 from syncd.domain.routing import EndpointSpec
@@ -44,7 +44,7 @@ def database_url(request: pytest.FixtureRequest) -> str:
 def storage(database_url: str) -> Iterator[Storage]:
     """The repositories over a migrated database following ``AUTHOR`` from the config."""
     opened = Storage(database_url)
-    opened.authors.reconcile([AuthorDefinition(AUTHOR, AuthorOrigin.CONFIG)])
+    opened.authors.reconcile([Author(AUTHOR, AuthorOrigin.CONFIG)])
     yield opened
     opened.close()
 
@@ -77,10 +77,10 @@ class TestAuthors:
         assert storage.authors.known(AUTHOR)
         assert not storage.authors.known("ZHIDA JIANG")  # the stored spelling only
         with pytest.raises(ConflictError):
-            storage.authors.put([AuthorDefinition("zhida jiang", AuthorOrigin.RUNTIME)])
+            storage.authors.put([Author("zhida jiang", AuthorOrigin.RUNTIME)])
 
     def test_put_twice_changes_nothing_and_remove_stops_following(self, storage: Storage) -> None:
-        jane = AuthorDefinition("Jane Smith", AuthorOrigin.RUNTIME, orcid="0000-0002-1825-0097")
+        jane = Author("Jane Smith", AuthorOrigin.RUNTIME, orcid="0000-0002-1825-0097")
         assert [str(p) for p in storage.authors.put([jane])] == ["added"]
         assert [str(p) for p in storage.authors.put([jane])] == ["unchanged"]
         assert storage.authors.followed_names() == ["Jane Smith", AUTHOR]
@@ -133,7 +133,7 @@ class TestPapers:
         assert [p.key for p in storage.papers.all(AUTHOR)] == ["2601.00001"]
 
     def test_a_cycle_whose_author_was_removed_stores_nothing(self, storage: Storage) -> None:
-        storage.authors.put([AuthorDefinition("Jane Smith", AuthorOrigin.RUNTIME)])
+        storage.authors.put([Author("Jane Smith", AuthorOrigin.RUNTIME)])
         run_id = storage.runs.start("Jane Smith")
         assert run_id is not None
         storage.authors.remove("Jane Smith")

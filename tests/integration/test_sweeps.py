@@ -201,7 +201,13 @@ def _sweep(syncd: Syncd) -> None:
         upgrade(app.storage.engine)
         with app.arxiv_client() as client:
             settings = app.settings
-            sweep_all(app.storage, client, settings.authors, settings.sync, sweep_interval=WEEK_S)
+            sweep_all(
+                app.storage,
+                client,
+                settings.configured_authors,
+                settings.sync,
+                sweep_interval=WEEK_S,
+            )
     finally:
         app.close()
 

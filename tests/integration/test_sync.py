@@ -507,7 +507,11 @@ def _daemon_cycle(syncd: Syncd) -> list[CycleResult]:
         upgrade(app.storage.engine)
         settings = app.settings
         return sync_all(
-            app.storage, client, settings.authors, settings.sync, claim_window=HALF_A_PERIOD
+            app.storage,
+            client,
+            settings.configured_authors,
+            settings.sync,
+            claim_window=HALF_A_PERIOD,
         )
     finally:
         client.close()

@@ -268,7 +268,9 @@ class _Pass:
     def cycle(self) -> bool:
         """One cycle; whether it succeeded with no fault on any of its requests."""
         before = len(self.fake.requests)
-        results = sync_all(self.store, self.client, self.settings.authors, self.settings.sync)
+        results = sync_all(
+            self.store, self.client, self.settings.configured_authors, self.settings.sync
+        )
         after = len(self.fake.requests)
         self.boundaries.append((before, after))
         self.run.cycles += 1

@@ -24,6 +24,7 @@ from syncd.domain.author_names import (
     repeated_names,
     spelled_otherwise,
 )
+from syncd.domain.authors import Author
 from syncd.service.batches import author_batches, batch_query
 from tests.fakearxiv import _tokenize
 
@@ -107,7 +108,7 @@ class TestAuthorTerm:
     @pytest.mark.parametrize(("name", "why"), QUOTED, ids=[w for _, w in QUOTED])
     def test_the_fake_arxiv_reads_each_term_as_one_author(self, name: str, why: str) -> None:
         """The fake arXiv's query parser reads a batch of quoted names as one au: term each."""
-        batch = [AuthorSettings(name="Ada Lovelace"), AuthorSettings(name=name)]
+        batch = [AuthorSettings(name="Ada Lovelace").author(), AuthorSettings(name=name).author()]
         tokens = _tokenize(batch_query(batch))
         assert [(t.kind, t.field, t.value) for t in tokens] == [
             ("term", "au", "Ada Lovelace"),
@@ -229,14 +230,14 @@ class TestCheckQuery:
     def test_a_blank_query_is_none(self) -> None:
         """A blank query (an empty CSV cell, query = "") means the name's own au: term."""
         assert check_query("   ") is None
-        author = AuthorSettings(name="Ada Lovelace", query=" ")
+        author = AuthorSettings(name="Ada Lovelace", query=" ").author()
         assert (author.query, author.search_query) == (None, 'au:"Ada Lovelace"')
 
     def test_a_custom_query_is_sent_alone(self) -> None:
         """A custom query, whatever it says, is a batch of its own: it never joins another
         author's OR, so it can widen or fail only its own author's answer."""
-        wide = AuthorSettings(name="Grace Hopper", query="au:Hopper_G OR cat:cs.LG")
-        ada, emmy = AuthorSettings(name="Ada Lovelace"), AuthorSettings(name="Emmy Noether")
+        wide = AuthorSettings(name="Grace Hopper", query="au:Hopper_G OR cat:cs.LG").author()
+        ada, emmy = Author("Ada Lovelace"), Author("Emmy Noether")
         batches = author_batches([ada, wide, emmy])
         assert [[a.name for a in batch] for batch in batches] == [
             ["Ada Lovelace", "Emmy Noether"],

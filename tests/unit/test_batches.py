@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from syncd.config import AuthorSettings
+from syncd.domain.authors import Author
 from syncd.domain.model import SyncRun
 from syncd.domain.vocabulary import RunStatus
 from syncd.service.batches import author_batches, batch_query, oldest_first
@@ -12,11 +13,11 @@ from syncd.service.batches import author_batches, batch_query, oldest_first
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
-def _author(name: str, query: str | None = None) -> AuthorSettings:
-    return AuthorSettings(name=name, query=query)
+def _author(name: str, query: str | None = None) -> Author:
+    return AuthorSettings(name=name, query=query).author()
 
 
-def _names(batches: list[list[AuthorSettings]]) -> list[list[str]]:
+def _names(batches: list[list[Author]]) -> list[list[str]]:
     return [[a.name for a in batch] for batch in batches]
 
 

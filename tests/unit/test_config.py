@@ -10,7 +10,9 @@ import pytest
 from syncd.cli import main
 from syncd.cli.daemon import trigger_for
 from syncd.config import load_settings
+from syncd.domain.authors import Author
 from syncd.domain.cadence import schedule_period
+from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError
 from tests.helpers import ROOT
 
@@ -85,7 +87,29 @@ class TestOverrides:
         """Several [[authors]] are tracked at once."""
         text = MINIMAL + '[[authors]]\nname = "Ada Lovelace"\nquery = "au:Lovelace_A"\n'
         settings = load_settings(_write(tmp_path, text))
-        assert [a.search_query for a in settings.authors] == ['au:"Zhida Jiang"', "au:Lovelace_A"]
+        assert [a.search_query for a in settings.configured_authors] == [
+            'au:"Zhida Jiang"',
+            "au:Lovelace_A",
+        ]
+
+    def test_a_table_validates_into_the_domain_author(self, tmp_path: Path) -> None:
+        """An [[authors]] table is, past the configuration, the domain Author it defines:
+        its ids checked (versions dropped) and its feed the arXiv author id before the ORCID."""
+        text = MINIMAL + (
+            '[[authors]]\nname = "Ada Lovelace"\norcid = "0000-0002-1825-0097"\n'
+            'arxiv_author_id = "lovelace_a_1"\ninclude_ids = ["2401.00001v2"]\n'
+            'exclude_ids = ["2401.00002"]\n'
+        )
+        ada = load_settings(_write(tmp_path, text)).configured_authors[1]
+        assert ada == Author(
+            "Ada Lovelace",
+            AuthorOrigin.CONFIG,
+            orcid="0000-0002-1825-0097",
+            arxiv_author_id="lovelace_a_1",
+            include_ids=("2401.00001",),
+            exclude_ids=("2401.00002",),
+        )
+        assert (ada.feed_id, ada.search_query) == ("lovelace_a_1", 'au:"Ada Lovelace"')
 
     def test_webhook_secret_from_environment(
         self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -232,7 +256,7 @@ class TestAuthorNames:
     def test_a_name_is_kept_in_its_normal_form(self, tmp_path: Path) -> None:
         """Spaces collapse and NFC applies at load: the name is stored and queried so."""
         text = '[[authors]]\nname = " Jose\u0301\u00a0 Martí "\n'
-        (author,) = load_settings(_write(tmp_path, text)).authors
+        (author,) = load_settings(_write(tmp_path, text)).configured_authors
         assert (author.name, author.search_query) == ("José Martí", 'au:"José Martí"')
 
     def test_two_spellings_of_one_name_exit_2_naming_both(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from syncd.config.runtime import runtime_author
-from syncd.domain.authors import AuthorDefinition, AuthorSummary, describe_reason, status_line
+from syncd.domain.authors import Author, AuthorSummary, describe_reason, status_line
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError
 from syncd.service.authors import arxiv_ids, read_authors_csv
@@ -18,7 +18,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 def summary(**fields: object) -> AuthorSummary:
     values: dict[str, object] = {
-        "definition": AuthorDefinition("Ada Lovelace", AuthorOrigin.RUNTIME),
+        "definition": Author("Ada Lovelace", AuthorOrigin.RUNTIME),
         "removed_at": None,
         "tracked": 0,
         "claimed": 0,
