@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from syncd.domain.model import Event
-from syncd.domain.vocabulary import EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
 from syncd.render.describe import Described, describe
 from syncd.render.markdown import MARKDOWN
 from syncd.render.text import (
@@ -64,15 +64,21 @@ def discord_message(described: Described) -> dict[str, Any]:
     diff = render_diffs(described.diffs, MARKDOWN, room, full_change(described, MARKDOWN))
     description = f"{summary}\n\n{diff}" if diff else summary
     embed = _embed(described, title_line(described, MARKDOWN, MAX_TITLE), description)
-    embed["fields"] = [
-        {"name": "Version", "value": _version(described), "inline": True},
-        {"name": "Changed", "value": ", ".join(described.kinds) or "—", "inline": True},
-        {
-            "name": "Author",
-            "value": fit_text(described.author, MARKDOWN, _AUTHOR_CHARS).strip() or "—",
-            "inline": True,
-        },
-    ]
+    author = {
+        "name": "Author",
+        "value": fit_text(described.author, MARKDOWN, _AUTHOR_CHARS).strip() or "—",
+        "inline": True,
+    }
+    # An author's event is about no paper: it has no version and no changed field to show.
+    embed["fields"] = (
+        [author]
+        if described.event_type in AUTHOR_EVENTS
+        else [
+            {"name": "Version", "value": _version(described), "inline": True},
+            {"name": "Changed", "value": ", ".join(described.kinds) or "—", "inline": True},
+            author,
+        ]
+    )
     return {"embeds": [embed], "allowed_mentions": _no_mentions()}
 
 

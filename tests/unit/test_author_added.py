@@ -85,6 +85,12 @@ def test_chat_messages_carry_the_line(format: DeliveryFormat) -> None:
     assert problem(digest) is None
 
 
+def test_a_discord_embed_shows_the_author_and_no_paper_fields() -> None:
+    """An author's event has no version and no changed field: its embed shows the author."""
+    (embed,) = json.loads(message_body(DeliveryFormat.DISCORD, [_added()], public_url=None))["embeds"]
+    assert embed["fields"] == [{"name": "Author", "value": "Ke Zhang", "inline": True}]
+
+
 def test_apprise_notification_carries_the_line() -> None:
     title, body = notification([_added()], public_url=None)
     assert LINE in title or LINE in body
