@@ -87,7 +87,8 @@ def test_chat_messages_carry_the_line(format: DeliveryFormat) -> None:
 
 def test_a_discord_embed_shows_the_author_and_no_paper_fields() -> None:
     """An author's event has no version and no changed field: its embed shows the author."""
-    (embed,) = json.loads(message_body(DeliveryFormat.DISCORD, [_added()], public_url=None))["embeds"]
+    body = message_body(DeliveryFormat.DISCORD, [_added()], public_url=None)
+    (embed,) = json.loads(body)["embeds"]
     assert embed["fields"] == [{"name": "Author", "value": "Ke Zhang", "inline": True}]
 
 
