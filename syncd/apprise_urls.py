@@ -18,6 +18,7 @@ from syncd.errors import ConfigError
 
 __all__ = [
     "INSTALL_HINT",
+    "body_format",
     "check_apprise_url",
     "load_apprise",
     "network_host",
@@ -55,6 +56,14 @@ def check_apprise_url(url: str) -> None:
             f"Apprise cannot use this {url_scheme(url)}:// URL (unknown service or"
             " missing parts); see https://github.com/caronc/apprise/wiki"
         )
+
+
+def body_format(plugin: Any) -> str:
+    """The format to write for an Apprise plugin's service, by what it says it reads:
+    ``"markdown"`` where it reads Markdown, else its own (``"html"`` for e-mail, or
+    ``"text"``); a URL's ``?format=`` overrides, as Apprise lets it."""
+    markdown = load_apprise().NotifyFormat.MARKDOWN
+    return str(plugin.resolve_format(markdown).value)
 
 
 def network_host(plugin: Any) -> str | None:

@@ -85,8 +85,13 @@ def _notify_test(endpoint: Endpoint, app: App) -> int:
     """``webhooks test`` for a [[notify]] target: Apprise says sent or not, and no more."""
     notifier = AppriseSender.allowing(app.settings.delivery.allow_destinations)
     msg_id, _ = test_body(datetime.now(UTC))
-    title, body = sample_notification(public_url=app.settings.http.public_url)
-    result = notifier.send(endpoint.spec.url, endpoint.timeout, msg_id, title, body)
+    public_url = app.settings.http.public_url
+    result = notifier.send(
+        endpoint.spec.url,
+        endpoint.timeout,
+        msg_id,
+        lambda written_in: sample_notification(public_url=public_url, body_format=written_in),
+    )
     if result.outcome == "delivered":
         print(f"{endpoint.name}: delivered a sample notification")
         return EXIT_OK

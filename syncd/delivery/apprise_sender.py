@@ -1,4 +1,8 @@
-"""One Apprise notification: a ``[[notify]]`` target's title and Markdown, sent by Apprise.
+"""One Apprise notification: a ``[[notify]]`` target's title and body, sent by Apprise.
+
+The body is written in the format the service reads, as its Apprise plugin
+tells (``apprise_urls.body_format``): Markdown for chats that render it, HTML
+for e-mail (which Apprise sends with a plain-text alternative), else text.
 
 Apprise opens its own connections, so the destination policy cannot guard
 them as it guards the webhook sockets: the URL's host is checked right before
@@ -12,11 +16,11 @@ An Apprise URL may hold its secrets anywhere (Telegram's bot token is its
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.apprise_urls import load_apprise, network_host, url_parts
+from syncd.apprise_urls import body_format, load_apprise, network_host, url_parts
 from syncd.delivery.redaction import scrub
 from syncd.delivery.sender import DeliveryResult, log_attempt
 from syncd.delivery.transport import resolve_host
@@ -26,8 +30,12 @@ from syncd.domain.destinations import (
     Resolver,
     check_host,
 )
+from syncd.render.notification import BodyFormat
 
-__all__ = ["AppriseSender"]
+__all__ = ["AppriseSender", "Message"]
+
+Message = Callable[[BodyFormat], tuple[str, str]]
+"""A notification to send: its (title, body) written in the format asked for."""
 
 # The levels of Apprise's log entries that say why a send failed (they are names).
 _SAYS_WHAT_FAILED = frozenset({"WARNING", "ERROR", "CRITICAL"})
@@ -49,15 +57,15 @@ class AppriseSender:
         """A sender under the policy that allows ``allow_destinations``."""
         return cls(DestinationPolicy.from_allow_list(allow_destinations))
 
-    def send(self, url: str, timeout: float, msg_id: str, title: str, body: str) -> DeliveryResult:
-        """Notify ``url`` once with ``title`` and Markdown ``body``; a failure is a ``retry``.
+    def send(self, url: str, timeout: float, msg_id: str, message: Message) -> DeliveryResult:
+        """Notify ``url`` once with ``message`` in its service's format; a failure is a ``retry``.
 
         ``timeout`` bounds the whole call (Apprise gives up on the service at
         it) and each connect and read of the service's own requests.
         """
         started = time.monotonic()
         try:
-            error = self._notify(url, timeout, title, body)
+            error = self._notify(url, timeout, message)
         except BlockedDestinationError as exc:
             error = str(exc)  # nothing was sent: a failed attempt, as for webhooks
         except OSError as exc:
@@ -75,7 +83,7 @@ class AppriseSender:
         log_attempt(msg_id, result)
         return result
 
-    def _notify(self, url: str, timeout: float, title: str, body: str) -> str | None:
+    def _notify(self, url: str, timeout: float, message: Message) -> str | None:
         """Send; ``None`` on success, else what Apprise said went wrong (not yet scrubbed)."""
         apprise = load_apprise()
         # A plugin per send: plugins keep throttling state, and workers send in parallel.
@@ -84,12 +92,14 @@ class AppriseSender:
             return "Apprise cannot use this URL"
         plugin.socket_connect_timeout = plugin.socket_read_timeout = timeout
         self._check_destination(plugin)
+        written_in = BodyFormat(body_format(plugin))
+        title, body = message(written_in)
         notifier = apprise.Apprise()
         notifier.add(plugin)
         result = notifier.notify(
             body=body,
             title=title,
-            body_format=apprise.NotifyFormat.MARKDOWN,
+            body_format=apprise.NotifyFormat(written_in.value),
             timeout=timeout,
         )
         if result:

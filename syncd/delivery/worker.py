@@ -267,9 +267,14 @@ class Dispatcher:
                 return None
             format = endpoint.spec.format
             if format == DeliveryFormat.APPRISE:
-                title, text = notification(claim.events, public_url=self._public_url)
+                events, public_url = claim.events, self._public_url
                 return self._notifier.send(
-                    endpoint.spec.url, endpoint.timeout, claim.message_id, title, text
+                    endpoint.spec.url,
+                    endpoint.timeout,
+                    claim.message_id,
+                    lambda written_in: notification(
+                        events, public_url=public_url, body_format=written_in
+                    ),
                 )
             # A cycle's digests to endpoints of one format and filters are one
             # message: rendered once a batch, not once an endpoint.  (A race

@@ -10,7 +10,8 @@ escaping beside it:
   length) and plain text;
 - ``mrkdwn``: Slack's mrkdwn; ``markdown``: Markdown (Discord, Apprise);
 - ``neutral``: what every text target does last (no mention, no link, no bidi control);
-- ``notification``: Apprise's title and body.
+- ``email``: an e-mail's HTML (inline styles; the plain part's marks hidden in it);
+- ``notification``: Apprise's title and body, in the format its service reads.
 
 Pure: nothing here reads the database or the network.  Platform bodies
 within platform limits (Slack's blocks, Discord's embeds) are built in

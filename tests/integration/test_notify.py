@@ -7,10 +7,12 @@ from collections.abc import Iterator
 import pytest
 
 from syncd.domain.model import Event
-from syncd.render.notification import notification
+from syncd.render.describe import describe
+from syncd.render.notification import BodyFormat, notification
 from syncd.storage import Storage
 from tests.integration.conftest import Syncd
 from tests.recorder import Recorder
+from tests.smtpreceiver import SmtpReceiver
 
 PASSWORD = "pa55-Sekrit-0815"
 TOKEN = "tok3n-Sekrit-4711"
@@ -45,9 +47,11 @@ timeout = 5
 """
 
 
-def _expected(syncd: Syncd) -> list[tuple[str, str]]:
+def _expected(syncd: Syncd, body_format: BodyFormat = BodyFormat.MARKDOWN) -> list[tuple[str, str]]:
     """(title, body) of each stored event, as the shared renderer makes them."""
-    return sorted(notification([e], public_url=None) for e in _events(syncd))
+    return sorted(
+        notification([e], public_url=None, body_format=body_format) for e in _events(syncd)
+    )
 
 
 def _events(syncd: Syncd) -> list[Event]:
@@ -129,7 +133,30 @@ def test_ntfy_on_a_host_of_its_own(syncd: Syncd, working: Recorder) -> None:
     assert {r.path for r in working.received} == {"/"}
     assert {r.fields()["topic"] for r in working.received} == {"arxiv-lab"}
     received = sorted((r.fields()["title"], r.fields()["message"]) for r in working.received)
-    assert received == _expected(syncd)
+    assert received == _expected(syncd, BodyFormat.TEXT)  # ntfy shows text as it is
+
+
+def test_a_cycle_is_one_mail_in_html_and_plain_text(syncd: Syncd) -> None:
+    """mailto:// to a real SMTP server: the first sync's digest is one mail, both parts
+    written for mail (the HTML renderer's body, the plain part without Markdown)."""
+    with SmtpReceiver() as smtp:
+        _notify(syncd, smtp.url(), group="")
+        assert syncd("sync").code == 0
+        (mail,) = smtp.wait_for(1)
+    events = _events(syncd)
+    title, html = notification(events, public_url=None, body_format=BodyFormat.HTML)
+    assert mail["Subject"] == title
+    assert mail.get_content_type() == "multipart/alternative"
+    html_part, text_part = mail.get_body(("html",)), mail.get_body(("plain",))
+    assert html_part is not None
+    assert text_part is not None
+    assert html_part.get_content().strip() == html
+    text = text_part.get_content()
+    assert len(events) > 1
+    for event in events:
+        assert describe(event, public_url=None).headline in text
+    assert "**" not in text
+    assert "~~" not in text
 
 
 def test_webhooks_test_sends_to_a_notify_target(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apprise
@@ -16,6 +16,7 @@ from syncd.delivery.apprise_sender import AppriseSender
 from syncd.domain.destinations import DestinationPolicy
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup
 from syncd.errors import ConfigError
+from syncd.render.notification import BodyFormat
 from syncd.service.app import endpoints_from
 from tests.recorder import Recorder
 
@@ -28,6 +29,11 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "syncd.toml"
     path.write_text('[[authors]]\nname = "A. Author"\n' + text, encoding="utf-8")
     return path
+
+
+def _fixed(title: str, body: str) -> Callable[[BodyFormat], tuple[str, str]]:
+    """A message that is ``(title, body)`` in whatever format it is asked for."""
+    return lambda _: (title, body)
 
 
 @pytest.fixture
@@ -169,7 +175,9 @@ class TestAppriseSender:
     ) -> None:
         """json:// and form:// post to the path; ntfy:// on a host of its own posts the topic."""
         url = f"{scheme}://127.0.0.1:{recorder.port}{path}"
-        result = AppriseSender.allowing().send(url, 5, "evt_1", "Title *v2*", "- **added** x\n- y")
+        result = AppriseSender.allowing().send(
+            url, 5, "evt_1", _fixed("Title *v2*", "- **added** x\n- y")
+        )
         assert (result.outcome, result.error) == ("delivered", None)
         (received,) = recorder.received
         assert (received.method, received.path) == ("POST", sent_path)
@@ -182,7 +190,7 @@ class TestAppriseSender:
         """Apprise's reason is kept; the URL's password, path and query are not."""
         recorder.status = 500
         url = f"json://user:{PASSWORD}@127.0.0.1:{recorder.port}/{TOKEN}?-X-Key={TOKEN}"
-        result = AppriseSender.allowing().send(url, 5, "evt_1", "t", "b")
+        result = AppriseSender.allowing().send(url, 5, "evt_1", _fixed("t", "b"))
         assert result.outcome == "retry"
         assert result.error is not None
         assert "500" in result.error
@@ -197,13 +205,15 @@ class TestAppriseSender:
             port = closed.getsockname()[1]
         url = f"json://{TOKEN}.localhost:{port}/x"
         sender = AppriseSender(DestinationPolicy(), resolve=lambda host, port: ["127.0.0.1"])
-        result = sender.send(url, 5, "evt_1", "t", "b")
+        result = sender.send(url, 5, "evt_1", _fixed("t", "b"))
         assert result.outcome == "retry"
         assert result.error
         assert TOKEN.lower() not in result.error.lower()
 
     def test_a_blocked_address_is_refused_before_sending(self) -> None:
-        result = AppriseSender.allowing().send("json://169.254.169.254/x", 5, "evt_1", "t", "b")
+        result = AppriseSender.allowing().send(
+            "json://169.254.169.254/x", 5, "evt_1", _fixed("t", "b")
+        )
         assert result.outcome == "retry"
         # The host is a part of the URL, and errors name none (it may be a token).
         assert "destination [redacted] is blocked" in (result.error or "")
@@ -211,7 +221,9 @@ class TestAppriseSender:
     def test_a_host_name_is_checked_where_it_resolves(self, recorder: Recorder) -> None:
         """The name resolves to a metadata address: refused, and nothing reaches the server."""
         sender = AppriseSender(DestinationPolicy(), resolve=lambda host, port: ["169.254.169.254"])
-        result = sender.send(f"json://receiver.test:{recorder.port}/x", 5, "evt_1", "t", "b")
+        result = sender.send(
+            f"json://receiver.test:{recorder.port}/x", 5, "evt_1", _fixed("t", "b")
+        )
         assert result.outcome == "retry"
         assert "resolves to 169.254.169.254, which is blocked" in (result.error or "")
         assert recorder.received == []
@@ -223,7 +235,7 @@ class TestAppriseSender:
             resolve=lambda host, port: ["169.254.169.254"],
         )
         url = f"json://localhost:{recorder.port}/x"
-        assert sender.send(url, 5, "evt_1", "t", "b").outcome == "delivered"
+        assert sender.send(url, 5, "evt_1", _fixed("t", "b")).outcome == "delivered"
         assert len(recorder.received) == 1
 
     def test_a_token_host_is_not_resolved(self) -> None:
@@ -247,6 +259,6 @@ class TestAppriseSender:
             listening.bind(("127.0.0.1", 0))
             listening.listen()
             url = f"json://127.0.0.1:{listening.getsockname()[1]}/x"
-            result = AppriseSender.allowing().send(url, 0.5, "evt_1", "t", "b")
+            result = AppriseSender.allowing().send(url, 0.5, "evt_1", _fixed("t", "b"))
         assert result.outcome == "retry"
         assert result.error
