@@ -30,7 +30,8 @@ def papers(args: argparse.Namespace, app: App) -> int:
     author = named_author(app.storage, args.author)
     found = app.storage.papers.all(author)
     if args.json:
-        return print_json([paper_json(p) for p in found])
+        details = app.storage.papers.details(found)
+        return print_json([paper_json(p, details[p.id]) for p in found])
     # Whose paper it is only says something when more than one author is followed (in the
     # file or at run time), or was: a removed author's papers stay.
     by_author = len({*app.followed_names(), *(p.author for p in found)}) > 1

@@ -26,6 +26,7 @@ __all__ = [
     "LatestChange",
     "NewRevision",
     "Paper",
+    "PaperDetails",
     "PaperState",
     "PaperWrite",
     "Revision",
@@ -33,6 +34,7 @@ __all__ = [
     "SeedRevision",
     "SyncRun",
     "SyncStats",
+    "VersionDate",
     "VersionGap",
     "VersionRefusal",
 ]
@@ -66,6 +68,28 @@ class Paper:
     record: Record
     record_hash: str
     absent_syncs: int
+    # In the author's own arXiv feed (ORCID iD or arXiv author id): theirs by their word.
+    claimed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VersionDate:
+    """One arXiv version of a paper and arXiv's date for it (None: the history lacks it)."""
+
+    version: int
+    date: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class PaperDetails:
+    """What a paper's page shows beyond its row: who holds it, its versions and their dates.
+
+    ``followed_authors`` are the followed authors whose record holds the paper
+    as theirs (tracked), by name; ``versions`` run from v1 to the current one.
+    """
+
+    followed_authors: tuple[str, ...]
+    versions: tuple[VersionDate, ...]
 
 
 @dataclass(frozen=True, slots=True)

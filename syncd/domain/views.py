@@ -9,7 +9,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.domain.model import EndpointSummary, Event, Paper, Revision
+from syncd.domain.history import withdrawal_notice
+from syncd.domain.model import EndpointSummary, Event, Paper, PaperDetails, Revision
 from syncd.domain.vocabulary import AUTHOR_EVENTS
 
 __all__ = [
@@ -26,18 +27,35 @@ FieldValue = tuple[Any, tuple[str, ...]]
 """One value a field took, and the labels of the revisions that carried it."""
 
 
-def paper_json(paper: Paper) -> dict[str, Any]:
-    """A paper as ``syncd papers --json`` lists it."""
+def paper_json(paper: Paper, details: PaperDetails) -> dict[str, Any]:
+    """A paper as ``syncd papers --json`` lists it: what its page shows.
+
+    ``authors`` are arXiv's list; ``followed_authors`` those of them followed
+    here who hold the paper; ``author`` the one whose record this row is.
+    """
+    record = paper.record
+    primary = [record.primary_category] if record.primary_category else []
     return {
         "key": paper.key,
         "arxiv_id": paper.arxiv_id,
-        "version": paper.record.version,
-        "title": paper.record.title,
-        "authors": list(paper.record.authors),
-        "authors_complete": paper.record.authors_complete,
+        "version": record.version,
+        "title": record.title,
+        "authors": list(record.authors),
+        "authors_complete": record.authors_complete,
+        "abstract": record.abstract,
+        "categories": primary + [c for c in record.categories if c not in primary],
+        "withdrawn": record.withdrawn,
+        "withdrawn_by": record.withdrawn_by if record.withdrawn else None,
+        "withdrawal_notice": (withdrawal_notice(record) or None) if record.withdrawn else None,
+        "versions": [
+            {"version": v.version, "date": v.date.isoformat() if v.date else None}
+            for v in details.versions
+        ],
         "status": paper.status,
         "origin": paper.origin,
         "author": paper.author,
+        "followed_authors": list(details.followed_authors),
+        "claimed": paper.claimed,
     }
 
 

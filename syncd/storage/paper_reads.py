@@ -8,11 +8,19 @@ the API and the commands.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from syncd.domain.model import LatestChange, Paper, PaperState, Revision
+from syncd.domain.model import (
+    LatestChange,
+    Paper,
+    PaperDetails,
+    PaperState,
+    Revision,
+    VersionDate,
+)
 from syncd.domain.record import pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
@@ -46,14 +54,54 @@ class Papers:
                 found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
         return found
 
-    def owners(self, arxiv_ids: Collection[str]) -> dict[str, set[str]]:
-        """The authors who have a paper among ``arxiv_ids`` (any status), by arXiv id."""
+    def owners(self, arxiv_ids: Collection[str], *, holding: bool = False) -> dict[str, set[str]]:
+        """The authors who have a paper among ``arxiv_ids`` (any status), by arXiv id;
+        with ``holding``, only the followed authors who hold it as theirs (tracked).
+
+        Who shares a paper is read here alone: a paper of two followed authors
+        is a row of each, and the API names both on each.
+        """
         found: dict[str, set[str]] = {}
         query = sa.select(papers_table.c.arxiv_id, authors_table.c.name).join(authors_table)
+        if holding:
+            query = query.where(
+                papers_table.c.status == PaperStatus.TRACKED, authors_table.c.removed_at.is_(None)
+            )
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
                 for row in conn.execute(query.where(papers_table.c.arxiv_id.in_(chunk))):
                     found.setdefault(row.arxiv_id, set()).add(row.name)
+        return found
+
+    def details(self, papers: Sequence[Paper]) -> dict[int, PaperDetails]:
+        """What each paper's page shows beyond its row, by paper id, read for all at once:
+        the followed authors who hold it and its versions with arXiv's dates."""
+        holders = self.owners({p.arxiv_id for p in papers if p.arxiv_id}, holding=True)
+        dates = self._version_dates([p.id for p in papers])
+        return {
+            paper.id: PaperDetails(
+                followed_authors=tuple(sorted(holders.get(paper.arxiv_id or "", ()))),
+                versions=tuple(
+                    VersionDate(version, dates.get((paper.id, version)))
+                    for version in range(1, (paper.record.version or 0) + 1)
+                ),
+            )
+            for paper in papers
+        }
+
+    def _version_dates(self, paper_ids: Sequence[int]) -> dict[tuple[int, int], datetime]:
+        """arXiv's date of each version the papers' histories hold, by (paper id, version)."""
+        r = revisions_table
+        found: dict[tuple[int, int], datetime] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(paper_ids)):
+                query = (
+                    sa.select(r.c.paper_id, r.c.version, sa.func.min(r.c.version_date))
+                    .where(among(conn, r.c.paper_id, chunk), r.c.version_date.is_not(None))
+                    .group_by(r.c.paper_id, r.c.version)
+                )
+                for paper_id, version, date in conn.execute(query):
+                    found[paper_id, version] = utc(date)
         return found
 
     def write_seqs(self, authors: Collection[str]) -> dict[str, int]:

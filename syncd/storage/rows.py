@@ -39,6 +39,7 @@ def paper(row: sa.Row[Any]) -> Paper:
         record=Record.from_dict(row.record),
         record_hash=row.record_hash,
         absent_syncs=row.absent_syncs,
+        claimed=row.claimed,
     )
 
 

@@ -117,7 +117,9 @@ def api_router(app: App) -> APIRouter:
     def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
         """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
         found = app.storage.papers.all(named_author(app.storage, author))
-        return json_response([paper_json(p) for p in found if status in (None, p.status)])
+        shown = [p for p in found if status in (None, p.status)]
+        details = app.storage.papers.details(shown)
+        return json_response([paper_json(p, details[p.id]) for p in shown])
 
     @router.get(
         "/papers/{ref:path}/history",
@@ -138,7 +140,8 @@ def api_router(app: App) -> APIRouter:
     )
     def paper(ref: RefPath) -> Response:
         """One paper, by key or arXiv id."""
-        return json_response(paper_json(find_paper(app, ref)))
+        found = find_paper(app, ref)
+        return json_response(paper_json(found, app.storage.papers.details([found])[found.id]))
 
     @router.get(
         "/events",

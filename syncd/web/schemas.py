@@ -27,6 +27,7 @@ __all__ = [
     "PaperRef",
     "RecordOut",
     "RevisionOut",
+    "VersionOut",
 ]
 
 
@@ -54,18 +55,38 @@ class RecordOut(_Out):
     withdrawn_by: str | None = Field(description='"author" or "admin" when the notice says')
 
 
+class VersionOut(_Out):
+    """One arXiv version of a paper."""
+
+    version: int
+    date: str | None = Field(
+        description="arXiv's date for the version (ISO 8601, UTC); null when the history"
+        " holds no revision of it"
+    )
+
+
 class PaperOut(_Out):
-    """A tracked paper as it stands now (``syncd papers --json``)."""
+    """A tracked paper as it stands now (``syncd papers --json``): what its page shows."""
 
     key: str
     arxiv_id: str | None
     version: int | None
     title: str | None
-    authors: list[str]
+    authors: list[str] = Field(description="the authors as arXiv lists them")
     authors_complete: bool
+    abstract: str | None
+    categories: list[str] = Field(description="arXiv categories, the primary one first")
+    withdrawn: bool = Field(description="the current version is withdrawn")
+    withdrawn_by: str | None = Field(description='"author" or "admin" when the notice says')
+    withdrawal_notice: str | None = Field(description="arXiv's notice, when withdrawn")
+    versions: list[VersionOut] = Field(description="v1 to the current version, in order")
     status: PaperStatus
     origin: Origin
-    author: str = Field(description="the configured author whose record holds the paper")
+    author: str = Field(description="the followed author whose record holds the paper")
+    followed_authors: list[str] = Field(
+        description="every followed author who holds the paper as theirs (tracked), by name"
+    )
+    claimed: bool = Field(description="in the author's own arXiv feed (ORCID iD or arXiv id)")
 
 
 class RevisionOut(_Out):
