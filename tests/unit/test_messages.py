@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
 from typing import Any
 
 import httpx
@@ -27,7 +28,7 @@ from syncd.render.field_diffs import field_diffs
 from syncd.render.markdown import MARKDOWN
 from syncd.render.mrkdwn import SLACK
 from syncd.render.neutral import ZERO_WIDTH_SPACE
-from syncd.render.notification import notification
+from syncd.render.notification import BodyFormat, notification
 from syncd.render.text import PLAIN, fit_text, render_diffs
 from tests.chatreceiver import DiscordReceiver, SlackReceiver, discord_problem, slack_problem
 from tests.hypothesis_profiles import examples
@@ -180,6 +181,36 @@ def assert_markdown_inert(text: str) -> None:
     assert not re.search(r"\]\(|\]:", OWN_MARKDOWN_LINK.sub("", unescaped)), text
 
 
+class _MailTags(HTMLParser):
+    """Every tag and attribute name of an HTML text, and whether its nesting closes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes.update(name for name, _ in attrs)
+        if tag != "hr":
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.open.pop() == tag, tag
+
+
+def assert_mail_html_inert(html: str) -> None:
+    """Only the tags and attributes syncd writes in a mail, closed as opened; no bidi control."""
+    parser = _MailTags()
+    parser.feed(html)
+    parser.close()
+    assert parser.tags <= {"div", "p", "del", "ins", "span", "a", "hr"}, parser.tags
+    assert parser.attributes <= {"style", "href"}, parser.attributes
+    assert parser.open == []
+    assert not BIDI_CONTROL.search(html)
+
+
 # ---- escaping
 
 
@@ -295,6 +326,9 @@ class TestOneEvent:
             title, markdown = notification(events, public_url=PUBLIC)
             assert_markdown_inert(title)
             assert_markdown_inert(markdown)
+            assert_mail_html_inert(
+                notification(events, public_url=PUBLIC, body_format=BodyFormat.HTML)[1]
+            )
 
     def test_the_slack_header_shows_the_title_as_it_is(self) -> None:
         """A plain_text header is not mrkdwn: escaping it would show ``&amp;`` and split marks."""
@@ -488,6 +522,10 @@ def test_any_events_make_bodies_within_every_limit(
     title, text = notification(events, public_url=public_url)
     assert_markdown_inert(title)
     assert_markdown_inert(text)
+    _, html = notification(events, public_url=public_url, body_format=BodyFormat.HTML)
+    assert_mail_html_inert(html)
+    _, plain = notification(events, public_url=public_url, body_format=BodyFormat.TEXT)
+    assert not BIDI_CONTROL.search(plain)
 
 
 @given(
