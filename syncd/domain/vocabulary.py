@@ -121,7 +121,7 @@ class DeliveryFormat(StrEnum):
     STANDARD = "standard"
     SLACK = "slack"  # also Mattermost's and Rocket.Chat's incoming webhooks
     DISCORD = "discord"
-    APPRISE = "apprise"  # a [[notify]] target: a title and Markdown, sent by Apprise
+    APPRISE = "apprise"  # a [[notify]] target: a title and a body in its service's format
 
 
 class DeliveryGroup(StrEnum):

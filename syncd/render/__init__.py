@@ -8,7 +8,7 @@ escaping beside it:
 - ``html``: the Atom feeds and the web pages (escaped, arXiv strings in ``<bdi>``);
 - ``text``: what the chat targets share (styles, cutting at a word within a
   length) and plain text;
-- ``mrkdwn``: Slack's mrkdwn; ``markdown``: Markdown (Discord, Apprise);
+- ``mrkdwn``: Slack's mrkdwn; ``markdown``: Markdown (Discord, Apprise's Markdown services);
 - ``neutral``: what every text target does last (no mention, no link, no bidi control);
 - ``email``: an e-mail's HTML (inline styles; the plain part's marks hidden in it);
 - ``notification``: Apprise's title and body, in the format its service reads.

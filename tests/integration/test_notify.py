@@ -159,6 +159,21 @@ def test_a_cycle_is_one_mail_in_html_and_plain_text(syncd: Syncd) -> None:
     assert "~~" not in text
 
 
+def test_webhooks_test_sends_a_mail_target_html_and_text(syncd: Syncd) -> None:
+    """`syncd webhooks test` to mailto://: the sample change as a mail of both parts."""
+    with SmtpReceiver() as smtp:
+        _notify(syncd, smtp.url())
+        outcome = syncd("webhooks", "test", "lab#1")
+        (mail,) = smtp.wait_for(1)
+    assert (outcome.code, outcome.out) == (0, "lab#1: delivered a sample notification\n")
+    html_part, text_part = mail.get_body(("html",)), mail.get_body(("plain",))
+    assert html_part is not None
+    assert text_part is not None
+    assert "<ins " in html_part.get_content()
+    assert "{+with a revised title+}" in text_part.get_content()
+    assert "~~" not in html_part.get_content() + text_part.get_content()
+
+
 def test_webhooks_test_sends_to_a_notify_target(
     syncd: Syncd, working: Recorder, failing: Recorder
 ) -> None:
