@@ -52,7 +52,8 @@ def remove_group(storage: Storage, settings: Settings, name: str) -> None:
     refused: the target would route by nothing."""
     reconcile_config(storage, settings)
     routes = routed_by(settings, name)
-    if routes:
+    # A configured group is refused for that first, by storage.
+    if routes and _group(storage, name).origin == AuthorOrigin.RUNTIME:
         raise ConflictError(
             f"group {name!r} routes {', '.join(routes)} in the config file: change them first"
         )

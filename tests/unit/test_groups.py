@@ -12,6 +12,7 @@ from syncd.domain.groups import Group, check_group_name, group_json
 from syncd.domain.routing import Audience
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.errors import ConfigError
+from syncd.service.app import endpoints_from
 
 MEMBERS = {"lab a": ["Ada Lovelace", "Bob Kahn"], "lab b": ["Bob Kahn", "Cy Young"]}
 
@@ -83,6 +84,23 @@ class TestConfig:
         assert table.group() == Group("lab", "ours", ("Ada Lovelace",), AuthorOrigin.CONFIG)
         (hook,) = settings.webhooks
         assert (hook.authors, hook.groups) == (("Ada Lovelace",), ("lab",))
+
+    def test_every_target_carries_its_routes_to_its_endpoints(self, tmp_path: Path) -> None:
+        """A [[notify]] table routes each of its URLs as a [[webhooks]] table routes itself."""
+        settings = _load(
+            tmp_path,
+            '[[notify]]\nname = "mail"\nurls = ["json://127.0.0.1:9/a", "json://127.0.0.1:9/b"]\n'
+            'authors = ["Ada Lovelace"]\ngroups = ["lab"]\n'
+            '[[webhooks]]\nname = "chat"\nurl = "https://chat.example/x"\nformat = "slack"\n'
+            'groups = ["lab"]\n',
+        )
+        endpoints = endpoints_from(settings, lambda: b"k" * 32)
+        routes = {name: (e.spec.authors, e.spec.groups) for name, e in endpoints.items()}
+        assert routes == {
+            "chat": ((), ("lab",)),
+            "mail#1": (("Ada Lovelace",), ("lab",)),
+            "mail#2": (("Ada Lovelace",), ("lab",)),
+        }
 
     @pytest.mark.parametrize(
         ("text", "message"),
