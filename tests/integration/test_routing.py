@@ -25,8 +25,11 @@ from syncd.storage.schema import (
 from tests.chatreceiver import DiscordReceiver, SlackReceiver
 from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import make_record
-from tests.integration.conftest import Syncd
+from tests.helpers import eventually
+from tests.integration.conftest import Syncd, revise_nestpipe
+from tests.integration.daemons import Daemon
 from tests.receiver import Receiver
+from tests.scenario import AUTHOR
 
 ADA, BOB, CY = "Ada Lovelace", "Bob Kahn", "Cy Young"
 # Each author's own papers: a word of its title says whose it is.
@@ -197,3 +200,24 @@ def test_a_group_changed_at_run_time_routes_the_next_events(
     assert papers == {"lab-a": [ADA, BOB], "lab-b": [CY], "cy": [CY]}
     firsts = {t: sorted(a for k, a, _ in delivered[t] if k == "author.added") for t in AUDIENCE}
     assert firsts == {"lab-a": [ADA], "lab-b": [CY], "cy": [CY]}
+
+
+def test_a_running_daemon_routes_by_a_group_changed_under_it(
+    syncd: Syncd, receiver: Receiver, daemons: list[Daemon]
+) -> None:
+    """`syncd run` routing by a run-time group: nothing while the group is empty; once
+    `syncd groups members --add` puts the author in, the next change reaches the receiver.
+    No restart."""
+    assert syncd("groups", "add", "lab").code == 0
+    daemon = Daemon(syncd, receiver, endpoint='groups = ["lab"]')
+    daemons.append(daemon)
+    eventually(lambda: syncd.counts()["events"] >= 7, 20, "the first cycle's events")
+    # Two more cycles started: the first of them, at least, has finished and published.
+    runs = syncd.counts()["runs"]
+    eventually(lambda: syncd.counts()["runs"] >= runs + 2, 20, "two more cycles")
+    assert receiver.received == []
+    assert syncd("groups", "members", "lab", "--add", AUTHOR).code == 0
+    revise_nestpipe(syncd.arxiv)
+    assert receiver.wait_for(1, timeout=20)
+    daemon.stop()
+    assert [d.json["type"] for d in receiver.delivered] == ["paper.revised"]
