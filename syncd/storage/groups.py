@@ -157,9 +157,10 @@ class Groups:
                 row = _group_row(conn, group.name, required=False)
                 values = {"description": group.description, "origin": AuthorOrigin.CONFIG}
                 if row is None:
-                    conn.execute(g.insert().values(name=group.name, created_at=now(), **values))
-                else:
-                    conn.execute(g.update().where(g.c.id == row.id).values(values))
+                    # Replicas starting together on PostgreSQL reconcile at the same moment.
+                    new = self._db.insert_ignoring_conflicts(g, "name")
+                    conn.execute(new.values(name=group.name, created_at=now(), **values))
+                conn.execute(g.update().where(g.c.name == group.name).values(values))
                 group_id = _group_row(conn, group.name).id
                 kept = _member_ids(conn, group_id)
                 for chunk in chunks(sorted(kept - ids)):
@@ -168,7 +169,8 @@ class Groups:
                     )
                 if ids - kept:
                     conn.execute(
-                        m.insert(), [{"group_id": group_id, "author_id": i} for i in ids - kept]
+                        self._db.insert_ignoring_conflicts(m, ("group_id", "author_id")),
+                        [{"group_id": group_id, "author_id": i} for i in sorted(ids - kept)],
                     )
             stale = conn.execute(
                 sa.select(g.c.id).where(

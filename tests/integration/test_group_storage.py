@@ -4,6 +4,7 @@ groups made and changed, memberships read per group and per author, and the migr
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import sqlalchemy as sa
@@ -81,6 +82,20 @@ class TestReconcile:
         storage.authors.remove(CY)
         with pytest.raises(ConfigError, match="Cy Young"):
             storage.groups.reconcile([_configured("lab", CY)])
+
+    def test_replicas_starting_together_both_reconcile(self, database_url: str) -> None:
+        """Two processes reconciling the same new groups at once both start."""
+        replicas = [Storage(database_url) for _ in range(4)]
+        replicas[0].authors.reconcile([Author(ADA, CONFIG), Author(BOB, CONFIG)])
+        groups = [_configured(f"lab {n}", ADA, BOB) for n in range(8)]
+        try:
+            with ThreadPoolExecutor(len(replicas)) as pool:
+                done = list(pool.map(lambda s: s.groups.reconcile(groups), replicas))
+            assert done == [None] * len(replicas)
+            assert replicas[0].groups.all() == sorted(groups, key=lambda g: g.name)
+        finally:
+            for replica in replicas:
+                replica.close()
 
 
 class TestRuntimeGroups:
