@@ -106,6 +106,8 @@ class Endpoints:
                     dead=row.dead,
                     next_attempt_at=utc(row.next_attempt_at) if row.next_attempt_at else None,
                     last_error=errors.get(row.id),
+                    authors=tuple(row.authors),
+                    groups=tuple(row.groups),
                 )
                 for row in conn.execute(query)
             ]

@@ -131,6 +131,8 @@ class EndpointOut(_Out):
     last_error: str | None = Field(
         description="why the first pending delivery that failed failed (status or error)"
     )
+    authors: list[str] = Field(description="routed by these authors (with groups' members)")
+    groups: list[str] = Field(description="and these groups' members; neither: every author")
 
 
 class ErrorOut(_Out):

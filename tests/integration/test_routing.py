@@ -176,6 +176,8 @@ def test_each_target_receives_exactly_its_peoples_events_and_digests(
     for target, people in AUDIENCE.items():
         papers = sorted(a for t, a, _ in delivered[target] if t == "paper.added")
         assert papers == sorted(people), target
+    routes = {e["name"]: (e["authors"], e["groups"]) for e in syncd.json("webhooks", "list")}
+    assert routes == {"lab-a": ([], ["lab a"]), "lab-b": ([], ["lab b"]), "cy": ([CY.lower()], [])}
 
 
 @ON_BOTH_DATABASES
