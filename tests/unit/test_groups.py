@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from syncd.config import Settings, load_settings
 from syncd.domain.groups import Group, check_group_name, group_json
@@ -41,6 +43,33 @@ class TestAudience:
     def test_a_group_without_members_takes_nobody(self) -> None:
         """Routed by a group emptied since: nothing, never everything."""
         assert not Audience.of((), ["empty"], MEMBERS).takes(["Ada Lovelace"])
+
+
+_PEOPLE = st.sampled_from(["Ada", "Bob", "Cy", "Dan", "Eve"])
+_GROUPS = st.dictionaries(
+    st.sampled_from(["g1", "g2", "g3"]), st.lists(_PEOPLE, max_size=4), max_size=3
+)
+
+
+@given(
+    authors=st.lists(_PEOPLE, max_size=3),
+    groups=st.lists(st.sampled_from(["g1", "g2", "g3", "gone"]), max_size=3),
+    members=_GROUPS,
+    event_authors=st.lists(_PEOPLE, min_size=1, max_size=3),
+)
+def test_the_audience_is_its_people_or_everyone(
+    authors: list[str],
+    groups: list[str],
+    members: dict[str, list[str]],
+    event_authors: list[str],
+) -> None:
+    """An event goes where one of its authors is named or in a named group; a target
+    naming nobody takes it whatever its authors; the order of the authors is no matter."""
+    people = set(authors) | {m for g in groups for m in members.get(g, [])}
+    audience = Audience.of(authors, groups, members)
+    expected = not (authors or groups) or bool(people & set(event_authors))
+    assert audience.takes(event_authors) == expected
+    assert audience.takes(list(reversed(event_authors))) == expected
 
 
 class TestGroupNames:
