@@ -246,6 +246,9 @@ class EndpointSummary:
     # Of its pending deliveries: when the first is due, and the error of the first that failed.
     next_attempt_at: datetime | None = None
     last_error: str | None = None
+    # Whose events it takes (syncd.domain.routing.Audience): neither, everyone's.
+    authors: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
 
 
 # -- what callers hand in -----------------------------------------------------

@@ -137,4 +137,6 @@ def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
             summary.next_attempt_at.isoformat() if summary.next_attempt_at else None
         ),
         "last_error": summary.last_error,
+        "authors": list(summary.authors),
+        "groups": list(summary.groups),
     }

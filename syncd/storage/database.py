@@ -95,10 +95,12 @@ class Database:
             return None
         return stat.st_dev, stat.st_ino
 
-    def insert_ignoring_conflicts(self, table: sa.Table, key: str) -> Any:
-        """An INSERT of ``table`` that does nothing when ``key`` already has the value."""
+    def insert_ignoring_conflicts(self, table: sa.Table, key: str | Sequence[str]) -> Any:
+        """An INSERT of ``table`` that does nothing when ``key`` (a column, or the columns
+        of a composite key) already has the value."""
         insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
-        return insert(table).on_conflict_do_nothing(index_elements=[key])
+        columns = [key] if isinstance(key, str) else list(key)
+        return insert(table).on_conflict_do_nothing(index_elements=columns)
 
     def upsert(self, table: sa.Table, keys: Sequence[str]) -> Any:
         """An INSERT of ``table`` that overwrites the other columns when ``keys`` exist."""

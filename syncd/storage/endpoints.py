@@ -44,6 +44,8 @@ class Endpoints:
                     "grouping": spec.group.value,
                     "events": list(spec.events),
                     "kinds": list(spec.kinds),
+                    "authors": list(spec.authors),
+                    "groups": list(spec.groups),
                 }
                 row = rows.get(spec.name)
                 if row is None:
@@ -104,6 +106,8 @@ class Endpoints:
                     dead=row.dead,
                     next_attempt_at=utc(row.next_attempt_at) if row.next_attempt_at else None,
                     last_error=errors.get(row.id),
+                    authors=tuple(row.authors),
+                    groups=tuple(row.groups),
                 )
                 for row in conn.execute(query)
             ]

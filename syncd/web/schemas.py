@@ -23,6 +23,9 @@ __all__ = [
     "EndpointOut",
     "ErrorOut",
     "EventOut",
+    "GroupIn",
+    "GroupOut",
+    "MembersIn",
     "PaperOut",
     "PaperRef",
     "RecordOut",
@@ -149,6 +152,8 @@ class EndpointOut(_Out):
     last_error: str | None = Field(
         description="why the first pending delivery that failed failed (status or error)"
     )
+    authors: list[str] = Field(description="routed by these authors (with groups' members)")
+    groups: list[str] = Field(description="and these groups' members; neither: every author")
 
 
 class ErrorOut(_Out):
@@ -221,3 +226,27 @@ class DecisionOut(_Out):
     decision: Decision
     ids: list[str]
     events: list[str] = Field(description="ids of the paper.added events published")
+
+
+class GroupOut(_Out):
+    """A group of followed authors (``syncd groups list --json``)."""
+
+    name: str
+    description: str
+    source: AuthorOrigin = Field(description="config: a [[groups]] table; runtime: made")
+    members: list[str] = Field(description="the followed authors in it, by name")
+
+
+class GroupIn(_Out):
+    """A group to make (or describe again), with members to put in it."""
+
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field("", max_length=2000)
+    members: list[str] = Field([], max_length=10000, description="followed authors' names")
+
+
+class MembersIn(_Out):
+    """Authors to put in a group and to take out of it."""
+
+    add: list[str] = Field([], max_length=10000)
+    remove: list[str] = Field([], max_length=10000)

@@ -22,8 +22,15 @@ class Daemon:
     """One `syncd run` subprocess with its HTTP port and log file."""
 
     def __init__(
-        self, syncd: Syncd, receiver: Receiver, *, lease: float = 30, interval: float = 1
+        self,
+        syncd: Syncd,
+        receiver: Receiver,
+        *,
+        lease: float = 30,
+        interval: float = 1,
+        endpoint: str = "",
     ) -> None:
+        """``endpoint`` holds more keys of the receiver's ``[[webhooks]]`` table (filters)."""
         self.port = free_port()
         self.log = syncd.workdir / f"daemon-{self.port}.log"
         syncd.sections = f"""
@@ -45,6 +52,7 @@ name = "ci"
 url = "{receiver.url}"
 secret = "{WEBHOOK_SECRET}"
 timeout = 10
+{endpoint}
 """
         config = syncd.config
         with self.log.open("w") as out:
