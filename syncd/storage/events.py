@@ -83,7 +83,7 @@ class Events:
         earlier seq still changes it if it belongs in the feed.
         """
         select = sa.select(events_table.c.seq, events_table.c.created_at)
-        if query.author is not None:
+        if query.author is not None or query.authors is not None:
             select = select.join(authors_table, events_table.c.author_id == authors_table.c.id)
         select = select.where(_matching(query)).order_by(events_table.c.seq.desc())
         with self._db.transaction() as conn:
@@ -93,10 +93,17 @@ class Events:
 
 
 def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
-    """The condition of ``query``'s filter (author, paper, type), position aside."""
+    """The condition of ``query``'s filter (authors, paper, type, time), position aside."""
     conditions: list[sa.ColumnElement[bool]] = []
     if query.author is not None:
         conditions.append(authors_table.c.name == query.author)
+    if query.authors is not None:
+        # A group's members: a few hundred names at most, one IN list.
+        conditions.append(authors_table.c.name.in_(sorted(query.authors)))
+    if query.published_from is not None:
+        conditions.append(events_table.c.created_at >= query.published_from)
+    if query.published_before is not None:
+        conditions.append(events_table.c.created_at < query.published_before)
     if query.paper_id is not None:
         conditions.append(events_table.c.paper_id == query.paper_id)
         # An author's event is filed under one of the author's papers, not about it.
