@@ -9,7 +9,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from syncd.domain.groups import Group
 from syncd.domain.model import EndpointSummary, Event, Paper, Revision
+from syncd.domain.reports import REPORT_COLUMNS, Report
 from syncd.domain.vocabulary import AUTHOR_EVENTS
 
 __all__ = [
@@ -17,7 +19,9 @@ __all__ = [
     "endpoint_json",
     "event_json",
     "field_evolution",
+    "group_json",
     "paper_json",
+    "report_json",
     "revision_json",
     "revision_label",
 ]
@@ -119,4 +123,27 @@ def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
             summary.next_attempt_at.isoformat() if summary.next_attempt_at else None
         ),
         "last_error": summary.last_error,
+    }
+
+
+def group_json(group: Group) -> dict[str, Any]:
+    """A group as ``/api/v1/groups`` lists it: its name, description, origin and members."""
+    return {
+        "name": group.name,
+        "description": group.description,
+        "origin": group.origin,
+        "members": list(group.members),
+    }
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """A group's report as ``syncd report --json`` prints it: the period, a row per member,
+    the group's total (each change once)."""
+    columns = REPORT_COLUMNS[1:]
+    return {
+        "group": report.group,
+        "since": report.period.since.isoformat(),
+        "until": report.period.until.isoformat(),
+        "people": [dict(zip(REPORT_COLUMNS, row.values, strict=True)) for row in report.rows],
+        "total": dict(zip(columns, report.total.values[1:], strict=True)),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -51,16 +51,19 @@ class Events:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def since(self, event_ref: str | None = None) -> list[Event]:
+    def since(
+        self, event_ref: str | None = None, authors: Collection[str] | None = None
+    ) -> list[Event]:
         """Events in publication order, all or only those after event ``event_ref`` (its id
-        or seq).
+        or seq), of any author or of ``authors`` (a group's members).
 
         Raises ``NotFoundError`` when ``event_ref`` names no event.
         """
         with self._db.transaction() as conn:
-            condition: sa.ColumnElement[bool] = sa.true()
+            named = frozenset(authors) if authors is not None else None
+            condition = _matching(EventQuery(authors=named))
             if event_ref is not None:
-                condition = events_table.c.seq > event_seq(conn, event_ref)
+                condition = sa.and_(condition, events_table.c.seq > event_seq(conn, event_ref))
             return events_where(conn, condition)
 
     def page(self, query: EventQuery) -> list[Event]:

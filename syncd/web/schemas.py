@@ -200,3 +200,42 @@ class DecisionOut(_Out):
     decision: Decision
     ids: list[str]
     events: list[str] = Field(description="ids of the paper.added events published")
+
+
+class GroupOut(_Out):
+    """A group of followed authors (``/api/v1/groups``)."""
+
+    name: str
+    description: str
+    origin: AuthorOrigin = Field(description="config: a [[groups]] table; runtime: made")
+    members: list[str] = Field(description="the followed authors in it, by name")
+
+
+class GroupDetailOut(GroupOut):
+    """A group and its members' papers, each once, latest change first."""
+
+    papers: list[PaperOut] = Field(description="tracked, unlinked and removed; no candidates")
+
+
+class ReportCountsOut(_Out):
+    """What a report counts over its period."""
+
+    new_papers: int = Field(description="paper.added events")
+    new_versions: int = Field(description="versions paper.revised moved by, withdrawals aside")
+    withdrawals: int
+
+
+class ReportRowOut(ReportCountsOut):
+    """One member's counts."""
+
+    person: str
+
+
+class ReportOut(_Out):
+    """A group's report over whole UTC days, both ends included."""
+
+    group: str
+    since: str = Field(description="YYYY-MM-DD")
+    until: str = Field(description="YYYY-MM-DD")
+    people: list[ReportRowOut]
+    total: ReportCountsOut = Field(description="the group's, each change once")
