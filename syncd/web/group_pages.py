@@ -54,14 +54,9 @@ class GroupHealth:
     last_synced: datetime | None
 
     @property
-    def words(self) -> str:
-        """The health in a line: ``12 members synced``, ``1 failing``, ..."""
-        parts = [f"{self.members - self.failing - self.never} synced"]
-        if self.failing:
-            parts.append(f"{self.failing} failing")
-        if self.never:
-            parts.append(f"{self.never} never synced yet")
-        return ", ".join(parts)
+    def synced(self) -> int:
+        """Members whose last cycle succeeded."""
+        return self.members - self.failing - self.never
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,14 @@ from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, follow
 from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
 from syncd.web.groups_read_api import find_group
-from syncd.web.index import MAX_QUERY, NextSync, by_latest_change, search, sync_status
+from syncd.web.index import (
+    MAX_QUERY,
+    STRIP_AUTHORS,
+    NextSync,
+    by_latest_change,
+    search,
+    sync_status,
+)
 from syncd.web.paper_page import compare_context, paper_context
 
 __all__ = [
@@ -181,7 +188,8 @@ def _index(
     members = find_group(app, group).members if group else None
     every = _papers_of(app, author, members)
     counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-    authors = sorted({*app.followed_names()} | {p.author for p in every})
+    everyone = {*app.followed_names()} | {p.author for p in every}
+    authors = sorted(everyone if members is None else everyone & set(members))
     found = search([p for p in every if status in (None, p.status)], query)
     changes = app.storage.papers.latest_changes([p.id for p in found])
     return {
@@ -195,6 +203,7 @@ def _index(
         "status": status,
         "query": query,
         "groups": [g.name for g in app.storage.groups.all()],
+        "linked_authors": STRIP_AUTHORS,
         "group": group or None,
     }
 

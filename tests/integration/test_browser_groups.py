@@ -104,5 +104,9 @@ def test_the_groups_pages_at_300_authors(department: tuple[Site, Department], pa
 
         page.goto(f"{site.url}/?group={quote(THEORY)}")
         assert page.locator("h1").inner_text() == f"Papers in {THEORY}"
+        # The author filter offers the group's 40, and no wall of links to them.
+        assert page.locator("select[name=author] option").count() == 1 + 40
+        assert page.locator("p.authors").count() == 0
+        assert page.locator("ul.papers > li").count() == 80
         assert fits_the_width(page)
         shot(page, f"index-group-top-{name}", whole=False)
