@@ -208,3 +208,21 @@ def test_the_index_and_events_filter_by_group(groups: Groups, syncd: Syncd) -> N
     listed = syncd.json("events", "--group", THEORY)
     assert {e["author"] for e in listed} <= set(groups.theory)
     assert len(listed) == sum(c.author in groups.theory for c in groups.dept.story)
+
+
+def test_a_group_named_like_a_dot_segment_is_reached_by_query(syncd: Syncd) -> None:
+    """A browser would resolve /groups/.. away: its link asks by query, and it answers."""
+    syncd.author_table = False
+    storage = Storage(syncd.database_url)
+    try:
+        build(storage, 2)
+        storage.groups.put("..", "", AuthorOrigin.RUNTIME)
+        storage.groups.add_members("..", storage.authors.followed_names()[:1])
+    finally:
+        storage.close()
+    with serving(syncd) as site:
+        listing = site.get("/groups")
+        assert 'href="/groups?name=.."' in listing.text
+        answer = site.get("/groups?name=..")
+        assert answer.status_code == 200
+        assert "<h1><bdi>..</bdi></h1>" in answer.text
