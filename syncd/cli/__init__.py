@@ -185,8 +185,8 @@ def _parser() -> argparse.ArgumentParser:
     _webhooks_parser(commands)
 
     _records_parser(commands)
-
     _authors_parser(commands)
+    _groups_parser(commands)
     _harvest_parser(commands)
     return parser
 
@@ -273,6 +273,28 @@ def _authors_parser(commands: Any) -> None:
         action.add_argument("name", metavar="NAME")
         action.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids of candidates")
         action.set_defaults(command=CommandRef("authors", "decide"), decision=decision)
+
+
+def _groups_parser(commands: Any) -> None:
+    """The ``groups`` command and its actions, on the CLI's subparsers."""
+    groups = commands.add_parser("groups", help="groups of followed authors, to route by")
+    actions = groups.add_subparsers(title="groups commands", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="every group, its source and members")
+    listing.add_argument("--json", action="store_true", help="print one JSON array")
+    listing.set_defaults(command=CommandRef("groups", "list_groups"))
+    add = actions.add_parser("add", help="make a group (or describe it again), with members")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("members", nargs="*", metavar="MEMBER", help="followed authors' names")
+    add.add_argument("--description", default="", help="what the group is")
+    add.set_defaults(command=CommandRef("groups", "add"))
+    remove = actions.add_parser("remove", help="remove a run-time group; its authors stay")
+    remove.add_argument("name", metavar="NAME")
+    remove.set_defaults(command=CommandRef("groups", "remove"))
+    members = actions.add_parser("members", help="list a group's members, or change them")
+    members.add_argument("name", metavar="NAME")
+    for flag, what in (("--add", "put these authors in"), ("--remove", "take these out")):
+        members.add_argument(flag, nargs="+", default=[], metavar="AUTHOR", help=what)
+    members.set_defaults(command=CommandRef("groups", "members"))
 
 
 def _day(text: str) -> date:

@@ -1,7 +1,9 @@
 """Where events go: the ``[[webhooks]]`` and ``[[notify]]`` tables of the configuration.
 
-Both take the same filters (``events``, ``kinds``), ``group`` and ``timeout``,
-validated once in ``_TargetSettings``.
+Both take the same filters (``events``, ``kinds``, and the ``authors`` and
+``groups`` they route by), ``group`` and ``timeout``, validated once in
+``_TargetSettings``.  Whether the authors and groups they name exist is known
+only with the database: ``syncd.service.groups.check_routes`` asks at start.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pydantic import AfterValidator, Field, SecretStr, field_validator, model_va
 
 from syncd.apprise_urls import check_apprise_url, load_apprise, network_host
 from syncd.config.sections import DAY, Section
+from syncd.domain.author_names import check_name
+from syncd.domain.groups import check_group_name
 from syncd.domain.signing import signing_key
 from syncd.domain.vocabulary import EVENT_TYPES, KINDS, DeliveryFormat, DeliveryGroup
 from syncd.errors import ConfigError
@@ -27,6 +31,9 @@ class _TargetSettings(Section):
 
     events: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    # Only the events of these followed authors, and of the members of these groups.
+    authors: tuple[Annotated[str, AfterValidator(check_name)], ...] = ()
+    groups: tuple[Annotated[str, AfterValidator(check_group_name)], ...] = ()
     group: DeliveryGroup | None = None
     timeout: float = Field(15.0, gt=0, le=DAY)
 

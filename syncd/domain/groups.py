@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from syncd.domain.vocabulary import AuthorOrigin
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_GROUP_NAME_CHARS", "Group", "check_group_name"]
+__all__ = [
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_GROUP_NAME_CHARS",
+    "Group",
+    "check_group_name",
+    "group_json",
+]
 
 MAX_GROUP_NAME_CHARS: Final = 100
 MAX_DESCRIPTION_CHARS: Final = 2000
@@ -48,3 +54,13 @@ def check_group_name(raw: str) -> str:
     if len(name) > MAX_GROUP_NAME_CHARS:
         raise ValueError(f"at most {MAX_GROUP_NAME_CHARS} characters (this one has {len(name)})")
     return name
+
+
+def group_json(group: Group) -> dict[str, Any]:
+    """A group as ``syncd groups list --json`` and ``/api/v1/groups`` give it."""
+    return {
+        "name": group.name,
+        "description": group.description,
+        "source": str(group.origin),
+        "members": list(group.members),
+    }

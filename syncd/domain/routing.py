@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from syncd.domain.author_names import name_key
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup
 
-__all__ = ["Endpoint", "EndpointSpec", "accepts", "url_hash"]
+__all__ = ["Audience", "Endpoint", "EndpointSpec", "accepts", "url_hash"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +31,15 @@ class EndpointSpec:
     kinds: tuple[str, ...] = ()
     format: DeliveryFormat = DeliveryFormat.STANDARD
     group: DeliveryGroup = DeliveryGroup.EVENT
+    # Routing by person and group: author names and group names; neither takes everyone's.
+    authors: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return (
             f"EndpointSpec(name={self.name!r}, format={self.format.value!r}, "
-            f"group={self.group.value!r}, events={self.events!r}, kinds={self.kinds!r})"
+            f"group={self.group.value!r}, events={self.events!r}, kinds={self.kinds!r}, "
+            f"authors={self.authors!r}, groups={self.groups!r})"
         )
 
 
@@ -83,3 +88,37 @@ def accepts(
     if events and event_type not in events:
         return False
     return not (kinds and event_kinds and not set(kinds) & set(event_kinds))
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Whose events an endpoint takes: everyone's, or those of some followed authors.
+
+    Built when an event is published, from the endpoint's ``authors`` and
+    ``groups`` and the groups' members as they are then: a group changed a
+    moment ago routes the next event.
+    """
+
+    # The name keys of the authors taken; None: every author's events.
+    keys: frozenset[str] | None
+
+    @classmethod
+    def of(
+        cls,
+        authors: Collection[str],
+        groups: Collection[str],
+        members: Mapping[str, Collection[str]],
+    ) -> Audience:
+        """The audience of an endpoint routing by ``authors`` and ``groups``, where
+        ``members`` holds each group's member names (a group it lacks has none)."""
+        if not authors and not groups:
+            return cls(None)
+        named = [*authors, *(m for g in groups for m in members.get(g, ()))]
+        return cls(frozenset(name_key(name) for name in named))
+
+    def takes(self, event_authors: Collection[str]) -> bool:
+        """Whether an event of these followed authors goes to the endpoint: when one of them
+        is taken.  However many are, the event goes once (one delivery per endpoint)."""
+        if self.keys is None:
+            return True
+        return any(name_key(name) in self.keys for name in event_authors)

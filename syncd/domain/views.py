@@ -9,7 +9,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.domain.groups import Group
 from syncd.domain.model import EndpointSummary, Event, Paper, Revision
 from syncd.domain.reports import REPORT_COLUMNS, Report
 from syncd.domain.vocabulary import AUTHOR_EVENTS
@@ -19,7 +18,6 @@ __all__ = [
     "endpoint_json",
     "event_json",
     "field_evolution",
-    "group_json",
     "paper_json",
     "report_json",
     "revision_json",
@@ -123,16 +121,6 @@ def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
             summary.next_attempt_at.isoformat() if summary.next_attempt_at else None
         ),
         "last_error": summary.last_error,
-    }
-
-
-def group_json(group: Group) -> dict[str, Any]:
-    """A group as ``/api/v1/groups`` lists it: its name, description, origin and members."""
-    return {
-        "name": group.name,
-        "description": group.description,
-        "origin": group.origin,
-        "members": list(group.members),
     }
 
 

@@ -24,6 +24,7 @@ from syncd.domain.signing import signing_key
 from syncd.domain.throttle import wait_before_start
 from syncd.domain.vocabulary import DeliveryFormat
 from syncd.errors import ConfigError
+from syncd.service.configured import check_routes, reconcile_config
 from syncd.storage import Storage
 from syncd.storage.files import url_key
 
@@ -54,6 +55,8 @@ def endpoints_from(settings: Settings, unsigned_key: Callable[[], bytes]) -> dic
             hook.kinds,
             hook.format,
             hook.grouping,
+            hook.authors,
+            hook.groups,
         )
         endpoints[spec.name] = Endpoint(spec, secrets, hook.timeout)
     for table in settings.notify:
@@ -66,6 +69,8 @@ def endpoints_from(settings: Settings, unsigned_key: Callable[[], bytes]) -> dic
                 table.kinds,
                 DeliveryFormat.APPRISE,
                 table.grouping,
+                table.authors,
+                table.groups,
             )
             endpoints[name] = Endpoint(spec, (), table.timeout)
     return endpoints
@@ -112,7 +117,11 @@ class App:
         return configured + sorted(set(added) - set(configured))
 
     def register_endpoints(self) -> None:
-        """Make the outbox's endpoint table match the configuration (commands that deliver)."""
+        """Make the outbox's endpoint table match the configuration (commands that deliver),
+        once the file's authors and groups are the database's and its targets' routes name
+        known ones (a ``ConfigError`` if not)."""
+        reconcile_config(self.storage, self.settings)
+        check_routes(self.storage, self.settings)
         self.storage.endpoints.register([e.spec for e in self.endpoints.values()])
 
     def arxiv_client(self, sleep: Callable[[float], None] = time.sleep) -> ArxivClient:

@@ -24,6 +24,7 @@ from syncd.domain.cadence import next_sync
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.vocabulary import AuthorOrigin, Put
 from syncd.errors import ConfigError
+from syncd.service.configured import reconcile_config
 from syncd.sources.seeds import load_seeds_cached
 from syncd.storage import Storage
 from syncd.userfiles import UnreadableFile, read_small_file
@@ -48,12 +49,6 @@ CSV_HEADER = ("name", "orcid", "arxiv_author_id", "query")
 # tens of thousands of authors, and keeps a wrong path (a disk image, /dev/zero)
 # from being read whole into memory.
 MAX_AUTHORS_FILE_BYTES = 4 * 1024 * 1024
-
-
-def reconcile_config(storage: Storage, settings: Settings) -> None:
-    """Make the database's configured authors, then groups, those of the file (at start)."""
-    storage.authors.reconcile(settings.configured_authors)
-    storage.groups.reconcile([table.group() for table in settings.groups])
 
 
 def followed_authors(storage: Storage, settings: Settings) -> list[Author]:

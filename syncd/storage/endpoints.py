@@ -44,6 +44,8 @@ class Endpoints:
                     "grouping": spec.group.value,
                     "events": list(spec.events),
                     "kinds": list(spec.kinds),
+                    "authors": list(spec.authors),
+                    "groups": list(spec.groups),
                 }
                 row = rows.get(spec.name)
                 if row is None:

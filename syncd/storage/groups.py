@@ -23,7 +23,7 @@ from syncd.errors import ConfigError, ConflictError, NotFoundError
 from syncd.storage.database import Database, chunks, now
 from syncd.storage.schema import authors_table, group_members_table, groups_table
 
-__all__ = ["Groups", "group_members"]
+__all__ = ["Groups", "group_members", "members_by_group"]
 
 
 class Groups:
@@ -181,17 +181,24 @@ class Groups:
 
 
 def group_members(conn: Connection, names: Collection[str]) -> set[str]:
-    """The names of the followed authors in any of the groups ``names``, in ``conn``'s
-    transaction (routing reads them where it writes the deliveries)."""
-    if not names:
-        return set()
+    """The names of the followed authors in any of the groups ``names``."""
+    return {name for members in members_by_group(conn, names).values() for name in members}
+
+
+def members_by_group(conn: Connection, names: Collection[str]) -> dict[str, set[str]]:
+    """The names of the followed members of each of the groups ``names`` that has any, in
+    ``conn``'s transaction: routing reads them where it writes the deliveries."""
     a, g, m = authors_table, groups_table, group_members_table
     query = (
-        sa.select(a.c.name)
+        sa.select(g.c.name.label("group"), a.c.name)
         .select_from(m.join(a, a.c.id == m.c.author_id).join(g, g.c.id == m.c.group_id))
-        .where(g.c.name.in_(sorted(names)), a.c.removed_at.is_(None))
+        .where(a.c.removed_at.is_(None))
     )
-    return set(conn.scalars(query))
+    found: dict[str, set[str]] = {}
+    for chunk in chunks(sorted(names)):
+        for row in conn.execute(query.where(g.c.name.in_(chunk))):
+            found.setdefault(row.group, set()).add(row.name)
+    return found
 
 
 def _groups(conn: Connection, condition: sa.ColumnElement[bool] | None = None) -> list[Group]:

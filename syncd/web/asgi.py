@@ -39,6 +39,7 @@ from syncd.web.authors_api import authors_router
 from syncd.web.feeds import feeds_router
 from syncd.web.fragments import Fragments
 from syncd.web.group_pages import group_pages_router
+from syncd.web.groups_api import groups_router
 from syncd.web.groups_read_api import groups_read_router
 from syncd.web.index import NextSync
 from syncd.web.ops import Readiness, ops_routes
@@ -66,7 +67,7 @@ _NO_BODY = "a request here takes no body"
 # and closed anyway, so it holds the connection no longer than that).
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_GAP = 0.2
-# The operators' writes (``POST /api/v1/authors...``) take a small JSON body,
+# The operators' writes (``POST /api/v1/authors...``, ``/groups...``) take a small JSON body,
 # read whole here within a deadline, so a slow client holds nothing longer.
 _BODY_BYTES = 64 * 1024
 _BODY_SECONDS = 5.0
@@ -94,6 +95,7 @@ def build_app(
         api.include_router(api_router(app))
         api.include_router(webhooks_router(app))
         api.include_router(authors_router(app))
+        api.include_router(groups_router(app))
         api.include_router(feeds_router(app, fragments))
         api.include_router(pages_router(app, fragments, next_sync))
         api.include_router(author_pages_router(app, next_sync))
@@ -239,7 +241,8 @@ def _own_target(location: bytes, public_url: str | None) -> bytes:
 
 def _takes_body(scope: Scope) -> bool:
     """Whether the request is one of the few that take a body: the operators' writes."""
-    return bool(scope["method"] == "POST" and scope["path"].startswith(f"{API_PREFIX}/authors"))
+    writes = (f"{API_PREFIX}/authors", f"{API_PREFIX}/groups")
+    return bool(scope["method"] == "POST" and scope["path"].startswith(writes))
 
 
 async def _read_body(receive: Receive) -> tuple[Receive, tuple[int, str] | None]:

@@ -35,7 +35,7 @@ from syncd.web.schemas import (
     ErrorOut,
 )
 
-__all__ = ["NamePath", "authors_router", "find_author"]
+__all__ = ["NamePath", "answering", "authors_router", "find_author", "token_first"]
 
 NamePath = Annotated[
     str, Path(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$", description="the author's name")
@@ -68,7 +68,7 @@ def _shown(app: App, *summaries: AuthorSummary) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def _answering() -> Iterator[None]:
+def answering() -> Iterator[None]:
     """syncd's refusals as HTTP answers: 400 bad input, 404 unknown, 409 configured or known."""
     try:
         yield
@@ -84,7 +84,7 @@ def authors_router(app: App) -> APIRouter:
     """The authors' routes over ``app``'s storage."""
     prefix = f"{API_PREFIX}/authors"
     router = APIRouter(prefix=prefix, tags=["authors"])
-    writes = APIRouter(prefix=prefix, tags=["authors"], route_class=_token_first(app))
+    writes = APIRouter(prefix=prefix, tags=["authors"], route_class=token_first(app))
     # The dependency declares the bearer scheme in the OpenAPI schema; the route class checks it.
     guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
 
@@ -112,7 +112,7 @@ def authors_router(app: App) -> APIRouter:
     )
     def follow(body: AuthorIn) -> Response:
         """Follow an author from the next cycle on (201; 200 when already followed)."""
-        with _answering():
+        with answering():
             author = runtime_author(
                 body.name, orcid=body.orcid, arxiv_author_id=body.arxiv_author_id, query=body.query
             )
@@ -129,7 +129,7 @@ def authors_router(app: App) -> APIRouter:
     def unfollow(name: NamePath) -> Response:
         """Stop following a run-time author; its papers, history and events stay."""
         name = app.storage.authors.stored_name(name)
-        with _answering():
+        with answering():
             remove_author(app.storage, app.settings, name)
         return json_response(_shown(app, find_author(app, name))[0])
 
@@ -149,7 +149,7 @@ def authors_router(app: App) -> APIRouter:
     return both
 
 
-def _token_first(app: App) -> type[APIRoute]:
+def token_first(app: App) -> type[APIRoute]:
     """The route class of the operators' writes: who asks is checked before what they sent.
 
     FastAPI reads and parses a body before it runs a route's dependencies,
@@ -175,7 +175,7 @@ def _decider(app: App, decision: Decision) -> Any:
     def decide(name: NamePath, body: DecisionIn) -> Response:
         """Confirmed: tracked, paper.added published. Rejected: never the author's again."""
         name = app.storage.authors.stored_name(name)
-        with _answering():
+        with answering():
             ids = arxiv_ids(body.ids)
             events = app.storage.authors.decide(name, ids, decision)
         answer = {"name": name, "decision": decision, "ids": ids, "events": [e.id for e in events]}

@@ -1,8 +1,9 @@
-"""``GET /api/v1/groups...``: groups, a group's papers and its report, public to read.
+"""``GET /api/v1/groups/{name}/papers`` and ``.../report``: a group's papers and report.
 
-The operators' writes to groups live beside these in their own module; here
-only reads, as the pages show them.  Also what the pages and the feeds share
-about a group: how it is found by name, its paths, the period a report asks for.
+Groups themselves (list, one, the operators' writes) are ``syncd.web.groups_api``'s;
+these two reads show what the group's pages show.  Also what the pages and
+the feeds share about a group: how it is found by name, its paths, the period
+a report asks for.
 """
 
 from __future__ import annotations
@@ -14,16 +15,16 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, HTTPException, Path, Query
 from starlette.responses import Response
 
-from syncd.domain.groups import Group
+from syncd.domain.groups import Group, group_json
 from syncd.domain.reports import Period, report_period
-from syncd.domain.views import group_json, paper_json, report_json
+from syncd.domain.views import paper_json, report_json
 from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import NotFoundError
 from syncd.service.app import App
 from syncd.service.reports import named_group, report_of
 from syncd.web.api import API_PREFIX, ERROR_RESPONSES, json_response
 from syncd.web.index import by_latest_change
-from syncd.web.schemas import ErrorOut, GroupDetailOut, GroupOut, ReportOut
+from syncd.web.schemas import ErrorOut, GroupPapersOut, ReportOut
 
 __all__ = [
     "SHOWN_STATUSES",
@@ -82,11 +83,6 @@ def groups_read_router(app: App) -> APIRouter:
     """The read routes of ``/api/v1/groups`` over ``app``'s storage."""
     router = APIRouter(prefix=f"{API_PREFIX}/groups", tags=["groups"], responses=ERROR_RESPONSES)
 
-    @router.get("", response_class=Response, responses={200: {"model": list[GroupOut]}})
-    def groups() -> Response:
-        """Every group, by name, with its members."""
-        return json_response([group_json(g) for g in app.storage.groups.all()])
-
     @router.get(
         "/{name}/report",
         response_class=Response,
@@ -100,11 +96,11 @@ def groups_read_router(app: App) -> APIRouter:
         return json_response(report_json(found))
 
     @router.get(
-        "/{name}",
+        "/{name}/papers",
         response_class=Response,
-        responses={200: {"model": GroupDetailOut}, **_UNKNOWN},
+        responses={200: {"model": GroupPapersOut}, **_UNKNOWN},
     )
-    def group(name: GroupNamePath) -> Response:
+    def papers(name: GroupNamePath) -> Response:
         """One group, and its members' papers, each once, latest change first."""
         found = find_group(app, name)
         papers = app.storage.papers.of_authors(found.members, SHOWN_STATUSES)

@@ -23,9 +23,16 @@ __all__ = [
     "EndpointOut",
     "ErrorOut",
     "EventOut",
+    "GroupIn",
+    "GroupOut",
+    "GroupPapersOut",
+    "MembersIn",
     "PaperOut",
     "PaperRef",
     "RecordOut",
+    "ReportCountsOut",
+    "ReportOut",
+    "ReportRowOut",
     "RevisionOut",
 ]
 
@@ -203,15 +210,30 @@ class DecisionOut(_Out):
 
 
 class GroupOut(_Out):
-    """A group of followed authors (``/api/v1/groups``)."""
+    """A group of followed authors (``syncd groups list --json``)."""
 
     name: str
     description: str
-    origin: AuthorOrigin = Field(description="config: a [[groups]] table; runtime: made")
+    source: AuthorOrigin = Field(description="config: a [[groups]] table; runtime: made")
     members: list[str] = Field(description="the followed authors in it, by name")
 
 
-class GroupDetailOut(GroupOut):
+class GroupIn(_Out):
+    """A group to make (or describe again), with members to put in it."""
+
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field("", max_length=2000)
+    members: list[str] = Field([], max_length=10000, description="followed authors' names")
+
+
+class MembersIn(_Out):
+    """Authors to put in a group and to take out of it."""
+
+    add: list[str] = Field([], max_length=10000)
+    remove: list[str] = Field([], max_length=10000)
+
+
+class GroupPapersOut(GroupOut):
     """A group and its members' papers, each once, latest change first."""
 
     papers: list[PaperOut] = Field(description="tracked, unlinked and removed; no candidates")

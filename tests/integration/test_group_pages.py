@@ -107,9 +107,10 @@ def test_an_unknown_group_is_a_404_everywhere(groups: Groups, syncd: Syncd) -> N
         answer = groups.site.get(path)
         assert answer.status_code == 404, path
         assert "no group named" in answer.text and "nobody" in answer.text
-    answer = groups.site.get("/api/v1/groups/nobody")
-    assert answer.status_code == 404
-    assert answer.json() == {"error": "no group named 'nobody'"}
+    for path in ("/api/v1/groups/nobody/papers", "/api/v1/groups/nobody/report"):
+        answer = groups.site.get(path)
+        assert answer.status_code == 404
+        assert answer.json() == {"error": "no group named 'nobody'"}
     for command in (("papers",), ("events",), ("report",)):
         outcome = syncd(*command, "--group", "nobody")
         assert outcome.code == 2, command
@@ -166,7 +167,8 @@ def test_the_read_api(groups: Groups) -> None:
     listed = groups.site.get("/api/v1/groups").json()
     assert [g["name"] for g in listed] == [SYSTEMS, THEORY]
     assert listed[1]["members"] == sorted(groups.theory)
-    one = groups.site.get("/api/v1/groups/" + quote(SYSTEMS, safe="")).json()
+    one = groups.site.get("/api/v1/groups/" + quote(SYSTEMS, safe="") + "/papers").json()
+    assert one["members"] == sorted(groups.systems)
     ids = [p["arxiv_id"] for p in one["papers"]]
     assert sorted(ids) == sorted(groups.papers_of(groups.systems))  # each once
     report = groups.site.get("/api/v1/groups/" + quote(THEORY, safe="") + "/report", params=WHOLE)

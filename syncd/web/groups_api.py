@@ -1,0 +1,115 @@
+"""``/api/v1/groups``: groups of followed authors, public to read; made and changed by operators.
+
+The writes answer only ``Authorization: Bearer <[http] admin_token>``, as
+``/api/v1/authors``' do (404 without a token configured, 401 for a missing or
+wrong one, before the body is read).  A change routes the next event any
+process publishes.  A configured group (a ``[[groups]]`` table) is changed
+in the file: 409; so is removing a group a target routes by.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path
+from starlette.responses import Response
+
+from syncd.domain.groups import Group, group_json
+from syncd.domain.vocabulary import Put
+from syncd.service.app import App
+from syncd.service.groups import add_group, change_members, remove_group
+from syncd.web.api import API_PREFIX, admin_bearer, json_response
+from syncd.web.authors_api import answering, token_first
+from syncd.web.schemas import ErrorOut, GroupIn, GroupOut, MembersIn
+
+__all__ = ["groups_router"]
+
+GroupPath = Annotated[
+    str, Path(max_length=100, pattern=r"^[^\x00-\x1f\x7f/]*$", description="the group's name")
+]
+_UNKNOWN: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "no group by that name"}
+}
+_ADMIN: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "a name no group can have"},
+    401: {"model": ErrorOut, "description": "no or a wrong bearer token"},
+    404: {
+        "model": ErrorOut,
+        "description": "no `[http] admin_token`, no such group, or no followed author by a name",
+    },
+    409: {
+        "model": ErrorOut,
+        "description": "the group is configured in the config file, or a target routes by it",
+    },
+}
+
+
+def _found(app: App, name: str) -> Group:
+    group = app.storage.groups.get(name)
+    if group is None:
+        raise HTTPException(404, "no group by that name")
+    return group
+
+
+def groups_router(app: App) -> APIRouter:
+    """The groups' routes over ``app``'s storage."""
+    prefix = f"{API_PREFIX}/groups"
+    router = APIRouter(prefix=prefix, tags=["groups"])
+    writes = APIRouter(prefix=prefix, tags=["groups"], route_class=token_first(app))
+    guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
+
+    @router.get("", response_class=Response, responses={200: {"model": list[GroupOut]}})
+    def groups() -> Response:
+        """Every group and its members, as `syncd groups list --json`."""
+        return json_response([group_json(g) for g in app.storage.groups.all()])
+
+    @router.get(
+        "/{name}", response_class=Response, responses={200: {"model": GroupOut}, **_UNKNOWN}
+    )
+    def group(name: GroupPath) -> Response:
+        """One group and its members."""
+        return json_response(group_json(_found(app, name)))
+
+    @writes.post(
+        "",
+        response_class=Response,
+        responses={200: {"model": GroupOut}, 201: {"model": GroupOut}, **_ADMIN},
+        **guarded,
+    )
+    def make(body: GroupIn) -> Response:
+        """Make a group with these members (201), or describe one again and add them (200)."""
+        with answering():
+            made, done = add_group(
+                app.storage, app.settings, body.name, body.description, body.members
+            )
+        return json_response(group_json(made), 201 if done == Put.ADDED else 200)
+
+    @writes.post(
+        "/{name}/members",
+        response_class=Response,
+        responses={200: {"model": GroupOut}, **_ADMIN},
+        **guarded,
+    )
+    def members(name: GroupPath, body: MembersIn) -> Response:
+        """Put authors in a run-time group and take others out."""
+        with answering():
+            changed, _, _ = change_members(app.storage, app.settings, name, body.add, body.remove)
+        return json_response(group_json(changed))
+
+    @writes.delete(
+        "/{name}",
+        response_class=Response,
+        responses={200: {"model": GroupOut}, **_ADMIN},
+        **guarded,
+    )
+    def remove(name: GroupPath) -> Response:
+        """Remove a run-time group; its authors stay followed.  The group as it was."""
+        gone = _found(app, name)
+        with answering():
+            remove_group(app.storage, app.settings, name)
+        return json_response(group_json(gone))
+
+    both = APIRouter()
+    both.include_router(router)
+    both.include_router(writes)
+    return both
