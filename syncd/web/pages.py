@@ -42,7 +42,7 @@ from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
-from syncd.web.groups_read_api import find_group
+from syncd.web.groups_read_api import find_group, group_feed_path
 from syncd.web.index import (
     MAX_QUERY,
     STRIP_AUTHORS,
@@ -169,7 +169,14 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
     @router.get("/subscribe")
     def subscribe(request: Request) -> Response:
         base = links_base(request, app.settings.http.public_url)
-        return page("subscribe.html", base=base, authors=app.followed_names())
+        groups = [g.name for g in app.storage.groups.all()]
+        return page(
+            "subscribe.html",
+            base=base,
+            authors=app.followed_names(),
+            groups=groups,
+            group_feed_path=group_feed_path,
+        )
 
     @router.get(f"{API_PREFIX}/docs")
     def docs() -> Response:

@@ -193,6 +193,10 @@ def test_the_group_feed_holds_its_members_events(groups: Groups) -> None:
         headers={"If-None-Match": answer.headers["ETag"]},
     )
     assert again.status_code == 304
+    # /subscribe lists it with the others.
+    assert (
+        f"/feeds/groups/{quote(THEORY, safe='')}.atom</code>" in groups.site.get("/subscribe").text
+    )
 
 
 def test_the_index_and_events_filter_by_group(groups: Groups, syncd: Syncd) -> None:
