@@ -27,6 +27,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from syncd.domain.model import Event
+from syncd.domain.record import normalize_name
 from syncd.domain.vocabulary import EventType
 
 __all__ = [
@@ -88,7 +89,8 @@ class ReportRow:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A group's report: one row per member, by name, and the group's total."""
+    """A group's report: one row per member, by name (accents and case aside), and the
+    group's total."""
 
     group: str
     period: Period
@@ -124,7 +126,8 @@ def group_report(
 ) -> Report:
     """The report of ``group`` over ``period`` from ``events`` (any order; those of
     non-members and outside the period are left out)."""
-    people = sorted(set(members))
+    # As people look a name up: Élodie among the Es, not after Zoë.
+    people = sorted(set(members), key=lambda name: (normalize_name(name), name))
     counts: dict[str, list[int]] = {name: [0, 0, 0] for name in people}
     changes: dict[tuple[str, int, str], int] = {}
     for event in events:

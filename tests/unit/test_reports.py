@@ -150,3 +150,9 @@ def test_a_period_from_what_people_type() -> None:
     for bad in ("2026-1-1", "yesterday", "2026-02-30", "2026-01-01T00:00"):
         with pytest.raises(ValueError, match="not a day"):
             report_period(bad, None, today)
+
+
+def test_people_are_in_the_order_people_look_them_up() -> None:
+    members = ["Zoë", "Élodie", "ada", "Bob"]
+    report = group_report("lab", members, [], MARCH)
+    assert [row.person for row in report.rows] == ["ada", "Bob", "Élodie", "Zoë"]
