@@ -110,3 +110,20 @@ def test_the_groups_pages_at_300_authors(department: tuple[Site, Department], pa
         assert page.locator("ul.papers > li").count() == 80
         assert fits_the_width(page)
         shot(page, f"index-group-top-{name}", whole=False)
+
+
+def test_a_report_for_the_days_chosen(department: tuple[Site, Department], page: Any) -> None:
+    """The report's form: two days chosen and Show give that period; its CSV link follows."""
+    site, dept = department
+    theory = "/groups/" + quote(THEORY, safe="")
+    page.goto(f"{site.url}{theory}/report")
+    page.fill("input[name=since]", "2026-03-01")
+    page.fill("input[name=until]", "2026-03-05")
+    page.click("form.filter button[type=submit]")
+    page.wait_for_url("**/report?since=2026-03-01&until=2026-03-05")
+    # Days 0 to 3 of the story (2 to 5 March): the lab's papers added then, each once.
+    added = {c.arxiv_id for c in dept.story if c.author in dept.authors[:40] and c.day < 4}
+    assert page.locator("table.report tfoot td").first.inner_text() == str(len(added))
+    link = page.locator("a.download").get_attribute("href")
+    assert link.endswith("/report.csv?since=2026-03-01&until=2026-03-05")
+    assert "(group total)" in site.get(link).text
