@@ -184,8 +184,19 @@ def _parser() -> argparse.ArgumentParser:
 
     _webhooks_parser(commands)
 
+    _records_parser(commands)
+    _authors_parser(commands)
+    _groups_parser(commands)
+    _harvest_parser(commands)
+    return parser
+
+
+def _records_parser(commands: Any) -> None:
+    """The reading commands (``papers``, ``history``, ``events``, ``report``), on the CLI's
+    subcommands."""
     papers = commands.add_parser("papers", help="list tracked papers")
     papers.add_argument("--author", help="only this author's papers")
+    papers.add_argument("--group", help="only the papers of this group's members, each once")
     papers.add_argument("--json", action="store_true", help="print one JSON array")
     papers.set_defaults(command=CommandRef("records", "papers"))
 
@@ -204,13 +215,27 @@ def _parser() -> argparse.ArgumentParser:
     events.add_argument(
         "--since", metavar="ID|SEQ", help="only events after this event (its id or seq)"
     )
+    events.add_argument("--group", help="only the events of this group's members")
     events.add_argument("--json", action="store_true", help="print one JSON array")
     events.set_defaults(command=CommandRef("records", "events"))
 
-    _authors_parser(commands)
-    _groups_parser(commands)
-    _harvest_parser(commands)
-    return parser
+    _report_parser(commands)
+
+
+def _report_parser(commands: Any) -> None:
+    """The ``report`` command, on the CLI's subcommands."""
+    report = commands.add_parser(
+        "report", help="a group's new papers, new versions and withdrawals per person"
+    )
+    report.add_argument("--group", required=True, help="the group to report on")
+    report.add_argument(
+        "--since", metavar="DATE", help="from this day (YYYY-MM-DD; default: 30 days to --until)"
+    )
+    report.add_argument("--until", metavar="DATE", help="to this day, included (default: today)")
+    output = report.add_mutually_exclusive_group()
+    output.add_argument("--csv", action="store_true", help="print CSV (a header, then rows)")
+    output.add_argument("--json", action="store_true", help="print one JSON object")
+    report.set_defaults(command=CommandRef("reports", "report"))
 
 
 def _authors_parser(commands: Any) -> None:

@@ -38,7 +38,7 @@ def print_table(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> Non
         print(line)
 
 
-def print_json(items: list[dict[str, Any]]) -> int:
+def print_json(items: list[dict[str, Any]] | dict[str, Any]) -> int:
     sys.stdout.write(json_for_terminal(json.dumps(items, ensure_ascii=False, indent=2)))
     sys.stdout.write("\n")
     return EXIT_OK

@@ -18,6 +18,7 @@ from syncd.errors import NotFoundError
 from syncd.render.describe import event_headline
 from syncd.service.app import App
 from syncd.service.authors import named_author
+from syncd.service.reports import named_group
 
 __all__ = ["events", "history", "papers"]
 
@@ -28,7 +29,11 @@ _TITLE = Column("TITLE", shrink_to=10, wants=20)
 
 def papers(args: argparse.Namespace, app: App) -> int:
     author = named_author(app.storage, args.author)
-    found = app.storage.papers.all(author)
+    if args.group is not None:
+        members = named_group(app.storage, args.group).members
+        found = app.storage.papers.of_authors([m for m in members if author in (None, m)])
+    else:
+        found = app.storage.papers.all(author)
     if args.json:
         details = app.storage.papers.details(found)
         return print_json([paper_json(p, details[p.id]) for p in found])
@@ -106,7 +111,8 @@ def history(args: argparse.Namespace, app: App) -> int:
 
 
 def events(args: argparse.Namespace, app: App) -> int:
-    found = app.storage.events.since(args.since)
+    members = named_group(app.storage, args.group).members if args.group is not None else None
+    found = app.storage.events.since(args.since, members)
     if args.json:
         return print_json([event_json(e) for e in found])
     # SEQ names an event as well as its 36-character ID does (--since and redeliver take

@@ -11,6 +11,7 @@ from typing import Any
 
 from syncd.domain.history import withdrawal_notice
 from syncd.domain.model import EndpointSummary, Event, Paper, PaperDetails, Revision
+from syncd.domain.reports import REPORT_COLUMNS, Report
 from syncd.domain.vocabulary import AUTHOR_EVENTS
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "event_json",
     "field_evolution",
     "paper_json",
+    "report_json",
     "revision_json",
     "revision_label",
 ]
@@ -139,4 +141,17 @@ def endpoint_json(summary: EndpointSummary, origin: str) -> dict[str, Any]:
         "last_error": summary.last_error,
         "authors": list(summary.authors),
         "groups": list(summary.groups),
+    }
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """A group's report as ``syncd report --json`` prints it: the period, a row per member,
+    the group's total (each change once)."""
+    columns = REPORT_COLUMNS[1:]
+    return {
+        "group": report.group,
+        "since": report.period.since.isoformat(),
+        "until": report.period.until.isoformat(),
+        "people": [dict(zip(REPORT_COLUMNS, row.values, strict=True)) for row in report.rows],
+        "total": dict(zip(columns, report.total.values[1:], strict=True)),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -52,16 +52,19 @@ class Events:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def since(self, event_ref: str | None = None) -> list[Event]:
+    def since(
+        self, event_ref: str | None = None, authors: Collection[str] | None = None
+    ) -> list[Event]:
         """Events in publication order, all or only those after event ``event_ref`` (its id
-        or seq).
+        or seq), of any author or of ``authors`` (a group's members).
 
         Raises ``NotFoundError`` when ``event_ref`` names no event.
         """
         with self._db.transaction() as conn:
-            condition: sa.ColumnElement[bool] = sa.true()
+            named = frozenset(authors) if authors is not None else None
+            condition = _matching(EventQuery(authors=named))
             if event_ref is not None:
-                condition = events_table.c.seq > event_seq(conn, event_ref)
+                condition = sa.and_(condition, events_table.c.seq > event_seq(conn, event_ref))
             return events_where(conn, condition)
 
     def page(self, query: EventQuery) -> list[Event]:
@@ -84,7 +87,7 @@ class Events:
         earlier seq still changes it if it belongs in the feed.
         """
         select = sa.select(events_table.c.seq, events_table.c.created_at)
-        if query.author is not None:
+        if query.author is not None or query.authors is not None:
             select = select.join(authors_table, events_table.c.author_id == authors_table.c.id)
         select = select.where(_matching(query)).order_by(events_table.c.seq.desc())
         with self._db.transaction() as conn:
@@ -94,10 +97,17 @@ class Events:
 
 
 def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
-    """The condition of ``query``'s filter (author, paper, type), position aside."""
+    """The condition of ``query``'s filter (authors, paper, type, time), position aside."""
     conditions: list[sa.ColumnElement[bool]] = []
     if query.author is not None:
         conditions.append(authors_table.c.name == query.author)
+    if query.authors is not None:
+        # A group's members: a few hundred names at most, one IN list.
+        conditions.append(authors_table.c.name.in_(sorted(query.authors)))
+    if query.published_from is not None:
+        conditions.append(events_table.c.created_at >= query.published_from)
+    if query.published_before is not None:
+        conditions.append(events_table.c.created_at < query.published_before)
     if query.paper_id is not None:
         conditions.append(events_table.c.paper_id == query.paper_id)
         # An author's event is filed under one of the author's papers, not about it.

@@ -64,10 +64,15 @@ class EventQuery:
     """Which events a reader asks for: a filter, a position in the log and a page size.
 
     Oldest first after seq ``after``, or (``newest_first``) newest first below
-    seq ``before``; ``None`` leaves that bound open.
+    seq ``before``; ``None`` leaves that bound open.  ``authors`` narrows to
+    the events of any of these authors (a group's members), ``published_from``
+    and ``published_before`` to those published in that window.
     """
 
     author: str | None = None
+    authors: frozenset[str] | None = None
+    published_from: datetime | None = None
+    published_before: datetime | None = None
     paper_id: int | None = None
     type: str | None = None
     after: int | None = None

@@ -45,6 +45,30 @@ class Papers:
         with self._db.transaction() as conn:
             return [rows.paper(row) for row in conn.execute(query)]
 
+    def of_authors(
+        self, authors: Collection[str], statuses: Collection[PaperStatus] | None = None
+    ) -> list[Paper]:
+        """The papers of any of ``authors`` (a group's members), of ``statuses`` (all when
+        None), each once, ordered by key.
+
+        A paper two of them share is one row per author today: the first of its rows
+        (by status, tracked first, then by id) stands for it.
+        """
+        query = paper_select().order_by(papers_table.c.id)
+        if statuses is not None:
+            query = query.where(papers_table.c.status.in_(sorted(statuses)))
+        found: dict[str, Paper] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(sorted(authors)):
+                for row in conn.execute(query.where(among(conn, authors_table.c.name, chunk))):
+                    paper = rows.paper(row)
+                    # An unlinked seed paper has no arXiv id: it is its author's alone.
+                    same = paper.arxiv_id or f"{paper.author}\n{paper.key}"
+                    kept = found.get(same)
+                    if kept is None or _stands_before(paper, kept):
+                        found[same] = paper
+        return sorted(found.values(), key=lambda p: (p.key, p.id))
+
     def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
         """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""
         found: dict[str, PaperState] = {}
@@ -292,6 +316,19 @@ class Papers:
         query = sa.select(papers_table.c.status, sa.func.count()).group_by(papers_table.c.status)
         with self._db.transaction() as conn:
             return {row[0]: row[1] for row in conn.execute(query)}
+
+
+# Which of a shared paper's rows stands for it: the one whose status says most.
+_STATUS_ORDER = {
+    PaperStatus.TRACKED: 0,
+    PaperStatus.UNLINKED: 1,
+    PaperStatus.REMOVED: 2,
+    PaperStatus.CANDIDATE: 3,
+}
+
+
+def _stands_before(paper: Paper, kept: Paper) -> bool:
+    return (_STATUS_ORDER[paper.status], paper.id) < (_STATUS_ORDER[kept.status], kept.id)
 
 
 def _state_select(author: str) -> sa.Select[Any]:

@@ -38,7 +38,9 @@ from syncd.web.author_pages import author_pages_router
 from syncd.web.authors_api import authors_router
 from syncd.web.feeds import feeds_router
 from syncd.web.fragments import Fragments
+from syncd.web.group_pages import group_pages_router
 from syncd.web.groups_api import groups_router
+from syncd.web.groups_read_api import groups_read_router
 from syncd.web.index import NextSync
 from syncd.web.ops import Readiness, ops_routes
 from syncd.web.pages import (
@@ -97,6 +99,8 @@ def build_app(
         api.include_router(feeds_router(app, fragments))
         api.include_router(pages_router(app, fragments, next_sync))
         api.include_router(author_pages_router(app, next_sync))
+        api.include_router(groups_read_router(app))
+        api.include_router(group_pages_router(app, next_sync))
         # Before /static, which would otherwise take its paths.
         api.mount(SWAGGER_UI, swagger_files(), name="swagger-ui")
         api.mount("/static", static_files(), name="static")

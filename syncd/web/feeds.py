@@ -1,7 +1,8 @@
 """Atom feeds (RFC 4287) of the event log, for feed readers.
 
 ``/feeds/events.atom`` holds the latest ``FEED_SIZE`` events (``?author=``
-narrows them), ``/feeds/papers/{ref}.atom`` one paper's.  An entry per
+narrows them), ``/feeds/papers/{ref}.atom`` one paper's,
+``/feeds/groups/{name}.atom`` those of a group's members.  An entry per
 event: its ``id`` a tag URI (RFC 4151) minted from the event's id, so the
 same on every fetch and across restarts; ``updated`` the event's time; a
 readable title; a link to the paper's page here (``alternate``) and to its
@@ -39,6 +40,7 @@ from syncd.service.app import App
 from syncd.storage import EventQuery, EventStamp
 from syncd.web.api import PrintableText, RefPath, find_paper, followed_author
 from syncd.web.fragments import Fragments
+from syncd.web.groups_read_api import GroupNamePath, find_group, group_feed_path, group_path
 
 __all__ = ["FEED_SIZE", "atom_feed", "entry_id", "feeds_router", "links_base"]
 
@@ -180,6 +182,18 @@ def feeds_router(app: App, fragments: Fragments) -> APIRouter:
             page_url=paper_path(paper.key),
         )
         return _serve(app, (fragments, bodies), request, head, EventQuery(paper_id=paper.id))
+
+    @router.get("/feeds/groups/{name}.atom")
+    def group_feed(request: Request, name: GroupNamePath) -> Response:
+        group = find_group(app, name)
+        head = FeedHead(
+            id=f"{_TAG}feed:group:{quote(group.name, safe='')}",
+            title=f"syncd: changes to the arXiv papers of {group.name}",
+            self_url=group_feed_path(group.name),
+            page_url=group_path(group.name),
+        )
+        query = EventQuery(authors=frozenset(group.members))
+        return _serve(app, (fragments, bodies), request, head, query)
 
     return router
 

@@ -25,7 +25,9 @@ from syncd.storage import HarvestState
 
 __all__ = [
     "MAX_QUERY",
+    "STRIP_AUTHORS",
     "NextSync",
+    "StripSummary",
     "SyncStatus",
     "by_latest_change",
     "search",
@@ -36,7 +38,22 @@ __all__ = [
 NextSync = Callable[[], datetime | None]
 # The longest search a page takes (a title is rarely longer).
 MAX_QUERY = 100
+# The most authors the strip names one by one: a department's hundreds would fill
+# a screen before the page begins, so past this it counts them and names only
+# those that need a look.
+STRIP_AUTHORS = 12
 _NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class StripSummary:
+    """The strip's line for many authors: how many, how many whose last cycle succeeded,
+    how many failing, and when the latest cycle of any of them succeeded."""
+
+    authors: int
+    synced: int
+    failing: int
+    last_synced: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +71,29 @@ class SyncStatus:
     next_sync: datetime | None
     harvest: HarvestState | None = None
     throttled: tuple[tuple[str, Cooldown], ...] = ()
+
+    @property
+    def listed(self) -> tuple[AuthorSyncs, ...]:
+        """The authors the strip names one by one: all of a few; of more than
+        ``STRIP_AUTHORS``, those that need a look (failing, syncing now, an id arXiv does
+        not know), the others counted in ``summary``."""
+        if len(self.authors) <= STRIP_AUTHORS:
+            return self.authors
+        return tuple(a for a in self.authors if a.failing or a.running or a.unknown_id)
+
+    @property
+    def summary(self) -> StripSummary | None:
+        """The authors the strip counts instead of naming; None when it names them all."""
+        if len(self.authors) <= STRIP_AUTHORS:
+            return None
+        successes = [a.last_success for a in self.authors if a.last_success is not None]
+        failing = sum(a.failing for a in self.authors)
+        return StripSummary(
+            authors=len(self.authors),
+            synced=sum(a.last_success is not None and not a.failing for a in self.authors),
+            failing=failing,
+            last_synced=max((r.finished_at or r.started_at for r in successes), default=None),
+        )
 
     @property
     def every_sync_failed(self) -> SyncRun | None:

@@ -13,7 +13,7 @@ crafted link cannot make syncd appear to say something.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +25,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from syncd.domain.model import Event
+from syncd.domain.model import Event, Paper
 from syncd.domain.moments import human_time
 from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import (
@@ -42,7 +42,15 @@ from syncd.storage import EventQuery
 from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
 from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
-from syncd.web.index import MAX_QUERY, NextSync, by_latest_change, search, sync_status
+from syncd.web.groups_read_api import find_group, group_feed_path
+from syncd.web.index import (
+    MAX_QUERY,
+    STRIP_AUTHORS,
+    NextSync,
+    by_latest_change,
+    search,
+    sync_status,
+)
 from syncd.web.paper_page import compare_context, paper_context
 
 __all__ = [
@@ -61,7 +69,7 @@ CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
-PAGE_PREFIXES = ("/papers", "/events", "/subscribe", "/authors")
+PAGE_PREFIXES = ("/papers", "/events", "/subscribe", "/authors", "/groups")
 # Swagger UI 5 from the installed package (swagger-ui-bundle-v2), served here:
 # the docs work without internet.  Its styles set inline style attributes.
 SWAGGER_UI = "/static/swagger-ui"
@@ -124,27 +132,10 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
     def papers(
         author: PrintableText | None = None,
         status: PrintableText | None = None,
+        group: PrintableText | None = None,
         q: SearchText = "",
     ) -> Response:
-        # The filter form sends "" for "all".
-        author, status = named_author(app.storage, author or None), _status(status or None)
-        every = app.storage.papers.all(author)
-        counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({*app.followed_names()} | {p.author for p in every})
-        found = search([p for p in every if status in (None, p.status)], q)
-        changes = app.storage.papers.latest_changes([p.id for p in found])
-        return page(
-            "papers.html",
-            papers=by_latest_change(found, changes),
-            changes=changes,
-            total=len(every),
-            counts=counts,
-            authors=authors,
-            statuses=[s.value for s in PaperStatus],
-            author=author if author in authors else None,
-            status=status,
-            query=q,
-        )
+        return page("papers.html", **_index(app, (author, status, group), q))
 
     # Before the paper's own route, whose {ref:path} would take "…/compare" as a key.
     @router.get("/papers/{ref:path}/compare")
@@ -165,24 +156,71 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
     def events(
         before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
         author: PrintableText | None = None,
+        group: PrintableText | None = None,
     ) -> Response:
         author = followed_author(app, author) if author else None
-        query = EventQuery(author=author, before=before, newest_first=True)
+        members = frozenset(find_group(app, group).members) if group else None
+        query = EventQuery(author=author, authors=members, before=before, newest_first=True)
         found = app.storage.events.page(replace(query, limit=EVENTS_PER_PAGE + 1))
         shown = [_event(e, fragments) for e in found[:EVENTS_PER_PAGE]]
         older = found[EVENTS_PER_PAGE - 1].seq if len(found) > EVENTS_PER_PAGE else None
-        return page("events.html", events=shown, older=older, author=author)
+        return page("events.html", events=shown, older=older, author=author, group=group)
 
     @router.get("/subscribe")
     def subscribe(request: Request) -> Response:
         base = links_base(request, app.settings.http.public_url)
-        return page("subscribe.html", base=base, authors=app.followed_names())
+        groups = [g.name for g in app.storage.groups.all()]
+        return page(
+            "subscribe.html",
+            base=base,
+            authors=app.followed_names(),
+            groups=groups,
+            group_feed_path=group_feed_path,
+        )
 
     @router.get(f"{API_PREFIX}/docs")
     def docs() -> Response:
         return _page("docs.html", csp=_DOCS_CSP, swagger=SWAGGER_UI)
 
     return router
+
+
+def _index(
+    app: App, filters: tuple[str | None, str | None, str | None], query: str
+) -> dict[str, Any]:
+    """What the index shows for its ``filters`` (author, status, group) and search."""
+    # The filter form sends "" for "all".
+    author_asked, status_asked, group = filters
+    author, status = named_author(app.storage, author_asked or None), _status(status_asked or None)
+    members = find_group(app, group).members if group else None
+    every = _papers_of(app, author, members)
+    counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
+    everyone = {*app.followed_names()} | {p.author for p in every}
+    authors = sorted(everyone if members is None else everyone & set(members))
+    found = search([p for p in every if status in (None, p.status)], query)
+    changes = app.storage.papers.latest_changes([p.id for p in found])
+    return {
+        "papers": by_latest_change(found, changes),
+        "changes": changes,
+        "total": len(every),
+        "counts": counts,
+        "authors": authors,
+        "statuses": [s.value for s in PaperStatus],
+        "author": author if author in authors else None,
+        "status": status,
+        "query": query,
+        "groups": [g.name for g in app.storage.groups.all()],
+        "linked_authors": STRIP_AUTHORS,
+        "group": group or None,
+    }
+
+
+def _papers_of(app: App, author: str | None, members: Sequence[str] | None) -> list[Paper]:
+    """The index's papers: everyone's or an author's, within a group's members when given
+    (each of the group's papers once)."""
+    if members is None:
+        return app.storage.papers.all(author)
+    return app.storage.papers.of_authors([m for m in members if author in (None, m)])
 
 
 def _status(value: str | None) -> PaperStatus | None:
@@ -223,13 +261,14 @@ def _page(
 
 
 def page_renderer(app: App, next_sync: NextSync | None = None) -> Callable[..., Response]:
-    """Render a template as a page carrying the sync status strip (every page but errors)."""
+    """Render a template as a page carrying the sync status strip (every page but errors):
+    of every followed author, or of those ``strip_of`` names (a group's members)."""
 
-    def page(template: str, **context: Any) -> Response:
+    def page(template: str, *, strip_of: Sequence[str] | None = None, **context: Any) -> Response:
         harvest = app.storage.harvests.state() if app.settings.harvest.enabled else None
         status = sync_status(
             app.storage.runs.by_author(),
-            app.followed_names(),
+            app.followed_names() if strip_of is None else strip_of,
             next_sync,
             harvest,
             app.storage.cooldowns.all(),

@@ -25,10 +25,14 @@ __all__ = [
     "EventOut",
     "GroupIn",
     "GroupOut",
+    "GroupPapersOut",
     "MembersIn",
     "PaperOut",
     "PaperRef",
     "RecordOut",
+    "ReportCountsOut",
+    "ReportOut",
+    "ReportRowOut",
     "RevisionOut",
     "VersionOut",
 ]
@@ -250,3 +254,33 @@ class MembersIn(_Out):
 
     add: list[str] = Field([], max_length=10000)
     remove: list[str] = Field([], max_length=10000)
+
+
+class GroupPapersOut(GroupOut):
+    """A group and its members' papers, each once, latest change first."""
+
+    papers: list[PaperOut] = Field(description="tracked, unlinked and removed; no candidates")
+
+
+class ReportCountsOut(_Out):
+    """What a report counts over its period."""
+
+    new_papers: int = Field(description="paper.added events")
+    new_versions: int = Field(description="versions paper.revised moved by, withdrawals aside")
+    withdrawals: int
+
+
+class ReportRowOut(ReportCountsOut):
+    """One member's counts."""
+
+    person: str
+
+
+class ReportOut(_Out):
+    """A group's report over whole UTC days, both ends included."""
+
+    group: str
+    since: str = Field(description="YYYY-MM-DD")
+    until: str = Field(description="YYYY-MM-DD")
+    people: list[ReportRowOut]
+    total: ReportCountsOut = Field(description="the group's, each change once")

@@ -66,11 +66,12 @@ def open_page(browser: Any) -> Iterator[Any]:
     assert not problems
 
 
-def shot(page: Any, name: str) -> Path:
-    """Save the whole page as build/screenshots/<name>.png, to be looked at."""
+def shot(page: Any, name: str, *, whole: bool = True) -> Path:
+    """Save the whole page (or, ``whole`` false, what the window shows) as
+    build/screenshots/<name>.png, to be looked at: a long page's whole is too tall to read."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=whole)
     return path
 
 

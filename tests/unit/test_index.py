@@ -9,7 +9,14 @@ from syncd.domain.record import Record
 from syncd.domain.throttle import Cooldown
 from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
 from syncd.render.describe import change_words, counted
-from syncd.web.index import MAX_QUERY, by_latest_change, search, sync_status
+from syncd.web.index import (
+    MAX_QUERY,
+    STRIP_AUTHORS,
+    StripSummary,
+    by_latest_change,
+    search,
+    sync_status,
+)
 
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -119,6 +126,30 @@ class TestSyncStatus:
         assert status.throttled == (
             ("export.arxiv.org", recovering),
             ("oaipmh.arxiv.org", throttling),
+        )
+
+    def test_a_few_authors_are_named_each(self) -> None:
+        names = [f"Author {n}" for n in range(STRIP_AUTHORS)]
+        status = sync_status([], names, None)
+        assert [a.author for a in status.listed] == names
+        assert status.summary is None
+
+    def test_many_are_counted_and_only_those_needing_a_look_named(self) -> None:
+        """13 authors: 9 synced, 2 failing, 1 syncing now (never synced), 1 never synced."""
+        ok, failed = _run(1, RunStatus.OK), _run(2, RunStatus.FAILED)
+        later = _run(5, RunStatus.OK)
+        found = [AuthorSyncs(f"Ok {n}", ok, None, False) for n in range(8)]
+        found += [
+            AuthorSyncs("Latest", later, None, False),
+            AuthorSyncs("Failing", ok, failed, False),
+            AuthorSyncs("Failing first", None, failed, False),
+            AuthorSyncs("Running", None, None, True),
+        ]
+        names = [a.author for a in found] + ["Never"]
+        status = sync_status(found, names, None)
+        assert [a.author for a in status.listed] == ["Failing", "Failing first", "Running"]
+        assert status.summary == StripSummary(
+            authors=13, synced=9, failing=2, last_synced=later.finished_at
         )
 
 

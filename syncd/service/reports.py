@@ -1,0 +1,31 @@
+"""A group as its pages, its feed and ``syncd report`` read it: found by name, reported on.
+
+The counting is ``syncd.domain.reports``'; this reads what it counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from syncd.domain.groups import Group
+from syncd.domain.reports import Period, Report, group_report
+from syncd.errors import NotFoundError
+from syncd.storage import EventQuery, Storage
+
+__all__ = ["named_group", "report_of"]
+
+
+def named_group(storage: Storage, name: str) -> Group:
+    """The group called ``name``; ``NotFoundError`` naming it when there is none."""
+    group = storage.groups.get(name)
+    if group is None:
+        raise NotFoundError(f"no group named {name!r}")
+    return group
+
+
+def report_of(storage: Storage, name: str, members: Collection[str], period: Period) -> Report:
+    """The report of the group ``name`` of ``members`` over ``period``, from the event log."""
+    query = EventQuery(
+        authors=frozenset(members), published_from=period.start, published_before=period.end
+    )
+    return group_report(name, members, storage.events.page(query), period)
