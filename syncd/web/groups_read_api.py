@@ -105,7 +105,9 @@ def groups_read_router(app: App) -> APIRouter:
         found = find_group(app, name)
         papers = app.storage.papers.of_authors(found.members, SHOWN_STATUSES)
         changes = app.storage.papers.latest_changes([p.id for p in papers])
-        listed = [paper_json(p) for p in by_latest_change(papers, changes)]
+        shown = by_latest_change(papers, changes)
+        details = app.storage.papers.details(shown)
+        listed = [paper_json(p, details[p.id]) for p in shown]
         return json_response(group_json(found) | {"papers": listed})
 
     return router
