@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from syncd.domain.citations import ExportFilter, selected
 from syncd.domain.model import LatestChange, Paper, PaperState, Revision
 from syncd.domain.record import pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
@@ -36,6 +37,27 @@ class Papers:
             query = query.where(authors_table.c.name == author)
         with self._db.transaction() as conn:
             return [rows.paper(row) for row in conn.execute(query)]
+
+    def for_export(self, authors: Collection[str] | None, wanted: ExportFilter) -> list[Paper]:
+        """The papers of ``authors`` (everyone's when None) that ``wanted`` takes, in an
+        export's order (``citations.selected``).
+
+        One per paper: a paper several of them have is one row each today, and the
+        row of its latest version stands for it (then the oldest row, so that every
+        run picks the same).
+        """
+        query = paper_select().where(papers_table.c.status.in_(list(wanted.statuses)))
+        found: list[Paper] = []
+        with self._db.transaction() as conn:
+            if authors is None:
+                found = [rows.paper(row) for row in conn.execute(query)]
+            for chunk in chunks(list(authors or ())):
+                rows_of = conn.execute(query.where(among(conn, authors_table.c.name, chunk)))
+                found += [rows.paper(row) for row in rows_of]
+        papers: dict[str, Paper] = {}
+        for paper in sorted(found, key=lambda p: (-(p.record.version or 0), p.id)):
+            papers.setdefault(paper.arxiv_id or f"key:{paper.key}", paper)
+        return selected(papers.values(), wanted)
 
     def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
         """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""

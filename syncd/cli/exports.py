@@ -1,0 +1,43 @@
+"""``syncd export``: papers as BibTeX, CSL-JSON or RIS, on stdout or into a file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from syncd.cli.output import EXIT_FAILURE, EXIT_OK, fail
+from syncd.domain.citations import DEFAULT_STATUSES, ExportFilter, ExportFormat
+from syncd.errors import ConfigError, NotFoundError
+from syncd.render.exports import export
+from syncd.service.app import App
+from syncd.service.authors import named_author
+
+__all__ = ["export_papers"]
+
+
+def export_papers(args: argparse.Namespace, app: App) -> int:
+    wanted = ExportFilter(
+        statuses=frozenset(args.status) if args.status else DEFAULT_STATUSES,
+        since=args.since,
+        until=args.until,
+        published=args.published,
+    )
+    problem = wanted.problem()
+    if problem is not None:
+        raise ConfigError(problem)
+    authors: list[str] | None = None
+    if args.author is not None:
+        name = named_author(app.storage, args.author) or args.author
+        if name not in app.followed_names() and not app.storage.authors.known(name):
+            raise NotFoundError(f"no author named {args.author!r} is or was followed")
+        authors = [name]
+    body = export(app.storage.papers.for_export(authors, wanted), ExportFormat(args.format))
+    if args.output is None:
+        # Bytes as written: RIS's CRLF and every character unchanged.
+        sys.stdout.buffer.write(body.encode())
+        return EXIT_OK
+    try:
+        args.output.write_text(body, encoding="utf-8", newline="")
+    except OSError as exc:
+        return fail(EXIT_FAILURE, f"cannot write {args.output}: {exc.strerror or exc}")
+    return EXIT_OK
