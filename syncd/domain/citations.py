@@ -16,7 +16,7 @@ What every export format shares (``syncd.render.exports`` writes them):
 - **Names.** ``person_name`` splits a name as arXiv lists it ("Given
   Family") into its parts, as BibTeX reads "von Last, First": the last word
   is the family name, the lower-case words before it (``van der``, ``'t``)
-  its particle, a trailing ``Jr.`` or ``III`` a suffix.  A collaboration
+  its particle, a trailing ``Jr.`` or ``III`` (after a comma or not) a suffix.  A collaboration
   ("ATLAS Collaboration"), a single word and a name with a comma are kept
   whole, as a literal.
 """
@@ -111,15 +111,18 @@ def _particle_like(word: str) -> bool:
 
 
 def person_name(name: str) -> PersonName:
-    """``name`` as arXiv lists it ("Given [particle] Family [Suffix]"), split into its parts."""
-    words = name.split()
+    """``name`` as arXiv lists it ("Given [particle] Family [Suffix]", the suffix perhaps
+    after a comma), split into its parts."""
+    words, suffix = name.split(), ""
+    head, comma, tail = name.rpartition(",")
+    if comma and tail.strip().casefold() in _SUFFIXES and len(head.split()) > 1:
+        words, suffix = head.split(), tail.strip()
+    elif len(words) > 2 and words[-1].casefold() in _SUFFIXES:
+        words, suffix = words[:-1], words[-1]
     folded = {word.casefold() for word in words}
     # A comma, or the word "and", would split the name in a BibTeX author list.
-    if len(words) < 2 or "," in name or folded & _GROUP_WORDS or "and" in folded:
-        return PersonName(literal=" ".join(words))
-    suffix = ""
-    if words[-1].casefold() in _SUFFIXES and len(words) > 2:
-        suffix, words = words[-1], words[:-1]
+    if len(words) < 2 or "," in "".join(words) or folded & _GROUP_WORDS or "and" in folded:
+        return PersonName(literal=" ".join(name.split()))
     family, before = words[-1], words[:-1]
     start = len(before)
     # The particle is the lower-case words just before the family name, never the first word.

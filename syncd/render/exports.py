@@ -26,6 +26,7 @@ is its latest version's.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,6 +66,11 @@ _TEX_SPECIALS = str.maketrans(
     }
 )
 
+# Pairs TeX fonts join into another character ("--" a dash, "``" a quote, "?`" an
+# inverted question mark, "<<" a guillemet): an empty group between them keeps both.
+_LIGATURE = re.compile(
+    r"(?<=-)(?=-)|(?<=`)(?=`)|(?<=')(?=')|(?<=[?!])(?=`)|(?<=<)(?=<)|(?<=>)(?=>)|(?<=,)(?=,)"
+)
 _UNQUOTABLE = frozenset("{}\\")
 
 
@@ -74,7 +80,8 @@ def export(papers: Sequence[Paper], form: ExportFormat) -> str:
 
 
 def _tex(text: str) -> str:
-    return text.translate(_TEX_SPECIALS)
+    """``text`` as TeX reads it back: its special characters escaped, its ligatures broken."""
+    return _LIGATURE.sub("{}", text.translate(_TEX_SPECIALS))
 
 
 def _bibtex_name(name: PersonName) -> str:
