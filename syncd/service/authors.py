@@ -51,8 +51,9 @@ MAX_AUTHORS_FILE_BYTES = 4 * 1024 * 1024
 
 
 def reconcile_config(storage: Storage, settings: Settings) -> None:
-    """Make the database's configured authors those of the file (at start)."""
+    """Make the database's configured authors, then groups, those of the file (at start)."""
     storage.authors.reconcile(settings.configured_authors)
+    storage.groups.reconcile([table.group() for table in settings.groups])
 
 
 def followed_authors(storage: Storage, settings: Settings) -> list[Author]:

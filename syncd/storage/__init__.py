@@ -1,12 +1,13 @@
 """The record's storage: the only package that speaks SQL.
 
 ``Storage`` opens one ``Database`` and hands out a repository per aggregate:
-``authors`` (followed authors and review decisions), ``papers`` (papers and
-their revisions), ``versions`` (what histories lack, and backfilled versions),
-``runs`` (sync cycles), ``baselines`` (an author's first complete sync, and what
-a cycle reads of its author), ``author_feeds`` (when each author's own feed was
-read), ``events`` (the event log), ``outbox`` (webhook deliveries, claimed under
-leases), ``endpoints`` (the configured endpoints and how their deliveries stand),
+``authors`` (followed authors and review decisions), ``groups`` (groups of
+them), ``papers`` (papers and their revisions), ``versions`` (what histories
+lack, and backfilled versions), ``runs`` (sync cycles), ``baselines`` (an
+author's first complete sync, and what a cycle reads of its author),
+``author_feeds`` (when each author's own feed was read), ``events`` (the event
+log), ``outbox`` (webhook deliveries, claimed under leases), ``endpoints``
+(the configured endpoints and how their deliveries stand),
 ``cooldowns`` (the arXiv hosts that throttle us) and ``installation`` (this
 installation's phase); on PostgreSQL, ``pacer`` is the arXiv politeness budget
 every replica shares.  Callers hand in frozen write commands and get
@@ -41,6 +42,7 @@ from syncd.storage.cooldowns import Cooldowns
 from syncd.storage.database import Database, now
 from syncd.storage.endpoints import Endpoints
 from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
+from syncd.storage.groups import Groups
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
 from syncd.storage.installation import Installation
 from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
@@ -71,6 +73,7 @@ __all__ = [
     "EventQuery",
     "EventStamp",
     "Events",
+    "Groups",
     "HarvestProgress",
     "HarvestState",
     "Harvests",
@@ -90,6 +93,7 @@ class Storage:
     def __init__(self, url: str) -> None:
         self.db = Database(url)
         self.authors = Authors(self.db)
+        self.groups = Groups(self.db)
         self.papers = Papers(self.db)
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)

@@ -22,6 +22,8 @@ __all__ = [
     "digest_events_table",
     "endpoints_table",
     "events_table",
+    "group_members_table",
+    "groups_table",
     "harvest_state_table",
     "installation_table",
     "metadata",
@@ -171,6 +173,9 @@ endpoints_table = sa.Table(
     sa.Column("grouping", sa.String(8), nullable=False, server_default="event"),
     sa.Column("events", _JSON, nullable=False),
     sa.Column("kinds", _JSON, nullable=False),
+    # Routing by person and group (issue 32): author and group names; empty takes all.
+    sa.Column("authors", _JSON, nullable=False, server_default="[]"),
+    sa.Column("groups", _JSON, nullable=False, server_default="[]"),
     sa.Column("active", sa.Boolean, nullable=False),
     sa.Column("disabled_at", _TIME),
     sa.Column("disabled_reason", sa.Text),
@@ -296,4 +301,26 @@ installation_table = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("phase", sa.Float, nullable=False),
+)
+
+# Groups of followed authors (issue 32): ``config`` ones are the file's [[groups]],
+# reconciled at start; ``runtime`` ones are made by `syncd groups` and the API.
+groups_table = sa.Table(
+    "groups",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False, unique=True),
+    sa.Column("description", sa.String(2000), nullable=False, server_default=""),
+    sa.Column("origin", sa.String(8), nullable=False),
+    sa.Column("created_at", _TIME, nullable=False),
+)
+
+# Who is in which group: an author may be in several.
+group_members_table = sa.Table(
+    "group_members",
+    metadata,
+    sa.Column("group_id", sa.ForeignKey("groups.id"), primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), primary_key=True),
+    # An author's groups (routing, an author's page) without a scan.
+    sa.Index("ix_group_members_author_id", "author_id"),
 )
