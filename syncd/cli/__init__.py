@@ -287,7 +287,9 @@ def _export_parser(commands: Any) -> None:
         "export", help="papers as BibTeX, CSL-JSON or RIS, read from the record now"
     )
     parser.add_argument("--format", required=True, choices=[f.value for f in ExportFormat])
-    parser.add_argument("--author", help="only this author's papers (default: everyone's)")
+    whose = parser.add_mutually_exclusive_group()
+    whose.add_argument("--author", help="only this author's papers (default: everyone's)")
+    whose.add_argument("--group", help="only the papers of this group's members")
     parser.add_argument(
         "--since", type=_day, metavar="DATE", help="first version on or after this day"
     )

@@ -31,6 +31,10 @@ def export_papers(args: argparse.Namespace, app: App) -> int:
         if name not in app.followed_names() and not app.storage.authors.known(name):
             raise NotFoundError(f"no author named {args.author!r} is or was followed")
         authors = [name]
+    elif args.group is not None:
+        if app.storage.groups.get(args.group) is None:
+            raise NotFoundError(f"no group named {args.group!r}")
+        authors = sorted(app.storage.groups.members_of([args.group]))
     body = export(app.storage.papers.for_export(authors, wanted), ExportFormat(args.format))
     if args.output is None:
         # Bytes as written: RIS's CRLF and every character unchanged.

@@ -1,5 +1,5 @@
 """Exports by URL: ``/papers.bib``, ``.json`` and ``.ris`` for everyone's papers, and the same
-under ``/authors/{name}/`` for one author's.
+under ``/authors/{name}/`` for one author's and ``/groups/{name}/`` for a group's members'.
 
 Each is read from the record when asked (never cached: ``no-store``), in the
 format's media type and as a download.  Query parameters narrow it as
@@ -15,7 +15,7 @@ from datetime import date
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Path, Query
 from starlette.responses import Response
 
 from syncd.domain.citations import DEFAULT_STATUSES, ExportFilter, ExportFormat
@@ -30,6 +30,7 @@ __all__ = ["exports_router"]
 Day = Annotated[date | None, Query(description="a day, YYYY-MM-DD, of the first version")]
 Statuses = Annotated[list[PaperStatus] | None, Query(description="tracked by default")]
 Published = Annotated[bool | None, Query(description="with a DOI or journal reference, or not")]
+GroupPath = Annotated[str, Path(max_length=100, pattern=r"^[^\x00-\x1f\x7f/]*$")]
 
 
 def export_filter(
@@ -49,7 +50,8 @@ def export_filter(
 
 
 def _download(body: str, form: ExportFormat, name: str | None) -> Response:
-    """``body`` as a file to save: ``papers.bib``, or the author's name in UTF-8 (RFC 6266)."""
+    """``body`` as a file to save: ``papers.bib``, or the author's or group's name in UTF-8
+    (RFC 6266)."""
     filename = f"papers.{form.extension}"
     disposition = f'attachment; filename="{filename}"'
     if name is not None:
@@ -66,6 +68,14 @@ def exports_router(app: App) -> APIRouter:
     take an author's)."""
     router = APIRouter(include_in_schema=False)
 
+    def answer(
+        form: ExportFormat, wanted: ExportFilter, scope: tuple[str, list[str]] | None
+    ) -> Response:
+        """The export of ``scope``'s authors (its name and theirs), or everyone's."""
+        name, authors = scope if scope is not None else (None, None)
+        body = export(app.storage.papers.for_export(authors, wanted), form)
+        return _download(body, form, name)
+
     def add_routes(form: ExportFormat) -> None:
         @router.get(f"/papers.{form.extension}")
         def everyone(
@@ -74,11 +84,10 @@ def exports_router(app: App) -> APIRouter:
             status: Statuses = None,
             published: Published = None,
         ) -> Response:
-            wanted = export_filter(since, until, status, published)
-            return _download(export(app.storage.papers.for_export(None, wanted), form), form, None)
+            return answer(form, export_filter(since, until, status, published), None)
 
         @router.get(f"/authors/{{name:path}}/papers.{form.extension}")
-        def authors(
+        def author(
             name: NamePath,
             since: Day = None,
             until: Day = None,
@@ -87,8 +96,20 @@ def exports_router(app: App) -> APIRouter:
         ) -> Response:
             wanted = export_filter(since, until, status, published)
             name = followed_author(app, name)
-            papers = app.storage.papers.for_export([name], wanted)
-            return _download(export(papers, form), form, name)
+            return answer(form, wanted, (name, [name]))
+
+        @router.get(f"/groups/{{name}}/papers.{form.extension}")
+        def group(
+            name: GroupPath,
+            since: Day = None,
+            until: Day = None,
+            status: Statuses = None,
+            published: Published = None,
+        ) -> Response:
+            wanted = export_filter(since, until, status, published)
+            if app.storage.groups.get(name) is None:
+                raise HTTPException(404, "no group by that name")
+            return answer(form, wanted, (name, sorted(app.storage.groups.members_of([name]))))
 
     for form in ExportFormat:
         add_routes(form)
