@@ -4,7 +4,8 @@ did not write them (tests/citationreaders.py).
 The record: the seeded author's papers, FedCG withdrawn by its authors, and a
 published paper whose title and co-authors arXiv serves in TeX
 (tests/recorded.py), which syncd stores as Unicode; a second followed author
-shares papers with the first, and both are the group ``lab``.
+shares papers with the first, and both are the group ``lab``; a third has a
+paper of her own and no group.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ SECOND = "Zoë Ørsted"  # a co-author of the seeded author's papers (tests/scen
 PUBLISHED_ID = "2005.01234"
 PUBLISHED_TITLE = "Über die Łódź-Quantenmechanik: Spin & Ørsted's 50% rule"
 PUBLISHED_AUTHORS = (AUTHOR, "Jörg Weiß", "José Núñez", "Johannes Diderik van der Waals")
+OUTSIDER = "Ada Lovelace"  # followed, in no group
+OUTSIDER_ID = "2101.00042"
 DOI = "10.1103/PhysRevD.101.012345"
 JOURNAL = "Phys. Rev. D 101, 012345 (2020)"
 _BIBTEX = "application/x-bibtex; charset=utf-8"
@@ -49,10 +52,14 @@ def world(syncd: Syncd) -> Iterator[Site]:
             updated="2020-05-04T12:00:00Z",
         )
     )
+    syncd.arxiv.publish(
+        make_record(OUTSIDER_ID, authors=[OUTSIDER], published="2021-01-04T12:00:00Z")
+    )
     sync_ok(syncd)
     syncd.arxiv.withdraw(FEDCG, "A duplicate of a later paper.")
     syncd.sections += (
         f'\n[[authors]]\nname = "{SECOND}"\n'
+        f'\n[[authors]]\nname = "{OUTSIDER}"\n'
         f'\n[[groups]]\nname = "lab"\nmembers = ["{AUTHOR}", "{SECOND}"]\n'
     )
     sync_ok(syncd)
@@ -130,12 +137,12 @@ def test_everyones_export_holds_each_paper_once_under_the_same_keys(world: Site)
     and on every request."""
     everyone = world.get("/papers.bib").text
     entries = read_bibtex(everyone)
-    assert _ids(entries) == JIANG
+    assert _ids(entries) == sorted([*JIANG, OUTSIDER_ID])
     second = read_bibtex(world.get(_author_path(SECOND, "bib")).text)
     assert _ids(second) == SHARED
     assert set(second) < set(entries)
     group = {item["id"] for item in render_csl(world.get("/groups/lab/papers.json").text)[0]}
-    assert group == set(entries)
+    assert group == {key for key in entries if not key.endswith(OUTSIDER_ID)}
     assert world.get("/papers.bib").text == everyone
 
 
@@ -206,7 +213,8 @@ def test_the_cli_writes_what_the_url_serves(world: Site, tmp_path: Path) -> None
     assert _ids(read_bibtex(everyone.out)) == [PUBLISHED_ID]
     assert everyone.out.encode() == world.get("/papers.bib?published=true").content
     period = syncd("export", "--format", "ris", "--since", "2020-05-05", "--unpublished")
-    assert len(read_ris(period.out)) == len(JIANG) - 1
+    # Everyone's: the outsider's paper too.
+    assert len(read_ris(period.out)) == len(JIANG)
 
 
 @pytest.mark.parametrize(
