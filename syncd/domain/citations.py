@@ -8,11 +8,14 @@ What every export format shares (``syncd.render.exports`` writes them):
   version's date is unknown, a seed paper not yet on arXiv, is left out
   when a period is asked), and published or not (published: it has a DOI or
   a journal reference).
-- **Keys.** ``citation_key`` is a function of the paper alone: the first
-  author's family name, the first version's year and the title's first
-  word, folded to ASCII, then the arXiv id, which no other paper has.  The
-  key is thus the same on every run and in every export that holds the
-  paper (an author's, a group's, everyone's), and no two papers share one.
+- **Keys.** ``citation_key`` is a function of the paper alone: its first
+  version's first author's family name, year and title's first word, folded
+  to ASCII, then the arXiv id, which no other paper has.  The key is thus the
+  same on every run and in every export that holds the paper (an author's, a
+  group's, everyone's), and a later version that reorders the authors or
+  retitles the paper leaves it as it was; no two papers share one.  (A paper
+  whose history lacks its first version, until backfill brings it, is keyed
+  by its earliest known one.)
 - **Names.** ``person_name`` splits a name as arXiv lists it ("Given
   Family") into its parts, as BibTeX reads "von Last, First": the last word
   is the family name, the lower-case words before it (``van der``, ``'t``)
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
@@ -36,14 +39,15 @@ from syncd.domain.vocabulary import PaperStatus
 
 __all__ = [
     "DEFAULT_STATUSES",
+    "Cited",
     "ExportFilter",
     "ExportFormat",
     "PersonName",
     "citation_key",
+    "cited",
     "first_version_date",
     "is_published",
     "person_name",
-    "selected",
     "withdrawal_note",
 ]
 
@@ -148,19 +152,21 @@ def first_version_date(record: Record) -> date | None:
     return moment.date() if moment is not None else None
 
 
-def citation_key(paper: Paper) -> str:
+def citation_key(paper: Paper, first: Record | None = None) -> str:
     """The paper's citation key: ``surname`` ``year`` ``firstword`` ``_`` ``arXiv id``.
 
-    Each part folded to ASCII (a part with no ASCII letter left is left out);
-    the arXiv id (``/`` of an old-style id as ``-``) makes it unique, and a
-    seed paper not yet on arXiv has its syncd key instead.
+    The surname and word from ``first``, the record of the paper's earliest
+    version, when known (else its latest); each part folded to ASCII (a part
+    with no ASCII letter left is left out); the arXiv id (``/`` of an
+    old-style id as ``-``) makes it unique, and a seed paper not yet on arXiv
+    has its syncd key instead.
     """
-    record = paper.record
+    record = first if first is not None else paper.record
     surname = ""
     if record.authors:
-        first = person_name(record.authors[0])
-        surname = _ascii_word(first.family or first.literal.split()[0])
-    day = first_version_date(record)
+        lead = person_name(record.authors[0])
+        surname = _ascii_word(lead.family or lead.literal.split()[0])
+    day = first_version_date(paper.record)
     words = [_ascii_word(word) for word in (record.title or "").split()]
     word = next((w for w in words if w and w not in _STOP_WORDS), "")
     unique = (paper.arxiv_id or paper.key).replace("/", "-")
@@ -215,10 +221,18 @@ class ExportFilter:
         )
 
 
-def selected(papers: Iterable[Paper], wanted: ExportFilter) -> list[Paper]:
-    """The papers ``wanted`` takes, newest first version first (then by key): one order
-    on every run."""
-    kept = [paper for paper in papers if wanted.passes(paper)]
-    kept.sort(key=citation_key)
-    kept.sort(key=lambda p: first_version_date(p.record) or date.min, reverse=True)
+@dataclass(frozen=True, slots=True)
+class Cited:
+    """A paper as an export holds it: under its key."""
+
+    key: str
+    paper: Paper
+
+
+def cited(papers: Iterable[Paper], firsts: Mapping[int, Record]) -> list[Cited]:
+    """``papers`` under their keys (``firsts``: each one's earliest version's record, by
+    paper id), newest first version first, then by key: one order on every run."""
+    kept = [Cited(citation_key(p, firsts.get(p.id)), p) for p in papers]
+    kept.sort(key=lambda c: c.key)
+    kept.sort(key=lambda c: first_version_date(c.paper.record) or date.min, reverse=True)
     return kept

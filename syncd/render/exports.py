@@ -36,9 +36,9 @@ from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 
 from syncd.domain.citations import (
+    Cited,
     ExportFormat,
     PersonName,
-    citation_key,
     first_version_date,
     person_name,
     withdrawal_note,
@@ -74,8 +74,8 @@ _LIGATURE = re.compile(
 _UNQUOTABLE = frozenset("{}\\")
 
 
-def export(papers: Sequence[Paper], form: ExportFormat) -> str:
-    """``papers`` written in ``form``, in their order."""
+def export(papers: Sequence[Cited], form: ExportFormat) -> str:
+    """``papers`` written in ``form``, in their order, under their keys."""
     return _WRITERS[form](papers)
 
 
@@ -126,10 +126,10 @@ def _bibtex_fields(paper: Paper) -> list[model.Field]:
     return fields
 
 
-def bibtex(papers: Sequence[Paper]) -> str:
+def bibtex(papers: Sequence[Cited]) -> str:
     """``papers`` as BibTeX ``@misc`` entries."""
     library = Library()
-    library.add([model.Entry("misc", citation_key(p), _bibtex_fields(p)) for p in papers])
+    library.add([model.Entry("misc", c.key, _bibtex_fields(c.paper)) for c in papers])
     return write_string(library)
 
 
@@ -145,9 +145,9 @@ def _csl_name(name: PersonName) -> dict[str, str]:
     return {key: value for key, value in parts.items() if value}
 
 
-def _csl_item(paper: Paper) -> dict[str, Any]:
+def _csl_item(key: str, paper: Paper) -> dict[str, Any]:
     record = paper.record
-    item: dict[str, Any] = {"id": citation_key(paper), "type": "article"}
+    item: dict[str, Any] = {"id": key, "type": "article"}
     candidates: dict[str, Any] = {
         "title": record.title,
         "author": [_csl_name(person_name(a)) for a in record.authors] or None,
@@ -167,9 +167,9 @@ def _csl_item(paper: Paper) -> dict[str, Any]:
     return item
 
 
-def csl_json(papers: Sequence[Paper]) -> str:
+def csl_json(papers: Sequence[Cited]) -> str:
     """``papers`` as one CSL-JSON array of items."""
-    items = [_csl_item(p) for p in papers]
+    items = [_csl_item(c.key, c.paper) for c in papers]
     return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -191,11 +191,11 @@ def _ris_name(name: PersonName) -> str:
     return ", ".join(part for part in (last, name.given, name.suffix) if part)
 
 
-def _ris_record(paper: Paper) -> dict[str, Any]:
+def _ris_record(key: str, paper: Paper) -> dict[str, Any]:
     record = paper.record
     candidates: dict[str, Any] = {
         "type_of_reference": "JOUR" if record.journal_ref else "UNPB",
-        "id": citation_key(paper),
+        "id": key,
         "title": record.title,
         "authors": [_ris_name(person_name(a)) for a in record.authors] or None,
         "journal_name": record.journal_ref,
@@ -222,9 +222,10 @@ def _one_line(value: Any) -> Any:
     return " ".join(str(value).splitlines())
 
 
-def ris(papers: Sequence[Paper]) -> str:
+def ris(papers: Sequence[Cited]) -> str:
     """``papers`` as RIS records."""
-    written: str = rispy.dumps([_ris_record(p) for p in papers], implementation=_RisWriter)
+    records = [_ris_record(c.key, c.paper) for c in papers]
+    written: str = rispy.dumps(records, implementation=_RisWriter)
     return written
 
 
@@ -237,7 +238,7 @@ def _url(paper: Paper) -> str | None:
     return f"{_ABS}{paper.arxiv_id}" if paper.arxiv_id else None
 
 
-_WRITERS: dict[ExportFormat, Callable[[Sequence[Paper]], str]] = {
+_WRITERS: dict[ExportFormat, Callable[[Sequence[Cited]], str]] = {
     ExportFormat.BIBTEX: bibtex,
     ExportFormat.CSL_JSON: csl_json,
     ExportFormat.RIS: ris,

@@ -12,9 +12,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from syncd.domain.citations import ExportFilter, selected
+from syncd.domain.citations import Cited, ExportFilter, cited
 from syncd.domain.model import LatestChange, Paper, PaperState, Revision
-from syncd.domain.record import pasted_arxiv_id
+from syncd.domain.record import Record, pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
@@ -38,9 +38,9 @@ class Papers:
         with self._db.transaction() as conn:
             return [rows.paper(row) for row in conn.execute(query)]
 
-    def for_export(self, authors: Collection[str] | None, wanted: ExportFilter) -> list[Paper]:
-        """The papers of ``authors`` (everyone's when None) that ``wanted`` takes, in an
-        export's order (``citations.selected``).
+    def for_export(self, authors: Collection[str] | None, wanted: ExportFilter) -> list[Cited]:
+        """The papers of ``authors`` (everyone's when None) that ``wanted`` takes, under
+        their keys, in an export's order (``citations.cited``).
 
         One per paper: a paper several of them have is one row each today, and the
         row of its latest version stands for it (then the oldest row, so that every
@@ -57,7 +57,35 @@ class Papers:
         papers: dict[str, Paper] = {}
         for paper in sorted(found, key=lambda p: (-(p.record.version or 0), p.id)):
             papers.setdefault(paper.arxiv_id or f"key:{paper.key}", paper)
-        return selected(papers.values(), wanted)
+        chosen = [paper for paper in papers.values() if wanted.passes(paper)]
+        return cited(chosen, self._first_records([paper.id for paper in chosen]))
+
+    def _first_records(self, paper_ids: Sequence[int]) -> dict[int, Record]:
+        """Each paper's earliest arXiv version's record (its first observation), by paper id;
+        a paper with no arXiv revision is left out."""
+        r = revisions_table
+        found: dict[int, Record] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(paper_ids):
+                earliest = (
+                    sa.select(r.c.paper_id, sa.func.min(r.c.version).label("version"))
+                    .where(among(conn, r.c.paper_id, chunk), r.c.version.is_not(None))
+                    .group_by(r.c.paper_id)
+                    .subquery()
+                )
+                query = (
+                    sa.select(r.c.paper_id, r.c.record)
+                    .join(
+                        earliest,
+                        sa.and_(
+                            r.c.paper_id == earliest.c.paper_id, r.c.version == earliest.c.version
+                        ),
+                    )
+                    .order_by(r.c.paper_id, r.c.seq)
+                )
+                for row in conn.execute(query):
+                    found.setdefault(row.paper_id, Record.from_dict(row.record))
+        return found
 
     def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
         """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""

@@ -19,9 +19,9 @@ import pytest
 from tests.citationreaders import read_bibtex, read_ris, render_csl, ris_name
 from tests.conftest import ON_BOTH_DATABASES
 from tests.fakearxiv import make_record
-from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.integration.conftest import Site, Syncd, revise_nestpipe, serving, sync_ok
 from tests.recorded import as_tex
-from tests.scenario import AUTHOR, FEDCG
+from tests.scenario import AUTHOR, FEDCG, NESTPIPE
 
 pytestmark = ON_BOTH_DATABASES
 
@@ -144,6 +144,19 @@ def test_everyones_export_holds_each_paper_once_under_the_same_keys(world: Site)
     group = {item["id"] for item in render_csl(world.get("/groups/lab/papers.json").text)[0]}
     assert group == {key for key in entries if not key.endswith(OUTSIDER_ID)}
     assert world.get("/papers.bib").text == everyone
+
+
+def test_keys_outlive_a_new_version(world: Site) -> None:
+    """NestPipe's v2 puts another author first and retitles it: its key stays v1's."""
+    before = set(read_bibtex(world.get("/papers.bib").text))
+    revise_nestpipe(world.syncd.arxiv)
+    sync_ok(world.syncd)
+    after = read_bibtex(world.get("/papers.bib").text)
+    assert set(after) == before
+    (nestpipe,) = [entry for key, entry in after.items() if key.endswith(NESTPIPE)]
+    assert nestpipe.fields["version"] == "2"
+    assert nestpipe.authors[0] == "Zhaolong Xing"
+    assert f"jiang2026nestpipe_{NESTPIPE}" in after
 
 
 @pytest.mark.parametrize(

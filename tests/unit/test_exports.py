@@ -20,12 +20,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from syncd.domain.citations import (
+    Cited,
     ExportFilter,
     ExportFormat,
     PersonName,
     citation_key,
+    cited,
     person_name,
-    selected,
 )
 from syncd.domain.model import Paper
 from syncd.domain.record import Record, normalize_text
@@ -78,6 +79,11 @@ WITHDRAWN = Record(
 )
 
 
+def keyed(*papers: Paper) -> list[Cited]:
+    """``papers`` under their keys, in their order, as storage hands them to the writers."""
+    return [Cited(citation_key(p), p) for p in papers]
+
+
 @cache
 def real_papers() -> tuple[Paper, ...]:
     """Every record of arXiv's own arXivRaw pages, as syncd reads them (TeX turned into
@@ -104,7 +110,7 @@ def test_the_real_records_hold_what_the_exports_must_keep() -> None:
 def test_bibtex_of_real_records_reads_back_whole() -> None:
     """pybtex reads every entry: each title and author exactly, and the arXiv fields."""
     papers = real_papers()
-    entries = read_bibtex(bibtex(papers))
+    entries = read_bibtex(bibtex(keyed(*papers)))
     assert list(entries) == [citation_key(p) for p in papers]
     for p in papers:
         entry, record = entries[citation_key(p)], p.record
@@ -122,7 +128,7 @@ def test_bibtex_of_real_records_reads_back_whole() -> None:
 def test_csl_json_of_real_records_renders_in_citeproc() -> None:
     """citeproc-py renders every item: its first author's family name, title and year."""
     papers = real_papers()
-    items, rendered = render_csl(csl_json(papers))
+    items, rendered = render_csl(csl_json(keyed(*papers)))
     assert [item["id"] for item in items] == [citation_key(p) for p in papers]
     for p, item in zip(papers, items, strict=True):
         text = rendered[item["id"]]
@@ -136,7 +142,7 @@ def test_csl_json_of_real_records_renders_in_citeproc() -> None:
 def test_ris_of_real_records_parses_strictly() -> None:
     """The strict RIS parser reads every record: title, each author, DOI, journal."""
     papers = real_papers()
-    records = read_ris(ris(papers))
+    records = read_ris(ris(keyed(*papers)))
     assert len(records) == len(papers)
     for p, record in zip(papers, records, strict=True):
         assert record["TI"] == [p.record.title]
@@ -150,7 +156,7 @@ def test_ris_of_real_records_parses_strictly() -> None:
 
 def test_a_withdrawn_published_paper_in_bibtex() -> None:
     """Every field of the @misc, special characters and all, as pybtex reads it."""
-    (entry,) = read_bibtex(bibtex([paper(WITHDRAWN)])).values()
+    (entry,) = read_bibtex(bibtex(keyed(paper(WITHDRAWN)))).values()
     assert entry.fields == {
         "title": WITHDRAWN.title,
         "year": "2023",
@@ -180,7 +186,7 @@ def test_a_withdrawn_published_paper_in_bibtex() -> None:
 
 
 def test_a_withdrawn_published_paper_in_csl_json() -> None:
-    (item,), rendered = render_csl(csl_json([paper(WITHDRAWN)]))
+    (item,), rendered = render_csl(csl_json(keyed(paper(WITHDRAWN))))
     assert item["type"] == "article"
     assert item["archive"] == "arXiv"
     assert item["number"] == "2301.01234"
@@ -203,7 +209,7 @@ def test_a_withdrawn_published_paper_in_csl_json() -> None:
 
 
 def test_a_withdrawn_published_paper_in_ris() -> None:
-    (record,) = read_ris(ris([paper(WITHDRAWN)]))
+    (record,) = read_ris(ris(keyed(paper(WITHDRAWN))))
     assert record["TY"] == ["JOUR"]
     assert record["AU"][:3] == ["Müller, Hans", "Kowalski, Łukasz", "李明"]
     assert record["AU"][-1] == "Smith, John, Jr."
@@ -244,13 +250,13 @@ def test_any_names_and_title_read_back_in_every_format(authors: list[str], title
     assert [spoken(person_name(a)) for a in authors] == authors
     record = replace(WITHDRAWN, authors=tuple(authors), title=title)
     p = paper(record)
-    (entry,) = read_bibtex(bibtex([p])).values()
+    (entry,) = read_bibtex(bibtex(keyed(p))).values()
     assert entry.fields["title"] == title
     assert entry.authors == authors
-    (item,), _ = render_csl(csl_json([p]))
+    (item,), _ = render_csl(csl_json(keyed(p)))
     assert item["title"] == title
     assert [_csl_name(name) for name in item["author"]] == authors
-    (ris_record,) = read_ris(ris([p]))
+    (ris_record,) = read_ris(ris(keyed(p)))
     assert ris_record["TI"] == [title]
     assert [ris_name(a) for a in ris_record["AU"]] == authors
 
@@ -293,17 +299,26 @@ def test_keys_are_the_papers_own() -> None:
     twin = paper(replace(WITHDRAWN, arxiv_id="2301.05678"), row=2)
     assert citation_key(first) == "muller2023quantum_2301.01234"
     assert citation_key(twin) == "muller2023quantum_2301.05678"
-    alone = read_bibtex(bibtex([first]))
-    together = read_bibtex(bibtex([twin, first]))
+    alone = read_bibtex(bibtex(keyed(first)))
+    together = read_bibtex(bibtex(keyed(twin, first)))
     assert set(alone) < set(together)
     old = replace(WITHDRAWN, arxiv_id="hep-th/0601001", authors=("李明",), title="On the Ørsted")
     assert citation_key(paper(old)) == "2023orsted_hep-th-0601001"
 
 
+def test_a_key_is_the_first_versions() -> None:
+    """A later version that reorders the authors and retitles the paper keeps its key."""
+    v2 = replace(WITHDRAWN, version=2, authors=("Ann Other", *WITHDRAWN.authors), title="Classical")
+    assert citation_key(paper(v2), WITHDRAWN) == "muller2023quantum_2301.01234"
+    assert citation_key(paper(v2)) == "other2023classical_2301.01234"
+    (first,) = cited([paper(v2, row=7)], {7: WITHDRAWN})
+    assert first.key == "muller2023quantum_2301.01234"
+
+
 def test_every_format_is_plain_utf8_text() -> None:
     """Unicode stays Unicode: no format escapes ü or 李 into TeX or \\u escapes."""
     for form in ExportFormat:
-        text = export([paper(WITHDRAWN)], form)
+        text = export(keyed(paper(WITHDRAWN)), form)
         assert "Müller" in text and "李明" in text and "Łukasz" in text
         assert unicodedata.is_normalized("NFC", text)
     json.loads(export([], ExportFormat.CSL_JSON))
@@ -313,6 +328,11 @@ def _dated(arxiv_id: str, published: str, doi: str | None = None) -> Paper:
     return paper(
         replace(WITHDRAWN, arxiv_id=arxiv_id, published=published, doi=doi, journal_ref=None)
     )
+
+
+def selected(papers: list[Paper], wanted: ExportFilter) -> list[Paper]:
+    """The papers ``wanted`` takes, in an export's order."""
+    return [c.paper for c in cited([p for p in papers if wanted.passes(p)], {})]
 
 
 def test_the_filter_takes_first_versions_in_the_period_inclusive() -> None:
