@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from syncd.cli.output import EXIT_FAILURE, EXIT_OK, fail
-from syncd.domain.citations import DEFAULT_STATUSES, ExportFilter, ExportFormat
+from syncd.domain.citations import ExportFilter, ExportFormat
+from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import ConfigError, NotFoundError
 from syncd.render.exports import export
 from syncd.service.app import App
@@ -16,12 +17,8 @@ __all__ = ["export_papers"]
 
 
 def export_papers(args: argparse.Namespace, app: App) -> int:
-    wanted = ExportFilter(
-        statuses=frozenset(args.status) if args.status else DEFAULT_STATUSES,
-        since=args.since,
-        until=args.until,
-        published=args.published,
-    )
+    statuses = [PaperStatus(status) for status in args.status or ()]
+    wanted = ExportFilter.asked(statuses, args.since, args.until, args.published)
     problem = wanted.problem()
     if problem is not None:
         raise ConfigError(problem)

@@ -201,6 +201,17 @@ class ExportFilter:
     until: date | None = None
     published: bool | None = None
 
+    @classmethod
+    def asked(
+        cls,
+        statuses: Iterable[PaperStatus] | None,
+        since: date | None = None,
+        until: date | None = None,
+        published: bool | None = None,
+    ) -> ExportFilter:
+        """The filter a request or a command asks for: tracked papers when it names no status."""
+        return cls(frozenset(statuses or DEFAULT_STATUSES), since, until, published)
+
     def problem(self) -> str | None:
         """Why no paper could pass (a period that ends before it starts); None when none."""
         if self.since is not None and self.until is not None and self.until < self.since:

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Path, Query
 from starlette.responses import Response
 
-from syncd.domain.citations import DEFAULT_STATUSES, ExportFilter, ExportFormat
+from syncd.domain.citations import ExportFilter, ExportFormat
 from syncd.domain.vocabulary import PaperStatus
 from syncd.render.exports import export
 from syncd.service.app import App
@@ -33,16 +33,11 @@ Published = Annotated[bool | None, Query(description="with a DOI or journal refe
 GroupPath = Annotated[str, Path(max_length=100, pattern=r"^[^\x00-\x1f\x7f/]*$")]
 
 
-def export_filter(
+def _export_filter(
     since: date | None, until: date | None, status: list[PaperStatus] | None, published: bool | None
 ) -> ExportFilter:
     """The filter the query parameters ask for; a 400 when no paper could pass it."""
-    wanted = ExportFilter(
-        statuses=frozenset(status) if status else DEFAULT_STATUSES,
-        since=since,
-        until=until,
-        published=published,
-    )
+    wanted = ExportFilter.asked(status, since, until, published)
     problem = wanted.problem()
     if problem is not None:
         raise HTTPException(400, problem)
@@ -84,7 +79,7 @@ def exports_router(app: App) -> APIRouter:
             status: Statuses = None,
             published: Published = None,
         ) -> Response:
-            return answer(form, export_filter(since, until, status, published), None)
+            return answer(form, _export_filter(since, until, status, published), None)
 
         @router.get(f"/authors/{{name:path}}/papers.{form.extension}")
         def author(
@@ -94,7 +89,7 @@ def exports_router(app: App) -> APIRouter:
             status: Statuses = None,
             published: Published = None,
         ) -> Response:
-            wanted = export_filter(since, until, status, published)
+            wanted = _export_filter(since, until, status, published)
             name = followed_author(app, name)
             return answer(form, wanted, (name, [name]))
 
@@ -106,7 +101,7 @@ def exports_router(app: App) -> APIRouter:
             status: Statuses = None,
             published: Published = None,
         ) -> Response:
-            wanted = export_filter(since, until, status, published)
+            wanted = _export_filter(since, until, status, published)
             if app.storage.groups.get(name) is None:
                 raise HTTPException(404, "no group by that name")
             return answer(form, wanted, (name, sorted(app.storage.groups.members_of([name]))))

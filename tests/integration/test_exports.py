@@ -228,6 +228,9 @@ def test_the_cli_writes_what_the_url_serves(world: Site, tmp_path: Path) -> None
     period = syncd("export", "--format", "ris", "--since", "2020-05-05", "--unpublished")
     # Everyone's: the outsider's paper too.
     assert len(read_ris(period.out)) == len(JIANG)
+    both = syncd("export", "--format", "bibtex", "--status", "unlinked", "--status", "tracked")
+    assert len(read_bibtex(both.out)) == len(JIANG) + 1 + 2  # the outsider's, two seed papers
+    assert both.out.encode() == world.get("/papers.bib?status=unlinked&status=tracked").content
 
 
 @pytest.mark.parametrize(
