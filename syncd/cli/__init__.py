@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
 from syncd import __version__
 from syncd.cli.output import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_USAGE, fail
-from syncd.domain.vocabulary import RECORD_FIELDS, Decision
+from syncd.domain.citations import ExportFormat
+from syncd.domain.vocabulary import RECORD_FIELDS, Decision, PaperStatus
 from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError, SyncdError
 
 if TYPE_CHECKING:
@@ -188,6 +189,7 @@ def _parser() -> argparse.ArgumentParser:
     _authors_parser(commands)
     _groups_parser(commands)
     _harvest_parser(commands)
+    _export_parser(commands)
     return parser
 
 
@@ -298,7 +300,7 @@ def _groups_parser(commands: Any) -> None:
 
 
 def _day(text: str) -> date:
-    """A ``--from`` day, ``YYYY-MM-DD`` only: OAI-PMH harvests by day, never from a time."""
+    """A day, ``YYYY-MM-DD`` only: OAI-PMH harvests by day, never from a time."""
     try:
         return date.fromisoformat(text) if len(text) == len("2026-07-01") else _no_day(text)
     except ValueError:
@@ -325,6 +327,43 @@ def _harvest_parser(commands: Any) -> None:
         "--dry-run", action="store_true", help="plan every page, store and announce nothing"
     )
     parser.set_defaults(command=CommandRef("harvest", "run_harvest"))
+
+
+def _export_parser(commands: Any) -> None:
+    """The ``export`` command, on the CLI's subcommands."""
+    parser = commands.add_parser(
+        "export", help="papers as BibTeX, CSL-JSON or RIS, read from the record now"
+    )
+    parser.add_argument("--format", required=True, choices=[f.value for f in ExportFormat])
+    whose = parser.add_mutually_exclusive_group()
+    whose.add_argument("--author", help="only this author's papers (default: everyone's)")
+    whose.add_argument("--group", help="only the papers of this group's members")
+    parser.add_argument(
+        "--since", type=_day, metavar="DATE", help="first version on or after this day"
+    )
+    parser.add_argument(
+        "--until", type=_day, metavar="DATE", help="first version on or before this day"
+    )
+    parser.add_argument(
+        "--status",
+        action="append",
+        choices=[s.value for s in PaperStatus],
+        help="papers of this status (repeatable; default: tracked)",
+    )
+    published = parser.add_mutually_exclusive_group()
+    published.add_argument(
+        "--published",
+        action="store_const",
+        const=True,
+        help="only papers with a DOI or a journal reference",
+    )
+    published.add_argument(
+        "--unpublished", dest="published", action="store_const", const=False, help="only others"
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout"
+    )
+    parser.set_defaults(command=CommandRef("exports", "export_papers"))
 
 
 def _webhooks_parser(commands: Any) -> None:

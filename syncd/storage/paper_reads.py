@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from syncd.domain.citations import Cited, ExportFilter, cited
 from syncd.domain.model import (
     LatestChange,
     Paper,
@@ -21,7 +22,7 @@ from syncd.domain.model import (
     Revision,
     VersionDate,
 )
-from syncd.domain.record import pasted_arxiv_id
+from syncd.domain.record import Record, pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
@@ -68,6 +69,55 @@ class Papers:
                     if kept is None or _stands_before(paper, kept):
                         found[same] = paper
         return sorted(found.values(), key=lambda p: (p.key, p.id))
+
+    def for_export(self, authors: Collection[str] | None, wanted: ExportFilter) -> list[Cited]:
+        """The papers of ``authors`` (everyone's when None) that ``wanted`` takes, under
+        their keys, in an export's order (``citations.cited``).
+
+        One per paper: a paper several of them have is one row each today, and the
+        row of its latest version stands for it (then the oldest row, so that every
+        run picks the same).
+        """
+        query = paper_select().where(papers_table.c.status.in_(list(wanted.statuses)))
+        found: list[Paper] = []
+        with self._db.transaction() as conn:
+            if authors is None:
+                found = [rows.paper(row) for row in conn.execute(query)]
+            for chunk in chunks(list(authors or ())):
+                rows_of = conn.execute(query.where(among(conn, authors_table.c.name, chunk)))
+                found += [rows.paper(row) for row in rows_of]
+        papers: dict[str, Paper] = {}
+        for paper in sorted(found, key=lambda p: (-(p.record.version or 0), p.id)):
+            papers.setdefault(paper.arxiv_id or f"key:{paper.key}", paper)
+        chosen = [paper for paper in papers.values() if wanted.passes(paper)]
+        return cited(chosen, self._first_records([paper.id for paper in chosen]))
+
+    def _first_records(self, paper_ids: Sequence[int]) -> dict[int, Record]:
+        """Each paper's earliest arXiv version's record (its first observation), by paper id;
+        a paper with no arXiv revision is left out."""
+        r = revisions_table
+        found: dict[int, Record] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(paper_ids):
+                earliest = (
+                    sa.select(r.c.paper_id, sa.func.min(r.c.version).label("version"))
+                    .where(among(conn, r.c.paper_id, chunk), r.c.version.is_not(None))
+                    .group_by(r.c.paper_id)
+                    .subquery()
+                )
+                query = (
+                    sa.select(r.c.paper_id, r.c.record)
+                    .join(
+                        earliest,
+                        sa.and_(
+                            r.c.paper_id == earliest.c.paper_id, r.c.version == earliest.c.version
+                        ),
+                    )
+                    .order_by(r.c.paper_id, r.c.seq)
+                )
+                for row in conn.execute(query):
+                    found.setdefault(row.paper_id, Record.from_dict(row.record))
+        return found
 
     def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
         """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""

@@ -36,6 +36,7 @@ from syncd.service.app import App
 from syncd.web.api import API_PREFIX, api_router
 from syncd.web.author_pages import author_pages_router
 from syncd.web.authors_api import authors_router
+from syncd.web.exports import exports_router
 from syncd.web.feeds import feeds_router
 from syncd.web.fragments import Fragments
 from syncd.web.group_pages import group_pages_router
@@ -98,6 +99,8 @@ def build_app(
         api.include_router(groups_router(app))
         api.include_router(feeds_router(app, fragments))
         api.include_router(pages_router(app, fragments, next_sync))
+        # Before the authors' pages: /authors/{name} would take /authors/{name}/papers.bib.
+        api.include_router(exports_router(app))
         api.include_router(author_pages_router(app, next_sync))
         api.include_router(groups_read_router(app))
         api.include_router(group_pages_router(app, next_sync))
