@@ -50,12 +50,14 @@ __all__ = ["bibtex", "csl_json", "export", "ris"]
 
 _ABS = "https://arxiv.org/abs/"
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# What TeX reads as markup, written so that it reads as the character itself.
+# What TeX reads as markup, written so that it reads as the character itself.  Braces by
+# name: BibTeX counts a brace after a backslash too, so one "\{" would end the file's
+# balance.
 _TEX_SPECIALS = str.maketrans(
     {
         "\\": r"\textbackslash{}",
-        "{": r"\{",
-        "}": r"\}",
+        "{": r"\textbraceleft{}",
+        "}": r"\textbraceright{}",
         "%": r"\%",
         "&": r"\&",
         "$": r"\$",
