@@ -114,7 +114,7 @@ def _bibtex_fields(paper: Paper) -> list[model.Field]:
     if paper.arxiv_id is not None:
         add("eprint", paper.arxiv_id)
         add("archivePrefix", "arXiv")
-        add("primaryClass", record.primary_category)
+        add("primaryClass", _tex(record.primary_category) if record.primary_category else None)
         add("version", record.version)
     # Verbatim in biblatex, like the url: escaped, it would point elsewhere.  No DOI has a
     # brace or a backslash; one that did would end the field early.
