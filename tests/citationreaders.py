@@ -2,7 +2,8 @@
 
 - BibTeX: parsed by pybtex (not bibtexparser, which writes it), its fields'
   TeX read as text by pylatexenc, which is told what LaTeX's
-  ``\\textasciicircum``, ``\\textasciitilde`` and ``\\textbackslash`` print.
+  ``\\textasciicircum``, ``\\textasciitilde``, ``\\textbackslash``,
+  ``\\textbraceleft`` and ``\\textbraceright`` print.
 - CSL-JSON: read and rendered by citeproc-py with a style it ships.
 - RIS: a strict parser written here from the format's specification (not
   rispy, which writes it): ``TY`` first, ``ER`` last, every line ``XX  - value``
@@ -37,6 +38,8 @@ _CONTEXT.add_context_category(
         MacroTextSpec("textasciicircum", "^"),
         MacroTextSpec("textasciitilde", "~"),
         MacroTextSpec("textbackslash", "\\"),
+        MacroTextSpec("textbraceleft", "{"),
+        MacroTextSpec("textbraceright", "}"),
     ],
 )
 _LATEX = LatexNodes2Text(latex_context=_CONTEXT, math_mode="verbatim", strict_latex_spaces=True)

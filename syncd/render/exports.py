@@ -50,12 +50,14 @@ __all__ = ["bibtex", "csl_json", "export", "ris"]
 
 _ABS = "https://arxiv.org/abs/"
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# What TeX reads as markup, written so that it reads as the character itself.
+# What TeX reads as markup, written so that it reads as the character itself.  Braces by
+# name: BibTeX counts a brace after a backslash too, so one "\{" would end the file's
+# balance.
 _TEX_SPECIALS = str.maketrans(
     {
         "\\": r"\textbackslash{}",
-        "{": r"\{",
-        "}": r"\}",
+        "{": r"\textbraceleft{}",
+        "}": r"\textbraceright{}",
         "%": r"\%",
         "&": r"\&",
         "$": r"\$",
@@ -112,7 +114,7 @@ def _bibtex_fields(paper: Paper) -> list[model.Field]:
     if paper.arxiv_id is not None:
         add("eprint", paper.arxiv_id)
         add("archivePrefix", "arXiv")
-        add("primaryClass", record.primary_category)
+        add("primaryClass", _tex(record.primary_category) if record.primary_category else None)
         add("version", record.version)
     # Verbatim in biblatex, like the url: escaped, it would point elsewhere.  No DOI has a
     # brace or a backslash; one that did would end the field early.
