@@ -55,7 +55,8 @@ class PaperState:
 
 @dataclass(frozen=True, slots=True)
 class Paper:
-    """A tracked paper as it stands now."""
+    """A paper as it stands now, as one author holds it (``author``'s tie: status, origin,
+    absences).  ``authors``: the followed authors who track it, when the read says."""
 
     id: int
     author: str
@@ -66,6 +67,7 @@ class Paper:
     record: Record
     record_hash: str
     absent_syncs: int
+    authors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,9 @@ class Event:
     kinds: tuple[str, ...]
     changes: dict[str, Any]
     record: Record | None
+    # The followed authors who held the paper as tracked when it was published, sorted
+    # (for an author's event, that author); ``author`` is whose sync found it.
+    authors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +264,9 @@ class PaperWrite:
     backfill_pending: bool = False
     # Why a candidate is held, for its reviewer; None keeps a held candidate's reason.
     candidate_reason: str | None = None
+    # The record hash of the paper the plan read (None: the plan took it for new); a
+    # write whose revisions would change it from another is stale (``StalePlan``).
+    read_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,7 @@ def plan_author(
         followed=followed,
         # What an author.review_needed says waits in all, should new entries be held.
         candidates=storage.papers.candidate_count(name) if observed.new else 0,
+        stories=storage.papers.stories(observed.new) if observed.new else {},
     )
     return plan_cycle(snapshot, observed, links)
 

@@ -52,6 +52,7 @@ from syncd.storage.papers import (
     author_id,
     claim_writes,
     known_keys,
+    stored_keys,
     write_papers,
 )
 from syncd.storage.runs import SyncRuns, finish_run
@@ -125,6 +126,9 @@ class Storage:
             owner = author_id(self.db, conn, author, lock=True)
             known = known_keys(conn, owner)
             fresh = [p for p in papers if p.key not in known]
+            # Another author's seed of the same paper: the author holds that story too.
+            stored = stored_keys(conn, [p.key for p in fresh])
+            fresh = [replace(p, revisions=()) if p.key in stored else p for p in fresh]
             when = now()
             write_papers(conn, owner, fresh, run_id=None, when=when)
             if papers:

@@ -14,7 +14,13 @@ from sqlalchemy.engine import Connection
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.routing import accepts
-from syncd.domain.vocabulary import AUTHOR_EVENTS, DeliveryFormat, DeliveryGroup, DeliveryStatus
+from syncd.domain.vocabulary import (
+    AUTHOR_EVENTS,
+    DeliveryFormat,
+    DeliveryGroup,
+    DeliveryStatus,
+    PaperStatus,
+)
 from syncd.errors import NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
@@ -26,6 +32,7 @@ from syncd.storage.schema import (
     digest_events_table,
     endpoints_table,
     events_table,
+    paper_authors_table,
     papers_table,
     revisions_table,
 )
@@ -83,8 +90,6 @@ class Events:
         earlier seq still changes it if it belongs in the feed.
         """
         select = sa.select(events_table.c.seq, events_table.c.created_at)
-        if query.author is not None:
-            select = select.join(authors_table, events_table.c.author_id == authors_table.c.id)
         select = select.where(_matching(query)).order_by(events_table.c.seq.desc())
         with self._db.transaction() as conn:
             newest = conn.execute(select.limit(query.limit)).all()
@@ -96,7 +101,7 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
     """The condition of ``query``'s filter (author, paper, type), position aside."""
     conditions: list[sa.ColumnElement[bool]] = []
     if query.author is not None:
-        conditions.append(authors_table.c.name == query.author)
+        conditions.append(_about(query.author))
     if query.paper_id is not None:
         conditions.append(events_table.c.paper_id == query.paper_id)
         # An author's event is filed under one of the author's papers, not about it.
@@ -104,6 +109,20 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
     if query.type is not None:
         conditions.append(events_table.c.type == query.type)
     return sa.and_(sa.true(), *conditions)
+
+
+def _about(author: str) -> sa.ColumnElement[bool]:
+    """Events naming ``author``: theirs (found by their sync, or about them), and a paper's
+    while they track it (a co-author's sync may have found its change)."""
+    e, t, a = events_table, paper_authors_table, authors_table
+    theirs = sa.select(a.c.id).where(a.c.name == author).scalar_subquery()
+    tracked = sa.select(t.c.paper_id).where(
+        t.c.author_id == theirs, t.c.status == PaperStatus.TRACKED
+    )
+    return sa.or_(
+        e.c.author_id == theirs,
+        sa.and_(e.c.type.not_in(sorted(AUTHOR_EVENTS)), e.c.paper_id.in_(tracked)),
+    )
 
 
 def event_seq(conn: Connection, event_ref: str) -> int:
@@ -200,6 +219,8 @@ def publish(
             "sync_run_id": run_id,
             "kinds": list(w.write.event_kinds),
             "changes": dict(w.write.event_changes),
+            # An author's event names its author; a paper's, who tracks the paper.
+            "authors": list(w.authors or (author,)),
         }
         for number, w in enumerate(announced)
     ]
@@ -221,6 +242,7 @@ def publish(
             kinds=tuple(w.write.event_kinds),
             changes=row["changes"],
             record=_carried(w, records),
+            authors=tuple(row["authors"]),
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
@@ -324,7 +346,8 @@ def _digest_share(author: str, written: WrittenPaper, record: Record | None) -> 
     write = written.write
     shown = record.to_dict() if record is not None else None
     # The strings and structures of syncd.domain.views.event_json, encoded as the payload is.
-    carried = [author, write.key, write.arxiv_id, write.event_kinds, write.event_changes, shown]
+    carried: list[Any] = [author, written.authors, write.key, write.arxiv_id]
+    carried += [write.event_kinds, write.event_changes, shown]
     text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"), default=dict)
     return len(text.encode("utf-8")) + _EVENT_FRAME_BYTES
 

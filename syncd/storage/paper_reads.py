@@ -11,14 +11,21 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from syncd.domain.model import LatestChange, Paper, PaperState, Revision
 from syncd.domain.record import pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
-from syncd.storage.papers import paper_select
-from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
+from syncd.storage.papers import paper_select, tracked_names
+from syncd.storage.schema import (
+    authors_table,
+    events_table,
+    paper_authors_table,
+    papers_table,
+    revisions_table,
+)
 
 __all__ = ["Papers"]
 
@@ -30,12 +37,17 @@ class Papers:
         self._db = db
 
     def all(self, author: str | None = None) -> list[Paper]:
-        """Every paper, or one author's, ordered by author and key."""
-        query = paper_select().order_by(authors_table.c.name, papers_table.c.key)
+        """Every paper once, or one author's, ordered by key; each with the followed authors
+        tracking it.
+
+        A paper several authors hold is shown as the one holding it best
+        holds it (tracked first, then by name): one story, whoever found it.
+        """
+        query = paper_select().order_by(papers_table.c.key, authors_table.c.name)
         if author is not None:
             query = query.where(authors_table.c.name == author)
         with self._db.transaction() as conn:
-            return [rows.paper(row) for row in conn.execute(query)]
+            return _stories(conn, conn.execute(query).all())
 
     def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
         """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""
@@ -46,10 +58,20 @@ class Papers:
                 found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
         return found
 
+    def stories(self, arxiv_ids: Collection[str]) -> dict[str, Paper]:
+        """The known papers among ``arxiv_ids``, whoever holds them, by arXiv id: what an
+        author's new entry joins rather than starting a second story."""
+        found: dict[str, Paper] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(arxiv_ids)):
+                query = paper_select().where(among(conn, papers_table.c.arxiv_id, chunk))
+                found |= {p.arxiv_id or "": p for p in _stories(conn, conn.execute(query).all())}
+        return found
+
     def owners(self, arxiv_ids: Collection[str]) -> dict[str, set[str]]:
         """The authors who have a paper among ``arxiv_ids`` (any status), by arXiv id."""
         found: dict[str, set[str]] = {}
-        query = sa.select(papers_table.c.arxiv_id, authors_table.c.name).join(authors_table)
+        query = sa.select(papers_table.c.arxiv_id, authors_table.c.name).select_from(_TIED)
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
                 for row in conn.execute(query.where(papers_table.c.arxiv_id.in_(chunk))):
@@ -82,14 +104,16 @@ class Papers:
                     .where(authors_table.c.name == author)
                     .where(among(conn, papers_table.c.arxiv_id, chunk))
                 )
-                papers += [rows.paper(row) for row in conn.execute(query)]
+                found = conn.execute(query).all()
+                tracking = tracked_names(conn, [row.id for row in found])
+                papers += [rows.paper(row, tracking.get(row.id, ())) for row in found]
         return papers
 
     def with_status(self, author: str, status: PaperStatus) -> list[Paper]:
         """The author's papers of one status (e.g. the few ``unlinked`` seed papers)."""
         query = (
             paper_select()
-            .where(authors_table.c.name == author, papers_table.c.status == status)
+            .where(authors_table.c.name == author, paper_authors_table.c.status == status)
             .order_by(papers_table.c.id)
         )
         with self._db.transaction() as conn:
@@ -103,11 +127,11 @@ class Papers:
         """
         query = (
             sa.select(sa.func.count())
-            .select_from(papers_table.join(authors_table))
+            .select_from(_TIED)
             .where(
                 authors_table.c.name == author,
-                papers_table.c.status == PaperStatus.TRACKED,
-                papers_table.c.claimed.is_(False),
+                paper_authors_table.c.status == PaperStatus.TRACKED,
+                paper_authors_table.c.claimed.is_(False),
             )
         )
         with self._db.transaction() as conn:
@@ -117,8 +141,11 @@ class Papers:
         """How many of the author's papers are held as candidates."""
         query = (
             sa.select(sa.func.count())
-            .select_from(papers_table.join(authors_table))
-            .where(authors_table.c.name == author, papers_table.c.status == PaperStatus.CANDIDATE)
+            .select_from(_TIED)
+            .where(
+                authors_table.c.name == author,
+                paper_authors_table.c.status == PaperStatus.CANDIDATE,
+            )
         )
         with self._db.transaction() as conn:
             return int(conn.scalar(query) or 0)
@@ -130,8 +157,9 @@ class Papers:
         """
         # A claimed paper is the author's by their own feed, read only daily:
         # the name query missing it says nothing.
+        t = paper_authors_table
         query = _state_select(author).where(
-            papers_table.c.status == PaperStatus.TRACKED, papers_table.c.claimed.is_(False)
+            t.c.status == PaperStatus.TRACKED, t.c.claimed.is_(False)
         )
         with self._db.transaction() as conn:
             found = conn.execution_options(yield_per=5000).execute(query)
@@ -145,9 +173,9 @@ class Papers:
         """
         query = (
             sa.select(papers_table.c.record)
-            .join(authors_table)
+            .select_from(_TIED)
             .where(authors_table.c.name == author)
-            .where(papers_table.c.status.in_((PaperStatus.TRACKED, PaperStatus.UNLINKED)))
+            .where(paper_authors_table.c.status.in_((PaperStatus.TRACKED, PaperStatus.UNLINKED)))
         )
         names: set[str] = set()
         categories: set[str] = set()
@@ -167,10 +195,11 @@ class Papers:
         condition = papers_table.c.key == ref
         if arxiv_id is not None:
             condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)
-        query = paper_select().where(condition).order_by(papers_table.c.id)
+        first = sa.select(papers_table.c.id).where(condition).order_by(papers_table.c.id).limit(1)
+        query = paper_select().where(papers_table.c.id == first.scalar_subquery())
         with self._db.transaction() as conn:
-            row = conn.execute(query).first()
-        return rows.paper(row) if row is not None else None
+            found = _stories(conn, conn.execute(query).all())
+        return found[0] if found else None
 
     def history(self, paper_id: int) -> list[Revision]:
         """A paper's revisions in version order: seed revisions, then each version's.
@@ -240,18 +269,49 @@ class Papers:
         return found
 
     def counts(self) -> dict[str, int]:
-        """How many papers have each status."""
-        query = sa.select(papers_table.c.status, sa.func.count()).group_by(papers_table.c.status)
+        """How many papers have each status: a paper's is its best hold's (``_HOLDS``)."""
+        t = paper_authors_table
+        best = sa.func.min(_hold_rank(t.c.status))
+        per_paper = sa.select(best.label("rank")).group_by(t.c.paper_id).subquery()
+        query = sa.select(per_paper.c.rank, sa.func.count()).group_by(per_paper.c.rank)
         with self._db.transaction() as conn:
-            return {row[0]: row[1] for row in conn.execute(query)}
+            return {_HOLDS[row[0]]: row[1] for row in conn.execute(query)}
+
+
+# How well an author holds a paper, best first: a paper is shown as its best hold.
+_HOLDS = (PaperStatus.TRACKED, PaperStatus.CANDIDATE, PaperStatus.UNLINKED, PaperStatus.REMOVED)
+_TIED = papers_table.join(
+    paper_authors_table, paper_authors_table.c.paper_id == papers_table.c.id
+).join(authors_table, authors_table.c.id == paper_authors_table.c.author_id)
+
+
+def _hold_rank(status: sa.ColumnElement[str]) -> sa.ColumnElement[int]:
+    return sa.case(*((status == s, rank) for rank, s in enumerate(_HOLDS)), else_=len(_HOLDS))
+
+
+def _stories(conn: Connection, found: Sequence[sa.Row[Any]]) -> list[Paper]:
+    """Papers from ``paper_select`` rows, each once (as its best hold: tracked first, then
+    by author name), in the rows' order, with the followed authors tracking it."""
+    best: dict[int, sa.Row[Any]] = {}
+    for row in found:
+        held = best.get(row.id)
+        if held is None or _rank(row) < _rank(held):
+            best[row.id] = row
+    tracking = tracked_names(conn, list(best))
+    return [rows.paper(row, tracking.get(row.id, ())) for row in best.values()]
+
+
+def _rank(row: sa.Row[Any]) -> tuple[int, str]:
+    status = PaperStatus(row.status)
+    return (_HOLDS.index(status) if status in _HOLDS else len(_HOLDS), row.author)
 
 
 def _state_select(author: str) -> sa.Select[Any]:
-    p = papers_table
+    p, t = papers_table, paper_authors_table
     return (
         sa.select(
-            p.c.id, p.c.key, p.c.arxiv_id, p.c.status, p.c.origin, p.c.record_hash, p.c.absent_syncs
+            p.c.id, p.c.key, p.c.arxiv_id, t.c.status, t.c.origin, p.c.record_hash, t.c.absent_syncs
         )
-        .join(authors_table)
+        .select_from(_TIED)
         .where(authors_table.c.name == author)
     )
