@@ -9,7 +9,6 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from syncd.storage.schema import papers_table, revisions_table
 
-
 _JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 _TIME = sa.DateTime(timezone=True)
 
