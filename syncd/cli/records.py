@@ -49,7 +49,7 @@ def papers(args: argparse.Namespace, app: App) -> int:
             p.arxiv_id or "-",
             str(p.record.version or "-"),
             p.status,
-            *([p.author] if by_author else []),
+            *([", ".join(p.authors) or p.author] if by_author else []),
             _authors_cell(p.record.authors, p.record.authors_complete),
             p.record.title or "",
         )

@@ -160,6 +160,11 @@ class Event:
     # (for an author's event, that author); ``author`` is whose sync found it.
     authors: tuple[str, ...] = ()
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The followed authors the event names: ``authors``, else whose sync found it."""
+        return self.authors or (self.author,)
+
 
 @dataclass(frozen=True, slots=True)
 class SyncRun:

@@ -38,6 +38,7 @@ def paper_json(paper: Paper) -> dict[str, Any]:
         "status": paper.status,
         "origin": paper.origin,
         "author": paper.author,
+        "followed_authors": list(paper.authors),
     }
 
 
@@ -70,6 +71,7 @@ def event_json(event: Event) -> dict[str, Any]:
         "type": event.type,
         "created_at": event.created_at.isoformat(),
         "author": event.author,
+        "authors": list(event.names),
         "paper": {"key": event.paper_key, "arxiv_id": event.arxiv_id} if about_paper else None,
         "kinds": list(event.kinds),
         "changes": event.changes,

@@ -66,5 +66,5 @@ def notification(events: Sequence[Event], *, public_url: str | None) -> tuple[st
         entries.append(f"{headline}\n{diff}" if diff else headline)
     if len(events) > _NOTIFY_EVENTS:
         entries.append(more_line(len(events) - _NOTIFY_EVENTS, MARKDOWN, public_url))
-    title = digest_title([event.author for event in events], len(events))
+    title = digest_title([name for event in events for name in event.names], len(events))
     return neutral(title), "\n\n".join(entries)

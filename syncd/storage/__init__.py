@@ -203,10 +203,15 @@ class Storage:
         events: list[Event] = []
         seqs = read_seqs or {}
         with self.db.transaction() as conn:
+            applied: list[tuple[str, int, list[WrittenPaper]]] = []
             for author, author_writes in writes:
                 owner = author_id(self.db, conn, author)
                 claim_writes(conn, owner, seqs.get(author))
                 written = write_papers(conn, owner, author_writes, run_id=None, when=when)
+                applied.append((author, owner, written))
+            # Published once every author's writes are in: a record of two followed
+            # authors is one story, its one event naming both.
+            for author, owner, written in applied:
                 events += publish(conn, author, owner, written, run_id=None, when=when)
             fault_point("store.harvest_page_written")
             store_progress(conn, progress)

@@ -19,6 +19,7 @@ from syncd.domain.vocabulary import (
     DeliveryFormat,
     DeliveryGroup,
     DeliveryStatus,
+    EventType,
     PaperStatus,
 )
 from syncd.errors import NotFoundError
@@ -36,6 +37,7 @@ from syncd.storage.schema import (
     papers_table,
     revisions_table,
 )
+from syncd.storage.stories import tracked_names
 
 __all__ = ["DIGEST_MAX_BYTES", "Events", "events_where", "publish"]
 
@@ -208,6 +210,7 @@ def publish(
     # One random part per batch and a counter: uuid4 per event costs a
     # system call each, and 96 random bits already make ids unique.
     prefix = uuid.uuid4().hex[:24]
+    named = _named(conn, announced)
     event_rows: list[dict[str, Any]] = [
         {
             "id": f"evt_{prefix}{number:08x}",
@@ -220,7 +223,7 @@ def publish(
             "kinds": list(w.write.event_kinds),
             "changes": dict(w.write.event_changes),
             # An author's event names its author; a paper's, who tracks the paper.
-            "authors": list(w.authors or (author,)),
+            "authors": list(named.get(w.paper_id) or w.authors or (author,)),
         }
         for number, w in enumerate(announced)
     ]
@@ -246,6 +249,19 @@ def publish(
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
+
+
+def _named(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, tuple[str, ...]]:
+    """Whom each announced paper's event names, by paper id: the followed authors tracking
+    it now, so that the writes of one transaction (a harvested page's authors) are named
+    together.  A removal names who tracked it (``WrittenPaper.authors``), an author's
+    event its author: neither is looked up."""
+    about = [
+        w.paper_id
+        for w in announced
+        if w.write.event_type not in AUTHOR_EVENTS and w.write.event_type != EventType.REMOVED
+    ]
+    return tracked_names(conn, about) if about else {}
 
 
 def _carried_records(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, Record]:

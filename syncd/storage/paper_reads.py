@@ -18,7 +18,7 @@ from syncd.domain.record import pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
-from syncd.storage.papers import paper_select, tracked_names
+from syncd.storage.papers import paper_select
 from syncd.storage.schema import (
     authors_table,
     events_table,
@@ -26,6 +26,7 @@ from syncd.storage.schema import (
     papers_table,
     revisions_table,
 )
+from syncd.storage.stories import tracked_names
 
 __all__ = ["Papers"]
 

@@ -8,7 +8,7 @@ its own, are ``syncd.storage.paper_reads``'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 from syncd.domain.author_names import name_key
 from syncd.domain.model import NewRevision, PaperWrite
 from syncd.domain.record import content_hash
-from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType, PaperStatus
+from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import StalePlan
 from syncd.storage.database import Database, among, chunks, now
 from syncd.storage.schema import (
@@ -26,6 +26,14 @@ from syncd.storage.schema import (
     paper_authors_table,
     papers_table,
     revisions_table,
+)
+from syncd.storage.stories import (
+    Story,
+    WrittenPaper,
+    announced,
+    appended,
+    onto_known_stories,
+    stories,
 )
 
 __all__ = [
@@ -37,7 +45,6 @@ __all__ = [
     "paper_select",
     "revision_row",
     "stored_keys",
-    "tracked_names",
     "write_papers",
 ]
 
@@ -96,30 +103,6 @@ def stored_keys(conn: Connection, keys: Sequence[str]) -> set[str]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenPaper:
-    """A write as applied: the paper's id and, if it is announced, its latest revision's id
-    (appended by the write, or for a removal the last one it had).
-
-    ``write.event_type`` is what the paper's story announces: a write whose change the
-    story already had, or whose paper other authors hold, may announce less than planned
-    (``_announced``).  ``authors``: the followed authors its event names.
-    """
-
-    write: PaperWrite
-    paper_id: int
-    last_revision_id: int | None
-    authors: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Story:
-    """A paper as it stood before a write: its record's hash and who tracked it."""
-
-    record_hash: str | None
-    tracked: frozenset[str]
-
-
 def write_papers(
     conn: Connection,
     author_id: int,
@@ -140,13 +123,14 @@ def write_papers(
     """
     # Each record is hashed once, for its revision and, if latest, its paper.
     hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
+    writes = onto_known_stories(conn, author_id, writes)
     known = _story_ids(conn, writes)
-    before = _stories(conn, [i for i in known if i is not None])
+    before = stories(conn, [i for i in known if i is not None])
     paper_ids = _insert_stories(conn, writes, known, when, hashes)
     pairs = list(zip(writes, paper_ids, strict=True))
-    appended = [_appended(write, before.get(paper_id), hashes) for write, paper_id in pairs]
+    new = [appended(write, before.get(paper_id), hashes) for write, paper_id in pairs]
     last_seq = last_seqs(
-        conn, [paper_id for (_, paper_id), new in zip(pairs, appended, strict=True) if new]
+        conn, [paper_id for (_, paper_id), fresh in zip(pairs, new, strict=True) if fresh]
     )
     revision_rows = [
         revision_row(
@@ -157,18 +141,18 @@ def write_papers(
             run_id=run_id,
             when=when,
         )
-        for (write, paper_id), new in zip(pairs, appended, strict=True)
-        if new
+        for (write, paper_id), fresh in zip(pairs, new, strict=True)
+        if fresh
         for offset, revision in enumerate(write.revisions, start=1)
     ]
     if revision_rows:
         conn.execute(revisions_table.insert(), revision_rows)
-    _update_stories(conn, pairs, appended, before, when=when, hashes=hashes, last_seq=last_seq)
+    _update_stories(conn, pairs, new, before, when=when, hashes=hashes, last_seq=last_seq)
     _write_ties(conn, author_id, pairs, when)
-    after = _stories(conn, [paper_id for _, paper_id in pairs])
+    after = stories(conn, [paper_id for _, paper_id in pairs])
     written = [
-        _announced(write, paper_id, new, before.get(paper_id), after[paper_id])
-        for (write, paper_id), new in zip(pairs, appended, strict=True)
+        announced(write, paper_id, fresh, before.get(paper_id), after[paper_id])
+        for (write, paper_id), fresh in zip(pairs, new, strict=True)
     ]
     # Only announced writes need their paper's current revision: their event points
     # at it, a removal's or a return's too (the paper's last known state), so every
@@ -178,54 +162,6 @@ def write_papers(
         replace(w, last_revision_id=last_revision.get(w.paper_id)) if w.write.event_type else w
         for w in written
     ]
-
-
-def _appended(write: PaperWrite, story: _Story | None, hashes: Mapping[int, str]) -> bool:
-    """Whether ``write``'s revisions are appended: always to a new story; to a known one
-    only if it does not hold their record already, and still holds the record the plan
-    read (else ``StalePlan``: another author's write changed it since)."""
-    if not write.revisions:
-        return False
-    if story is None:
-        return True
-    if story.record_hash == hashes[id(write.revisions[-1].record)]:
-        return False
-    if story.record_hash != write.read_hash:
-        raise StalePlan("another author's write changed the paper after this plan read it")
-    return True
-
-
-def _announced(
-    write: PaperWrite, paper_id: int, appended: bool, before: _Story | None, after: _Story
-) -> WrittenPaper:
-    """``write`` with what its story announces, and whom the event names.
-
-    A story is added when its first followed author tracks it, revised when a
-    revision is appended while someone tracks it, removed when its last one
-    stops: another author arriving on a known paper adds a name, not a story.
-    """
-    event = write.event_type
-    tracked_before = before.tracked if before is not None else frozenset()
-    if event in AUTHOR_EVENTS:
-        named: frozenset[str] | None = None
-    elif event in (EventType.ADDED, EventType.LINKED):
-        if tracked_before and appended and after.tracked:
-            event = EventType.REVISED
-        elif tracked_before or not after.tracked:
-            event = None
-        named = after.tracked
-    elif event == EventType.REVISED:
-        event = event if appended and after.tracked else None
-        named = after.tracked
-    elif event == EventType.REMOVED:
-        event = event if tracked_before and not after.tracked else None
-        named = tracked_before
-    else:
-        named = after.tracked
-    shown = replace(write, event_type=event) if event != write.event_type else write
-    if event is None:
-        shown = replace(shown, event_kinds=(), event_changes={})
-    return WrittenPaper(shown, paper_id, None, tuple(sorted(named or ())))
 
 
 def revision_row(
@@ -278,34 +214,6 @@ def _story_ids(conn: Connection, writes: Sequence[PaperWrite]) -> list[int | Non
     ]
 
 
-def _stories(conn: Connection, paper_ids: Sequence[int]) -> dict[int, _Story]:
-    """Each paper's record hash and the followed authors tracking it, by paper id."""
-    p = papers_table
-    hashes: dict[int, str] = {}
-    for chunk in chunks(sorted(set(paper_ids))):
-        query = sa.select(p.c.id, p.c.record_hash).where(among(conn, p.c.id, chunk))
-        hashes |= {row.id: row.record_hash for row in conn.execute(query)}
-    tracked = tracked_names(conn, list(hashes))
-    return {i: _Story(h, frozenset(tracked.get(i, ()))) for i, h in hashes.items()}
-
-
-def tracked_names(conn: Connection, paper_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
-    """The followed authors tracking each paper, sorted, by paper id (none: left out)."""
-    t, a = paper_authors_table, authors_table
-    tracked: dict[int, list[str]] = {}
-    for chunk in chunks(sorted(set(paper_ids))):
-        holders = (
-            sa.select(t.c.paper_id, a.c.name)
-            .join(a, a.c.id == t.c.author_id)
-            .where(among(conn, t.c.paper_id, chunk), t.c.status == PaperStatus.TRACKED)
-            .where(a.c.removed_at.is_(None))
-            .order_by(a.c.name)
-        )
-        for row in conn.execute(holders):
-            tracked.setdefault(row.paper_id, []).append(row.name)
-    return {paper_id: tuple(names) for paper_id, names in tracked.items()}
-
-
 def _insert_stories(
     conn: Connection,
     writes: Sequence[PaperWrite],
@@ -340,7 +248,7 @@ def _update_stories(
     conn: Connection,
     pairs: Sequence[tuple[PaperWrite, int]],
     appended: Sequence[bool],
-    before: Mapping[int, _Story],
+    before: Mapping[int, Story],
     *,
     when: datetime,
     hashes: Mapping[int, str],

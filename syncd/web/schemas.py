@@ -65,7 +65,8 @@ class PaperOut(_Out):
     authors_complete: bool
     status: PaperStatus
     origin: Origin
-    author: str = Field(description="the configured author whose record holds the paper")
+    author: str = Field(description="the followed author whose hold on the paper is shown")
+    followed_authors: list[str] = Field(description="the followed authors who track the paper")
 
 
 class RevisionOut(_Out):
@@ -99,7 +100,11 @@ class EventOut(_Out):
     seq: int
     type: EventType
     created_at: str = Field(description="ISO 8601, UTC")
-    author: str
+    author: str = Field(description="the followed author whose sync found the change")
+    authors: list[str] = Field(
+        description="the followed authors who track the paper, sorted (for an author's"
+        " event, that author): every delivery of the event names the same"
+    )
     paper: PaperRef | None = Field(
         description='null for "author.added" and "author.review_needed", which are about the'
         " author: see changes.author"
