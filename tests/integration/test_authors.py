@@ -16,7 +16,12 @@ import sqlalchemy as sa
 from lxml import html as lxml_html
 
 from syncd.logs import configure_logging
-from syncd.storage.schema import author_decisions_table, authors_table, papers_table
+from syncd.storage.schema import (
+    author_decisions_table,
+    authors_table,
+    paper_authors_table,
+    papers_table,
+)
 from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
@@ -371,7 +376,8 @@ def test_a_rejected_candidate_row_stays_with_its_history(syncd: Syncd, arxiv: Fa
     assert syncd("authors", "add", ADA).code == 0
     sync_ok(syncd)
     assert syncd("authors", "reject", ADA, "2602.10003").code == 0
-    statuses = {row[3]: row[4] for row in table_rows(syncd.database_url, papers_table)}
+    ids = {row[0]: row[2] for row in table_rows(syncd.database_url, papers_table)}
+    statuses = {ids[row[0]]: row[2] for row in table_rows(syncd.database_url, paper_authors_table)}
     assert statuses["2602.10003"] == "removed"
     assert syncd("history", "2602.10003").code == 0
 
