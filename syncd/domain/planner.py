@@ -368,13 +368,13 @@ class Review:
 
     ``decided``: the ids whose decision is new, to record; ``writes``: the
     confirmed papers, tracked and announced with ``paper.added`` as a cycle
-    would; ``removed``: the ids of the rejected papers, removed without an
-    event (later cycles exclude them).
+    would; ``rejected``: the ids of the rejected papers, "not theirs" without
+    an event (a decision, not a removal; later cycles exclude them).
     """
 
     decided: list[str]
     writes: list[PaperWrite]
-    removed: list[int]
+    rejected: list[int]
 
 
 def review(
@@ -386,12 +386,19 @@ def review(
 ) -> Review:
     """Confirm or reject the author's ``candidates`` named by ``arxiv_ids``, all or none.
 
-    An id already decided the same way (``earlier``) is left alone; any other
-    id that is not a candidate is a ``NotFoundError``, and nothing is decided.
+    ``candidates`` may hold papers rejected before: a confirmation takes a
+    rejection back, a rejection only decides candidates.  An id already
+    decided the same way (``earlier``) is left alone; any other id that is
+    not a candidate is a ``NotFoundError``, and nothing is decided.
     """
     decided = [i for i in dict.fromkeys(arxiv_ids) if earlier.get(i) != decision]
     chosen = set(decided)
-    found = [paper for paper in candidates if paper.arxiv_id in chosen]
+    found = [
+        paper
+        for paper in candidates
+        if paper.arxiv_id in chosen
+        and (decision == Decision.CONFIRMED or paper.status == PaperStatus.CANDIDATE)
+    ]
     known = {paper.arxiv_id for paper in found}
     strangers = [i for i in decided if i not in known]
     if strangers:

@@ -283,10 +283,12 @@ class Authors:
         """Confirm or reject candidates of a followed author, all or none; the events published.
 
         Confirmed: tracked, and ``paper.added`` published (with its deliveries)
-        in the same transaction, as a cycle would.  Rejected: removed without
-        an event, never the author's again (later cycles exclude it).  An id
-        already decided the same way is left alone; any other id that is not
-        a candidate of the author is a ``NotFoundError`` and nothing is written.
+        in the same transaction, as a cycle would; a rejected paper confirmed
+        is theirs again.  Rejected: "not theirs" (``rejected``) without an
+        event, a decision rather than a removal; later cycles exclude it.  An
+        id already decided the same way is left alone; any other id that is
+        not a candidate of the author is a ``NotFoundError`` and nothing is
+        written.
         """
         when = now()
         d = author_decisions_table
@@ -303,7 +305,9 @@ class Authors:
                 paper_select().where(
                     paper_authors_table.c.author_id == author.id,
                     papers_table.c.arxiv_id.in_(arxiv_ids),
-                    paper_authors_table.c.status == PaperStatus.CANDIDATE,
+                    paper_authors_table.c.status.in_(
+                        (PaperStatus.CANDIDATE, PaperStatus.REJECTED)
+                    ),
                 )
             )
             plan = review(name, arxiv_ids, decision, earlier, [rows.paper(c) for c in candidates])
@@ -323,8 +327,8 @@ class Authors:
                 t = paper_authors_table
                 conn.execute(
                     t.update()
-                    .where(t.c.author_id == author.id, t.c.paper_id.in_(plan.removed))
-                    .values(status=PaperStatus.REMOVED, updated_at=when)
+                    .where(t.c.author_id == author.id, t.c.paper_id.in_(plan.rejected))
+                    .values(status=PaperStatus.REJECTED, updated_at=when)
                 )
                 return []
             written = write_papers(conn, author.id, plan.writes, run_id=None, when=when)

@@ -280,7 +280,13 @@ class Papers:
 
 
 # How well an author holds a paper, best first: a paper is shown as its best hold.
-_HOLDS = (PaperStatus.TRACKED, PaperStatus.CANDIDATE, PaperStatus.UNLINKED, PaperStatus.REMOVED)
+_HOLDS = (
+    PaperStatus.TRACKED,
+    PaperStatus.CANDIDATE,
+    PaperStatus.UNLINKED,
+    PaperStatus.REMOVED,
+    PaperStatus.REJECTED,
+)
 _TIED = papers_table.join(
     paper_authors_table, paper_authors_table.c.paper_id == papers_table.c.id
 ).join(authors_table, authors_table.c.id == paper_authors_table.c.author_id)

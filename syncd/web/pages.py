@@ -130,7 +130,8 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
         author, status = named_author(app.storage, author or None), _status(status or None)
         every = app.storage.papers.all(author)
         counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-        authors = sorted({*app.followed_names()} | {p.author for p in every})
+        holders = {name for p in every for name in (p.author, *p.authors)}
+        authors = sorted({*app.followed_names()} | holders)
         found = search([p for p in every if status in (None, p.status)], q)
         changes = app.storage.papers.latest_changes([p.id for p in found])
         return page(
