@@ -386,19 +386,13 @@ def review(
 ) -> Review:
     """Confirm or reject the author's ``candidates`` named by ``arxiv_ids``, all or none.
 
-    ``candidates`` may hold papers rejected before: a confirmation takes a
-    rejection back, a rejection only decides candidates.  An id already
-    decided the same way (``earlier``) is left alone; any other id that is
-    not a candidate is a ``NotFoundError``, and nothing is decided.
+    For a confirmation, ``candidates`` hold the rejected papers too: it takes a
+    rejection back.  An id already decided the same way (``earlier``) is left
+    alone; any other id that is not a candidate is a ``NotFoundError``.
     """
     decided = [i for i in dict.fromkeys(arxiv_ids) if earlier.get(i) != decision]
     chosen = set(decided)
-    found = [
-        paper
-        for paper in candidates
-        if paper.arxiv_id in chosen
-        and (decision == Decision.CONFIRMED or paper.status == PaperStatus.CANDIDATE)
-    ]
+    found = [paper for paper in candidates if paper.arxiv_id in chosen]
     known = {paper.arxiv_id for paper in found}
     strangers = [i for i in decided if i not in known]
     if strangers:
@@ -490,9 +484,8 @@ def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -
 
 
 def _joined(story: Paper, entry: Record, status: PaperStatus, reason: str | None) -> PaperWrite:
-    """A new entry of the author that is a paper other authors hold: the author's name on
-    that story, not a second one.  It is added if no one tracked it yet; if the entry is
-    newer than the story, the story is revised (once, whoever sees it first)."""
+    """A new entry of the author that other authors hold: a name on that story, not a second
+    one; added if no one tracked it yet, revised if the entry is newer (once, by whoever)."""
     change = None if content_hash(entry) == story.record_hash else diff_records(story.record, entry)
     event_type = None
     if status == PaperStatus.TRACKED and not story.authors:

@@ -305,8 +305,11 @@ class Authors:
                 paper_select().where(
                     paper_authors_table.c.author_id == author.id,
                     papers_table.c.arxiv_id.in_(arxiv_ids),
+                    # A confirmation takes a rejection back; a rejection decides candidates.
                     paper_authors_table.c.status.in_(
                         (PaperStatus.CANDIDATE, PaperStatus.REJECTED)
+                        if decision == Decision.CONFIRMED
+                        else (PaperStatus.CANDIDATE,)
                     ),
                 )
             )
