@@ -214,7 +214,7 @@ class TestReview:
             sync_ok(syncd)
         papers = {p["arxiv_id"]: p for p in syncd.json("papers", "--author", ADA)}
         assert papers["2602.10001"]["status"] == "tracked"
-        assert papers["2602.10002"]["status"] == "removed"
+        assert papers["2602.10002"]["status"] == "rejected"
         assert papers["2602.10002"]["title"] != "A revised note"
         assert papers["2602.10003"]["status"] == "candidate"
         assert not [e for e in syncd.json("events") if _arxiv_id(e) == "2602.10002"]
