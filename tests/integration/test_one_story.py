@@ -168,3 +168,32 @@ def test_an_author_arriving_on_a_known_paper_adds_a_name(
     sync_ok(syncd)
     revised = [e for e in _events_of(syncd, NESTPIPE) if e["type"] == EventType.REVISED]
     assert [e["authors"] for e in revised] == [BOTH]
+
+
+def test_purging_an_author_keeps_the_papers_others_hold(syncd: Syncd) -> None:
+    """``authors purge`` deletes an author no longer followed and the paper only they held,
+    with its history and events; the papers they shared stay, with their events."""
+    solo = "2607.00077"
+    syncd.arxiv.publish(make_record(solo, authors=(COAUTHOR, "Huichao Chai")))
+    assert syncd("authors", "add", COAUTHOR).code == 0
+    sync_ok(syncd)
+    shared_events = _events_of(syncd, NESTPIPE)
+    assert _events_of(syncd, solo) or solo in {p["arxiv_id"] for p in syncd.json("papers")}
+    refused = syncd("authors", "purge", COAUTHOR, "--yes")
+    assert refused.code == 2
+    assert "is followed" in refused.err
+    assert syncd("authors", "remove", COAUTHOR).code == 0
+    unasked = syncd("authors", "purge", COAUTHOR)  # no terminal to ask on
+    assert unasked.code == 2
+    assert "--yes" in unasked.err
+    assert COAUTHOR in {a["name"] for a in syncd.json("authors", "list")}
+    purged = syncd("authors", "purge", COAUTHOR, "--yes")
+    assert purged.code == 0, purged.err
+    assert "1 paper deleted" in purged.out
+    assert COAUTHOR not in {a["name"] for a in syncd.json("authors", "list")}
+    papers = {p["arxiv_id"]: p for p in syncd.json("papers")}
+    assert solo not in papers
+    assert papers[NESTPIPE]["followed_authors"] == [AUTHOR]
+    assert _events_of(syncd, NESTPIPE) == shared_events
+    assert _events_of(syncd, solo) == []
+    assert syncd("history", solo).code == 2
