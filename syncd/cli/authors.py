@@ -87,7 +87,7 @@ def remove(args: argparse.Namespace, app: App) -> int:
 
 def purge(args: argparse.Namespace, app: App) -> int:
     name = app.storage.authors.stored_name(args.name)
-    preview = app.storage.authors.purge_preview(name)
+    preview = app.storage.purge_preview(name)
     what = (
         f"{name}: {counted(preview.deleted, 'paper')} only theirs would be deleted with their"
         f" history and events; {counted(preview.kept, 'paper')} other authors hold would stay"
@@ -99,7 +99,7 @@ def purge(args: argparse.Namespace, app: App) -> int:
         if input(f"Purge {name} for good? [y/N] ").strip().lower() not in ("y", "yes"):
             print("nothing purged")
             return EXIT_FAILURE
-    done = app.storage.authors.purge(name)
+    done = app.storage.purge_author(name)
     print(f"{name}: purged; {counted(done.deleted, 'paper')} deleted, {done.kept} kept")
     return 0
 

@@ -55,6 +55,7 @@ from syncd.storage.papers import (
     stored_keys,
     write_papers,
 )
+from syncd.storage.purge import Purge, purge_author, purge_preview
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
@@ -115,6 +116,14 @@ class Storage:
         self.runs.close()
         self.harvests.close()
         self.db.close()
+
+    def purge_preview(self, name: str) -> Purge:
+        """What purging the author ``name`` would delete and keep (``syncd.storage.purge``)."""
+        return purge_preview(self.db, name)
+
+    def purge_author(self, name: str) -> Purge:
+        """Delete an author no longer followed, their ties and the papers only they held."""
+        return purge_author(self.db, name)
 
     def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
         """Store seed papers whose key the author does not have yet; return how many were new.
@@ -226,5 +235,8 @@ def _announced(
     added = announcement(writes, changes)
     if added is None:
         return []
-    host = next(w.paper_id for w in written if w.write.key == added.key)
+    # By the write as planned: a seed joining a known story is written under its key.
+    host = next(
+        w.paper_id for w, planned in zip(written, writes, strict=True) if planned.key == added.key
+    )
     return [WrittenPaper(replace(added, paper_id=host), host, None)]

@@ -31,7 +31,6 @@ from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
 from syncd.storage.papers import paper_select, write_papers
-from syncd.storage.purge import Purge, purge_author, purge_preview
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
@@ -169,14 +168,6 @@ class Authors:
             if row.origin == AuthorOrigin.CONFIG:
                 raise _configured_elsewhere(row.name)
             conn.execute(a.update().where(a.c.id == row.id).values(removed_at=now()))
-
-    def purge_preview(self, name: str) -> Purge:
-        """What purging the author ``name`` would delete and keep (``syncd.storage.purge``)."""
-        return purge_preview(self._db, name)
-
-    def purge(self, name: str) -> Purge:
-        """Delete an author no longer followed, their ties and the papers only they held."""
-        return purge_author(self._db, name)
 
     def followed(self) -> list[FollowedAuthor]:
         """The authors a cycle syncs now, by name, with their review decisions."""

@@ -67,6 +67,8 @@ def test_a_new_version_is_one_event_naming_both_delivered_once_per_target(
     papers = [p for p in syncd.json("papers") if p["arxiv_id"] == NESTPIPE]
     assert len(papers) == 1  # one story, whoever found it
     assert papers[0]["followed_authors"] == BOTH
+    # The seeded author's seed of it joined the story the other's cycle may have begun.
+    assert any(h["version"] is None for h in syncd.json("history", NESTPIPE))
     delivered_before = {r.msg_id for r in lab.delivered}
 
     revise_nestpipe(syncd.arxiv)
