@@ -146,9 +146,18 @@ def fill(url: str) -> list[str]:
                 schema.papers_table.insert(),
                 [
                     {
-                        "id": paper, "author_id": 1, "key": key, "arxiv_id": key,
-                        "status": "tracked", "origin": "arxiv", "record": latest.to_dict(),
-                        "record_hash": content_hash(latest), "absent_syncs": 0,
+                        "id": paper, "key": key, "arxiv_id": key, "record": latest.to_dict(),
+                        "record_hash": content_hash(latest),
+                        "created_at": start, "updated_at": start,
+                    }
+                ],
+            )  # fmt: skip
+            conn.execute(
+                schema.paper_authors_table.insert(),
+                [
+                    {
+                        "paper_id": paper, "author_id": 1, "status": "tracked",
+                        "origin": "arxiv", "absent_syncs": 0,
                         "created_at": start, "updated_at": start,
                     }
                 ],

@@ -199,11 +199,20 @@ def fill(url: str, events: int) -> str:
             schema.papers_table.insert(),
             [
                 {
-                    "id": p + 1, "author_id": 1,
+                    "id": p + 1,
                     "key": f"2601.{p:05d}", "arxiv_id": f"2601.{p:05d}",
-                    "status": "tracked", "origin": "arxiv", "record": base.to_dict(),
-                    "record_hash": content_hash(base), "absent_syncs": 0,
+                    "record": base.to_dict(), "record_hash": content_hash(base),
                     "created_at": start, "updated_at": start,
+                }
+                for p in range(papers)
+            ],
+        )  # fmt: skip
+        conn.execute(
+            schema.paper_authors_table.insert(),
+            [
+                {
+                    "paper_id": p + 1, "author_id": 1, "status": "tracked", "origin": "arxiv",
+                    "absent_syncs": 0, "created_at": start, "updated_at": start,
                 }
                 for p in range(papers)
             ],

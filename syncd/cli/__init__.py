@@ -259,6 +259,12 @@ def _authors_parser(commands: Any) -> None:
     remove = actions.add_parser("remove", help="stop following a run-time author")
     remove.add_argument("name", metavar="NAME")
     remove.set_defaults(command=CommandRef("authors", "remove"))
+    purge = actions.add_parser(
+        "purge", help="delete an author no longer followed; papers others hold stay"
+    )
+    purge.add_argument("name", metavar="NAME")
+    purge.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    purge.set_defaults(command=CommandRef("authors", "purge"))
     load = actions.add_parser("import", help="follow the authors of a CSV file, all or none")
     load.add_argument(
         "file", type=Path, metavar="FILE.csv", help="header: name,orcid,arxiv_author_id,query"

@@ -8,14 +8,16 @@ are usage errors (exit 2) that say why.
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 
-from syncd.cli.output import print_json, print_table
+from syncd.cli.output import EXIT_FAILURE, print_json, print_table
 from syncd.cli.table import Column
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import author_json, describe_reason, status_line
+from syncd.domain.counting import counted
 from syncd.domain.vocabulary import Decision, Put
-from syncd.errors import NotFoundError
+from syncd.errors import ConfigError, NotFoundError
 from syncd.service.app import App
 from syncd.service.authors import (
     add_authors,
@@ -26,7 +28,7 @@ from syncd.service.authors import (
     remove_author,
 )
 
-__all__ = ["add", "decide", "import_file", "list_authors", "remove", "review"]
+__all__ = ["add", "decide", "import_file", "list_authors", "purge", "remove", "review"]
 
 
 def list_authors(args: argparse.Namespace, app: App) -> int:
@@ -80,6 +82,25 @@ def remove(args: argparse.Namespace, app: App) -> int:
     name = app.storage.authors.stored_name(args.name)
     remove_author(app.storage, app.settings, name)
     print(f"{name}: no longer followed; its papers, history and events stay")
+    return 0
+
+
+def purge(args: argparse.Namespace, app: App) -> int:
+    name = app.storage.authors.stored_name(args.name)
+    preview = app.storage.purge_preview(name)
+    what = (
+        f"{name}: {counted(preview.deleted, 'paper')} only theirs would be deleted with their"
+        f" history and events; {counted(preview.kept, 'paper')} other authors hold would stay"
+    )
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ConfigError(f"{what}; nothing asked on a pipe: confirm with --yes")
+        print(what)
+        if input(f"Purge {name} for good? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("nothing purged")
+            return EXIT_FAILURE
+    done = app.storage.purge_author(name)
+    print(f"{name}: purged; {counted(done.deleted, 'paper')} deleted, {done.kept} kept")
     return 0
 
 

@@ -32,7 +32,7 @@ def export_papers(args: argparse.Namespace, app: App) -> int:
         if app.storage.groups.get(args.group) is None:
             raise NotFoundError(f"no group named {args.group!r}")
         authors = sorted(app.storage.groups.members_of([args.group]))
-    body = export(app.storage.papers.for_export(authors, wanted), ExportFormat(args.format))
+    body = export(app.storage.paper_sets.for_export(authors, wanted), ExportFormat(args.format))
     if args.output is None:
         # Bytes as written: RIS's CRLF and every character unchanged.
         sys.stdout.buffer.write(body.encode())

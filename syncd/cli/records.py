@@ -31,11 +31,11 @@ def papers(args: argparse.Namespace, app: App) -> int:
     author = named_author(app.storage, args.author)
     if args.group is not None:
         members = named_group(app.storage, args.group).members
-        found = app.storage.papers.of_authors([m for m in members if author in (None, m)])
+        found = app.storage.paper_sets.of_authors([m for m in members if author in (None, m)])
     else:
         found = app.storage.papers.all(author)
     if args.json:
-        details = app.storage.papers.details(found)
+        details = app.storage.paper_sets.details(found)
         return print_json([paper_json(p, details[p.id]) for p in found])
     # Whose paper it is only says something when more than one author is followed (in the
     # file or at run time), or was: a removed author's papers stay.
@@ -55,7 +55,7 @@ def papers(args: argparse.Namespace, app: App) -> int:
             p.arxiv_id or "-",
             str(p.record.version or "-"),
             p.status,
-            *([p.author] if by_author else []),
+            *([", ".join(p.authors) or p.author] if by_author else []),
             _authors_cell(p.record.authors, p.record.authors_complete),
             p.record.title or "",
         )

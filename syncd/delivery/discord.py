@@ -85,7 +85,7 @@ def discord_message(described: Described) -> dict[str, Any]:
 def discord_digest(events: Sequence[Event], public_url: str | None) -> dict[str, Any]:
     """Many events as one Discord message: an embed per event while they fit, then
     ``…and K more``."""
-    title = digest_title([event.author for event in events], len(events))
+    title = digest_title([name for event in events for name in event.names], len(events))
     embeds: list[dict[str, Any]] = []
     used = 0
     more_room = len(more_line(len(events), MARKDOWN, public_url=None))

@@ -60,7 +60,7 @@ def slack_message(described: Described) -> dict[str, Any]:
 
 def slack_digest(events: Sequence[Event], public_url: str | None) -> dict[str, Any]:
     """Many events as one Slack message: as many entries as fit, then ``…and K more``."""
-    title = digest_title([event.author for event in events], len(events))
+    title = digest_title([name for event in events for name in event.names], len(events))
     blocks = [_header(PLAIN.escape(title))]
     used = 2 * len(title)  # the header and the fallback text
     more_room = len(more_line(len(events), SLACK, public_url))

@@ -57,7 +57,8 @@ class PaperState:
 
 @dataclass(frozen=True, slots=True)
 class Paper:
-    """A tracked paper as it stands now."""
+    """A paper as it stands now, as one author holds it (``author``'s tie: status, origin,
+    absences).  ``authors``: the followed authors who track it, when the read says."""
 
     id: int
     author: str
@@ -70,6 +71,7 @@ class Paper:
     absent_syncs: int
     # In the author's own arXiv feed (ORCID iD or arXiv author id): theirs by their word.
     claimed: bool = False
+    authors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,14 @@ class Event:
     kinds: tuple[str, ...]
     changes: dict[str, Any]
     record: Record | None
+    # The followed authors who held the paper as tracked when it was published, sorted
+    # (for an author's event, that author); ``author`` is whose sync found it.
+    authors: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The followed authors the event names: ``authors``, else whose sync found it."""
+        return self.authors or (self.author,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +296,9 @@ class PaperWrite:
     backfill_pending: bool = False
     # Why a candidate is held, for its reviewer; None keeps a held candidate's reason.
     candidate_reason: str | None = None
+    # The record hash of the paper the plan read (None: the plan took it for new); a
+    # write whose revisions would change it from another is stale (``StalePlan``).
+    read_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

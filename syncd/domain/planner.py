@@ -103,6 +103,9 @@ class Snapshot:
     followed: NameIndex | None = None
     # How many candidates the author had before the cycle (counted when entries are new).
     candidates: int = 0
+    # Papers among the new entries that other authors hold, by arXiv id: one story each,
+    # which the author joins (``Paper.authors``: who tracks it already).
+    stories: Mapping[str, Paper] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +236,11 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
         write = _observed(paper, entry, promoted, reason)
         if write is not None:
             writes.append(write)
-    discovered = [_discovered(r, held(r)) for i, r in observed.new.items() if i not in linked_ids]
+    discovered = [
+        _discovered(r, held(r), snapshot.stories.get(i))
+        for i, r in observed.new.items()
+        if i not in linked_ids
+    ]
     if not snapshot.baseline:  # a baseline's author.added names its candidates
         waiting = snapshot.candidates - promotions
         discovered = _with_review_notice(snapshot.author, discovered, waiting)
@@ -361,13 +368,13 @@ class Review:
 
     ``decided``: the ids whose decision is new, to record; ``writes``: the
     confirmed papers, tracked and announced with ``paper.added`` as a cycle
-    would; ``removed``: the ids of the rejected papers, removed without an
-    event (later cycles exclude them).
+    would; ``rejected``: the ids of the rejected papers, "not theirs" without
+    an event (a decision, not a removal; later cycles exclude them).
     """
 
     decided: list[str]
     writes: list[PaperWrite]
-    removed: list[int]
+    rejected: list[int]
 
 
 def review(
@@ -379,8 +386,9 @@ def review(
 ) -> Review:
     """Confirm or reject the author's ``candidates`` named by ``arxiv_ids``, all or none.
 
-    An id already decided the same way (``earlier``) is left alone; any other
-    id that is not a candidate is a ``NotFoundError``, and nothing is decided.
+    For a confirmation, ``candidates`` hold the rejected papers too: it takes a
+    rejection back.  An id already decided the same way (``earlier``) is left
+    alone; any other id that is not a candidate is a ``NotFoundError``.
     """
     decided = [i for i in dict.fromkeys(arxiv_ids) if earlier.get(i) != decision]
     chosen = set(decided)
@@ -432,6 +440,7 @@ def _linked(paper: Paper, entry: Record) -> PaperWrite:
         event_kinds=change.kinds,
         event_changes=change.changes,
         backfill_pending=_needs_backfill(PaperStatus.TRACKED, entry.version, None),
+        read_hash=paper.record_hash,
     )
 
 
@@ -443,7 +452,8 @@ def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -
     syncd read them) is stored as a revision without kinds or event: the
     record becomes what is read now, and the next cycle is quiet.
     """
-    announce = paper.status == PaperStatus.REMOVED or promoted
+    # A seed of a paper another author linked is theirs once the name query sees it.
+    announce = paper.status in (PaperStatus.REMOVED, PaperStatus.UNLINKED) or promoted
     change = None if content_hash(entry) == paper.record_hash else diff_records(paper.record, entry)
     if change is None and not announce and paper.absent_syncs == 0:
         return None  # the steady state: nothing to write
@@ -451,7 +461,8 @@ def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -
     event_type = None
     if announce:
         event_type = EventType.ADDED
-    elif change and status == PaperStatus.TRACKED:
+    elif change and (status == PaperStatus.TRACKED or paper.authors):
+        # A followed story's change is news, whichever of its authors' cycles saw it.
         event_type = EventType.REVISED
     return PaperWrite(
         paper_id=paper.id,
@@ -468,6 +479,32 @@ def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -
             status, entry.version, None if announce else paper.record.version
         ),
         candidate_reason=reason,
+        read_hash=paper.record_hash,
+    )
+
+
+def _joined(story: Paper, entry: Record, status: PaperStatus, reason: str | None) -> PaperWrite:
+    """A new entry of the author that other authors hold: a name on that story, not a second
+    one; added if no one tracked it yet, revised if the entry is newer (once, by whoever)."""
+    change = None if content_hash(entry) == story.record_hash else diff_records(story.record, entry)
+    event_type = None
+    if status == PaperStatus.TRACKED and not story.authors:
+        event_type = EventType.ADDED
+    elif change and story.authors:  # a change of a followed story, whoever saw it
+        event_type = EventType.REVISED
+    return PaperWrite(
+        paper_id=story.id,
+        key=story.key,
+        arxiv_id=story.arxiv_id,
+        status=status,
+        origin=Origin.ARXIV,
+        revisions=(_revision(entry, _SYNCED, change),) if change is not None else (),
+        event_type=event_type,
+        event_kinds=change.kinds if change and event_type == EventType.REVISED else (),
+        event_changes=change.changes if change and event_type == EventType.REVISED else {},
+        backfill_pending=_needs_backfill(status, entry.version, story.record.version),
+        candidate_reason=reason,
+        read_hash=story.record_hash,
     )
 
 
@@ -485,9 +522,11 @@ def _absent(paper: PaperState, removal_after: int) -> PaperWrite:
     )
 
 
-def _discovered(record: Record, reason: str | None) -> PaperWrite:
+def _discovered(record: Record, reason: str | None, story: Paper | None) -> PaperWrite:
     plausible = reason is None
     status = PaperStatus.TRACKED if plausible else PaperStatus.CANDIDATE
+    if story is not None:
+        return _joined(story, record, status, reason)
     return PaperWrite(
         key=record.arxiv_id or "",
         arxiv_id=record.arxiv_id,

@@ -90,6 +90,7 @@ def event_json(event: Event) -> dict[str, Any]:
         "type": event.type,
         "created_at": event.created_at.isoformat(),
         "author": event.author,
+        "authors": list(event.names),
         "paper": {"key": event.paper_key, "arxiv_id": event.arxiv_id} if about_paper else None,
         "kinds": list(event.kinds),
         "changes": event.changes,

@@ -84,6 +84,8 @@ class PaperStatus(StrEnum):
     TRACKED = "tracked"
     CANDIDATE = "candidate"  # found by the author query, not yet shown to be theirs
     REMOVED = "removed"  # missing from arXiv's answers for `removal_after` cycles
+    # Not theirs, as a person decided (``syncd authors reject``); ``confirm`` takes it back.
+    REJECTED = "rejected"
 
 
 class Origin(StrEnum):

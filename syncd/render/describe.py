@@ -148,7 +148,7 @@ def describe(event: Event, *, public_url: str | None) -> Described:
     withdrawn = record is not None and record.withdrawn
     return Described(
         event_type=event.type,
-        author=event.author,
+        author=", ".join(event.names),
         title=title,
         arxiv_id=event.arxiv_id,
         version=version,

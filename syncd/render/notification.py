@@ -81,7 +81,7 @@ def notification(
     if len(events) == 1:
         title = cut_text(describe(events[0], public_url=public_url).headline, _NOTIFY_HEADLINE)
     else:
-        title = digest_title([event.author for event in events], len(events))
+        title = digest_title([name for event in events for name in event.names], len(events))
     if body_format == BodyFormat.HTML:
         return neutral(title), email_html(events, public_url=public_url)
     style = MARKDOWN if body_format == BodyFormat.MARKDOWN else _TEXT

@@ -101,7 +101,14 @@ def plan_author(
     name = author.name
     changed = storage.papers.with_ids(name, observed.changed)
     check_trust(observed, storage.papers.tracked_count(name) if complete else 0, changed)
-    unlinked = storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
+    # A seed of a paper another author linked already has its arXiv id: nothing to match.
+    unlinked = [
+        paper
+        for paper in (
+            storage.papers.with_status(name, PaperStatus.UNLINKED) if observed.new else []
+        )
+        if paper.arxiv_id is None
+    ]
     links = _link_seeds(storage, client, unlinked, observed, fetched)
     names: set[str] = set()
     categories: set[str] = set()
@@ -123,6 +130,7 @@ def plan_author(
         followed=followed,
         # What an author.review_needed says waits in all, should new entries be held.
         candidates=storage.papers.candidate_count(name) if observed.new else 0,
+        stories=storage.papers.stories(observed.new) if observed.new else {},
     )
     return plan_cycle(snapshot, observed, links)
 

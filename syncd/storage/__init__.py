@@ -49,13 +49,16 @@ from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
 from syncd.storage.paper_reads import Papers
+from syncd.storage.paper_sets import PaperSets
 from syncd.storage.papers import (
     WrittenPaper,
     author_id,
     claim_writes,
     known_keys,
+    stored_keys,
     write_papers,
 )
+from syncd.storage.purge import Purge, purge_author, purge_preview
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
 from syncd.storage.versions import Versions
@@ -95,6 +98,7 @@ class Storage:
         self.authors = Authors(self.db)
         self.groups = Groups(self.db)
         self.papers = Papers(self.db)
+        self.paper_sets = PaperSets(self.db)
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)
         self.baselines = Baselines(self.db)
@@ -119,6 +123,14 @@ class Storage:
         self.harvests.close()
         self.db.close()
 
+    def purge_preview(self, name: str) -> Purge:
+        """What purging the author ``name`` would delete and keep (``syncd.storage.purge``)."""
+        return purge_preview(self.db, name)
+
+    def purge_author(self, name: str) -> Purge:
+        """Delete an author no longer followed, their ties and the papers only they held."""
+        return purge_author(self.db, name)
+
     def import_seeds(self, author: str, papers: Sequence[PaperWrite]) -> int:
         """Store seed papers whose key the author does not have yet; return how many were new.
 
@@ -129,6 +141,9 @@ class Storage:
             owner = author_id(self.db, conn, author, lock=True)
             known = known_keys(conn, owner)
             fresh = [p for p in papers if p.key not in known]
+            # Another author's seed of the same paper: the author holds that story too.
+            stored = stored_keys(conn, [p.key for p in fresh])
+            fresh = [replace(p, revisions=()) if p.key in stored else p for p in fresh]
             when = now()
             write_papers(conn, owner, fresh, run_id=None, when=when)
             if papers:
@@ -203,10 +218,15 @@ class Storage:
         events: list[Event] = []
         seqs = read_seqs or {}
         with self.db.transaction() as conn:
+            applied: list[tuple[str, int, list[WrittenPaper]]] = []
             for author, author_writes in writes:
                 owner = author_id(self.db, conn, author)
                 claim_writes(conn, owner, seqs.get(author))
                 written = write_papers(conn, owner, author_writes, run_id=None, when=when)
+                applied.append((author, owner, written))
+            # Published once every author's writes are in: a record of two followed
+            # authors is one story, its one event naming both.
+            for author, owner, written in applied:
                 events += publish(conn, author, owner, written, run_id=None, when=when)
             fault_point("store.harvest_page_written")
             store_progress(conn, progress)
@@ -221,5 +241,8 @@ def _announced(
     added = announcement(writes, changes)
     if added is None:
         return []
-    host = next(w.paper_id for w in written if w.write.key == added.key)
+    # By the write as planned: a seed joining a known story is written under its key.
+    host = next(
+        w.paper_id for w, planned in zip(written, writes, strict=True) if planned.key == added.key
+    )
     return [WrittenPaper(replace(added, paper_id=host), host, None)]

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from syncd.storage.database import Database, chunks, utc
-from syncd.storage.schema import authors_table, papers_table
+from syncd.storage.schema import authors_table, paper_authors_table, papers_table
 
 __all__ = ["AuthorFeeds", "record_claims", "record_unknown_feed"]
 
@@ -46,11 +46,12 @@ def record_claims(
     A claim is never taken back here: a paper that leaves the feed stays
     claimed (its removal is for the name query's absences to tell).
     """
-    p = papers_table
+    t, p = paper_authors_table, papers_table
     for chunk in chunks(sorted(claims)):
+        theirs = sa.select(p.c.id).where(p.c.arxiv_id.in_(chunk))
         conn.execute(
-            p.update()
-            .where(p.c.author_id == author_id, p.c.arxiv_id.in_(chunk))
+            t.update()
+            .where(t.c.author_id == author_id, t.c.paper_id.in_(theirs))
             .values(claimed=True, candidate_reason=None)
         )
     known = {"feed_unknown_id": None, "feed_unknown_since": None}

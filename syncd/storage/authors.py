@@ -34,6 +34,7 @@ from syncd.storage.papers import paper_select, write_papers
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
+    paper_authors_table,
     papers_table,
     sync_runs_table,
 )
@@ -249,11 +250,11 @@ class Authors:
 
     def candidates(self, name: str) -> list[Candidate]:
         """The author's candidates with the reason each is held, by arXiv id."""
-        p = papers_table
+        p, t = papers_table, paper_authors_table
         query = (
-            sa.select(p.c.arxiv_id, p.c.record, p.c.candidate_reason)
-            .join(authors_table)
-            .where(authors_table.c.name == name, p.c.status == PaperStatus.CANDIDATE)
+            sa.select(p.c.arxiv_id, p.c.record, t.c.candidate_reason)
+            .select_from(p.join(t, t.c.paper_id == p.c.id).join(authors_table))
+            .where(authors_table.c.name == name, t.c.status == PaperStatus.CANDIDATE)
             .order_by(p.c.arxiv_id)
         )
         with self._db.transaction() as conn:
@@ -269,10 +270,11 @@ class Authors:
 
     def claimed_ids(self, name: str) -> set[int]:
         """The ids of the author's papers that are in their own arXiv feed."""
+        t = paper_authors_table
         query = (
-            sa.select(papers_table.c.id)
+            sa.select(t.c.paper_id)
             .join(authors_table)
-            .where(authors_table.c.name == name, papers_table.c.claimed.is_(True))
+            .where(authors_table.c.name == name, t.c.claimed.is_(True))
         )
         with self._db.transaction() as conn:
             return set(conn.scalars(query))
@@ -281,10 +283,12 @@ class Authors:
         """Confirm or reject candidates of a followed author, all or none; the events published.
 
         Confirmed: tracked, and ``paper.added`` published (with its deliveries)
-        in the same transaction, as a cycle would.  Rejected: removed without
-        an event, never the author's again (later cycles exclude it).  An id
-        already decided the same way is left alone; any other id that is not
-        a candidate of the author is a ``NotFoundError`` and nothing is written.
+        in the same transaction, as a cycle would; a rejected paper confirmed
+        is theirs again.  Rejected: "not theirs" (``rejected``) without an
+        event, a decision rather than a removal; later cycles exclude it.  An
+        id already decided the same way is left alone; any other id that is
+        not a candidate of the author is a ``NotFoundError`` and nothing is
+        written.
         """
         when = now()
         d = author_decisions_table
@@ -299,9 +303,14 @@ class Authors:
             )
             candidates = conn.execute(
                 paper_select().where(
-                    papers_table.c.author_id == author.id,
+                    paper_authors_table.c.author_id == author.id,
                     papers_table.c.arxiv_id.in_(arxiv_ids),
-                    papers_table.c.status == PaperStatus.CANDIDATE,
+                    # A confirmation takes a rejection back; a rejection decides candidates.
+                    paper_authors_table.c.status.in_(
+                        (PaperStatus.CANDIDATE, PaperStatus.REJECTED)
+                        if decision == Decision.CONFIRMED
+                        else (PaperStatus.CANDIDATE,)
+                    ),
                 )
             )
             plan = review(name, arxiv_ids, decision, earlier, [rows.paper(c) for c in candidates])
@@ -318,10 +327,11 @@ class Authors:
                     ],
                 )
             if decision == Decision.REJECTED:
+                t = paper_authors_table
                 conn.execute(
-                    papers_table.update()
-                    .where(papers_table.c.id.in_(plan.removed))
-                    .values(status=PaperStatus.REMOVED, updated_at=when)
+                    t.update()
+                    .where(t.c.author_id == author.id, t.c.paper_id.in_(plan.rejected))
+                    .values(status=PaperStatus.REJECTED, updated_at=when)
                 )
                 return []
             written = write_papers(conn, author.id, plan.writes, run_id=None, when=when)
@@ -365,7 +375,7 @@ def _followed_row(conn: Connection, name: str, *, lock: bool = False) -> Any:
 
 def _paper_counts(conn: Connection, author_ids: Sequence[int]) -> dict[int, dict[str, int]]:
     """Per author: papers by status, and ``claimed`` for tracked papers in their own feed."""
-    p = papers_table
+    p = paper_authors_table
     claimed = sa.func.sum(sa.case((p.c.claimed, 1), else_=0))
     unsure = sa.func.sum(sa.case((p.c.candidate_reason.startswith(NEEDS_REVIEW), 1), else_=0))
     query = (

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from syncd.domain.model import AuthorSyncState
 from syncd.storage.database import Database, utc
-from syncd.storage.schema import authors_table, papers_table
+from syncd.storage.schema import authors_table, paper_authors_table
 
 __all__ = ["Baselines", "followed", "record_baseline"]
 
@@ -38,10 +38,10 @@ class Baselines:
 
     def state(self, author: str) -> AuthorSyncState:
         """The author's state; an author without a row yet has had nothing."""
-        a, p = authors_table, papers_table
+        a, t = authors_table, paper_authors_table
         claimed = (
             sa.select(sa.func.count())
-            .where(p.c.author_id == a.c.id, p.c.claimed.is_(True))
+            .where(t.c.author_id == a.c.id, t.c.claimed.is_(True))
             .scalar_subquery()
         )
         query = sa.select(

@@ -14,7 +14,14 @@ from sqlalchemy.engine import Connection
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.routing import Audience, accepts
-from syncd.domain.vocabulary import AUTHOR_EVENTS, DeliveryFormat, DeliveryGroup, DeliveryStatus
+from syncd.domain.vocabulary import (
+    AUTHOR_EVENTS,
+    DeliveryFormat,
+    DeliveryGroup,
+    DeliveryStatus,
+    EventType,
+    PaperStatus,
+)
 from syncd.errors import NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
@@ -27,9 +34,11 @@ from syncd.storage.schema import (
     digest_events_table,
     endpoints_table,
     events_table,
+    paper_authors_table,
     papers_table,
     revisions_table,
 )
+from syncd.storage.stories import tracked_names
 
 __all__ = ["DIGEST_MAX_BYTES", "Events", "events_where", "publish"]
 
@@ -87,8 +96,6 @@ class Events:
         earlier seq still changes it if it belongs in the feed.
         """
         select = sa.select(events_table.c.seq, events_table.c.created_at)
-        if query.author is not None or query.authors is not None:
-            select = select.join(authors_table, events_table.c.author_id == authors_table.c.id)
         select = select.where(_matching(query)).order_by(events_table.c.seq.desc())
         with self._db.transaction() as conn:
             newest = conn.execute(select.limit(query.limit)).all()
@@ -100,10 +107,9 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
     """The condition of ``query``'s filter (authors, paper, type, time), position aside."""
     conditions: list[sa.ColumnElement[bool]] = []
     if query.author is not None:
-        conditions.append(authors_table.c.name == query.author)
+        conditions.append(_about([query.author]))
     if query.authors is not None:
-        # A group's members: a few hundred names at most, one IN list.
-        conditions.append(authors_table.c.name.in_(sorted(query.authors)))
+        conditions.append(_about(query.authors))
     if query.published_from is not None:
         conditions.append(events_table.c.created_at >= query.published_from)
     if query.published_before is not None:
@@ -115,6 +121,21 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
     if query.type is not None:
         conditions.append(events_table.c.type == query.type)
     return sa.and_(sa.true(), *conditions)
+
+
+def _about(authors: Collection[str]) -> sa.ColumnElement[bool]:
+    """Events naming any of ``authors`` (one, or a group's members: a few hundred names at
+    most, one IN list): theirs (found by their sync, or about them), and a paper's while
+    one of them tracks it (a co-author's sync may have found its change)."""
+    e, t, a = events_table, paper_authors_table, authors_table
+    theirs = sa.select(a.c.id).where(a.c.name.in_(sorted(authors)))
+    tracked = sa.select(t.c.paper_id).where(
+        t.c.author_id.in_(theirs), t.c.status == PaperStatus.TRACKED
+    )
+    return sa.or_(
+        e.c.author_id.in_(theirs),
+        sa.and_(e.c.type.not_in(sorted(AUTHOR_EVENTS)), e.c.paper_id.in_(tracked)),
+    )
 
 
 def event_seq(conn: Connection, event_ref: str) -> int:
@@ -200,6 +221,7 @@ def publish(
     # One random part per batch and a counter: uuid4 per event costs a
     # system call each, and 96 random bits already make ids unique.
     prefix = uuid.uuid4().hex[:24]
+    named = _named(conn, announced)
     event_rows: list[dict[str, Any]] = [
         {
             "id": f"evt_{prefix}{number:08x}",
@@ -211,6 +233,8 @@ def publish(
             "sync_run_id": run_id,
             "kinds": list(w.write.event_kinds),
             "changes": dict(w.write.event_changes),
+            # An author's event names its author; a paper's, who tracks the paper.
+            "authors": list(named.get(w.paper_id) or w.authors or (author,)),
         }
         for number, w in enumerate(announced)
     ]
@@ -219,7 +243,10 @@ def publish(
     conn.execute(events_table.insert(), event_rows)
     seqs = _event_seqs(conn, [row["id"] for row in event_rows])
     records = _carried_records(conn, announced)
-    _queue_deliveries(conn, author, list(zip(announced, seqs, strict=True)), records, when)
+    names = {seq: tuple(row["authors"]) for row, seq in zip(event_rows, seqs, strict=True)}
+    _queue_deliveries(
+        conn, author, list(zip(announced, seqs, strict=True)), records, names, when=when
+    )
     return [
         Event(
             seq=seq,
@@ -232,9 +259,23 @@ def publish(
             kinds=tuple(w.write.event_kinds),
             changes=row["changes"],
             record=_carried(w, records),
+            authors=tuple(row["authors"]),
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
+
+
+def _named(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, tuple[str, ...]]:
+    """Whom each announced paper's event names, by paper id: the followed authors tracking
+    it now, so that the writes of one transaction (a harvested page's authors) are named
+    together.  A removal names who tracked it (``WrittenPaper.authors``), an author's
+    event its author: neither is looked up."""
+    about = [
+        w.paper_id
+        for w in announced
+        if w.write.event_type not in AUTHOR_EVENTS and w.write.event_type != EventType.REMOVED
+    ]
+    return tracked_names(conn, about) if about else {}
 
 
 def _carried_records(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, Record]:
@@ -262,11 +303,15 @@ def _queue_deliveries(
     author: str,
     announced: Sequence[tuple[WrittenPaper, int]],
     records: Mapping[int, Record],
+    names: Mapping[int, tuple[str, ...]],
+    *,
     when: datetime,
 ) -> None:
     """One delivery row per event and accepting endpoint grouped by event, and one digest
     per endpoint grouped by cycle carrying every event of this publication it accepts
     (several, in order, for a standard endpoint whose digest would outgrow DIGEST_MAX_BYTES).
+    ``names`` are the followed authors each event names, by seq: an endpoint routed by
+    authors or groups takes the event when one of them is its.
     """
     endpoints = conn.execute(
         sa.select(endpoints_table).where(
@@ -274,9 +319,6 @@ def _queue_deliveries(
         )
     ).all()
     audiences = _audiences(conn, endpoints)
-    # The followed authors each event names: today its one author.  With one story per
-    # paper, an event's own list of followed authors goes here.
-    authors_of = {seq: (author,) for _, seq in announced}
     delivery_rows: list[dict[str, Any]] = []
     digests: list[tuple[dict[str, Any], list[int]]] = []
     sizes: dict[int, int] = {}
@@ -295,7 +337,7 @@ def _queue_deliveries(
             if accepts(
                 endpoint.events, endpoint.kinds, w.write.event_type or "", w.write.event_kinds
             )
-            and audiences[endpoint.id].takes(authors_of[seq])
+            and audiences[endpoint.id].takes(names[seq])
         ]
         if not taken:
             continue
@@ -347,7 +389,8 @@ def _digest_share(author: str, written: WrittenPaper, record: Record | None) -> 
     write = written.write
     shown = record.to_dict() if record is not None else None
     # The strings and structures of syncd.domain.views.event_json, encoded as the payload is.
-    carried = [author, write.key, write.arxiv_id, write.event_kinds, write.event_changes, shown]
+    carried: list[Any] = [author, written.authors, write.key, write.arxiv_id]
+    carried += [write.event_kinds, write.event_changes, shown]
     text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"), default=dict)
     return len(text.encode("utf-8")) + _EVENT_FRAME_BYTES
 

@@ -8,28 +8,27 @@ the API and the commands.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
-from syncd.domain.citations import Cited, ExportFilter, cited
-from syncd.domain.model import (
-    LatestChange,
-    Paper,
-    PaperDetails,
-    PaperState,
-    Revision,
-    VersionDate,
-)
-from syncd.domain.record import Record, pasted_arxiv_id
+from syncd.domain.model import LatestChange, Paper, PaperState, Revision
+from syncd.domain.record import pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, utc
 from syncd.storage.papers import paper_select
-from syncd.storage.schema import authors_table, events_table, papers_table, revisions_table
+from syncd.storage.schema import (
+    authors_table,
+    events_table,
+    paper_authors_table,
+    papers_table,
+    revisions_table,
+)
+from syncd.storage.stories import tracked_names
 
-__all__ = ["Papers"]
+__all__ = ["Papers", "stories_of"]
 
 
 class Papers:
@@ -39,85 +38,17 @@ class Papers:
         self._db = db
 
     def all(self, author: str | None = None) -> list[Paper]:
-        """Every paper, or one author's, ordered by author and key."""
-        query = paper_select().order_by(authors_table.c.name, papers_table.c.key)
+        """Every paper once, or one author's, ordered by key; each with the followed authors
+        tracking it.
+
+        A paper several authors hold is shown as the one holding it best
+        holds it (tracked first, then by name): one story, whoever found it.
+        """
+        query = paper_select().order_by(papers_table.c.key, authors_table.c.name)
         if author is not None:
             query = query.where(authors_table.c.name == author)
         with self._db.transaction() as conn:
-            return [rows.paper(row) for row in conn.execute(query)]
-
-    def of_authors(
-        self, authors: Collection[str], statuses: Collection[PaperStatus] | None = None
-    ) -> list[Paper]:
-        """The papers of any of ``authors`` (a group's members), of ``statuses`` (all when
-        None), each once, ordered by key.
-
-        A paper two of them share is one row per author today: the first of its rows
-        (by status, tracked first, then by id) stands for it.
-        """
-        query = paper_select().order_by(papers_table.c.id)
-        if statuses is not None:
-            query = query.where(papers_table.c.status.in_(sorted(statuses)))
-        found: dict[str, Paper] = {}
-        with self._db.transaction() as conn:
-            for chunk in chunks(sorted(authors)):
-                for row in conn.execute(query.where(among(conn, authors_table.c.name, chunk))):
-                    paper = rows.paper(row)
-                    # An unlinked seed paper has no arXiv id: it is its author's alone.
-                    same = paper.arxiv_id or f"{paper.author}\n{paper.key}"
-                    kept = found.get(same)
-                    if kept is None or _stands_before(paper, kept):
-                        found[same] = paper
-        return sorted(found.values(), key=lambda p: (p.key, p.id))
-
-    def for_export(self, authors: Collection[str] | None, wanted: ExportFilter) -> list[Cited]:
-        """The papers of ``authors`` (everyone's when None) that ``wanted`` takes, under
-        their keys, in an export's order (``citations.cited``).
-
-        One per paper: a paper several of them have is one row each today, and the
-        row of its latest version stands for it (then the oldest row, so that every
-        run picks the same).
-        """
-        query = paper_select().where(papers_table.c.status.in_(list(wanted.statuses)))
-        found: list[Paper] = []
-        with self._db.transaction() as conn:
-            if authors is None:
-                found = [rows.paper(row) for row in conn.execute(query)]
-            for chunk in chunks(list(authors or ())):
-                rows_of = conn.execute(query.where(among(conn, authors_table.c.name, chunk)))
-                found += [rows.paper(row) for row in rows_of]
-        papers: dict[str, Paper] = {}
-        for paper in sorted(found, key=lambda p: (-(p.record.version or 0), p.id)):
-            papers.setdefault(paper.arxiv_id or f"key:{paper.key}", paper)
-        chosen = [paper for paper in papers.values() if wanted.passes(paper)]
-        return cited(chosen, self._first_records([paper.id for paper in chosen]))
-
-    def _first_records(self, paper_ids: Sequence[int]) -> dict[int, Record]:
-        """Each paper's earliest arXiv version's record (its first observation), by paper id;
-        a paper with no arXiv revision is left out."""
-        r = revisions_table
-        found: dict[int, Record] = {}
-        with self._db.transaction() as conn:
-            for chunk in chunks(paper_ids):
-                earliest = (
-                    sa.select(r.c.paper_id, sa.func.min(r.c.version).label("version"))
-                    .where(among(conn, r.c.paper_id, chunk), r.c.version.is_not(None))
-                    .group_by(r.c.paper_id)
-                    .subquery()
-                )
-                query = (
-                    sa.select(r.c.paper_id, r.c.record)
-                    .join(
-                        earliest,
-                        sa.and_(
-                            r.c.paper_id == earliest.c.paper_id, r.c.version == earliest.c.version
-                        ),
-                    )
-                    .order_by(r.c.paper_id, r.c.seq)
-                )
-                for row in conn.execute(query):
-                    found.setdefault(row.paper_id, Record.from_dict(row.record))
-        return found
+            return stories_of(conn, conn.execute(query).all())
 
     def states(self, author: str, arxiv_ids: Collection[str]) -> dict[str, PaperState]:
         """The author's papers among ``arxiv_ids``, by arXiv id; unknown ids are left out."""
@@ -128,54 +59,24 @@ class Papers:
                 found |= {row.arxiv_id: rows.paper_state(row) for row in conn.execute(query)}
         return found
 
-    def owners(self, arxiv_ids: Collection[str], *, holding: bool = False) -> dict[str, set[str]]:
-        """The authors who have a paper among ``arxiv_ids`` (any status), by arXiv id;
-        with ``holding``, only the followed authors who hold it as theirs (tracked).
+    def stories(self, arxiv_ids: Collection[str]) -> dict[str, Paper]:
+        """The known papers among ``arxiv_ids``, whoever holds them, by arXiv id: what an
+        author's new entry joins rather than starting a second story."""
+        found: dict[str, Paper] = {}
+        with self._db.transaction() as conn:
+            for chunk in chunks(list(arxiv_ids)):
+                query = paper_select().where(among(conn, papers_table.c.arxiv_id, chunk))
+                found |= {p.arxiv_id or "": p for p in stories_of(conn, conn.execute(query).all())}
+        return found
 
-        Who shares a paper is read here alone: a paper of two followed authors
-        is a row of each, and the API names both on each.
-        """
+    def owners(self, arxiv_ids: Collection[str]) -> dict[str, set[str]]:
+        """The authors who have a paper among ``arxiv_ids`` (any status), by arXiv id."""
         found: dict[str, set[str]] = {}
-        query = sa.select(papers_table.c.arxiv_id, authors_table.c.name).join(authors_table)
-        if holding:
-            query = query.where(
-                papers_table.c.status == PaperStatus.TRACKED, authors_table.c.removed_at.is_(None)
-            )
+        query = sa.select(papers_table.c.arxiv_id, authors_table.c.name).select_from(_TIED)
         with self._db.transaction() as conn:
             for chunk in chunks(list(arxiv_ids)):
                 for row in conn.execute(query.where(papers_table.c.arxiv_id.in_(chunk))):
                     found.setdefault(row.arxiv_id, set()).add(row.name)
-        return found
-
-    def details(self, papers: Sequence[Paper]) -> dict[int, PaperDetails]:
-        """What each paper's page shows beyond its row, by paper id, read for all at once:
-        the followed authors who hold it and its versions with arXiv's dates."""
-        holders = self.owners({p.arxiv_id for p in papers if p.arxiv_id}, holding=True)
-        dates = self._version_dates([p.id for p in papers])
-        return {
-            paper.id: PaperDetails(
-                followed_authors=tuple(sorted(holders.get(paper.arxiv_id or "", ()))),
-                versions=tuple(
-                    VersionDate(version, dates.get((paper.id, version)))
-                    for version in range(1, (paper.record.version or 0) + 1)
-                ),
-            )
-            for paper in papers
-        }
-
-    def _version_dates(self, paper_ids: Sequence[int]) -> dict[tuple[int, int], datetime]:
-        """arXiv's date of each version the papers' histories hold, by (paper id, version)."""
-        r = revisions_table
-        found: dict[tuple[int, int], datetime] = {}
-        with self._db.transaction() as conn:
-            for chunk in chunks(list(paper_ids)):
-                query = (
-                    sa.select(r.c.paper_id, r.c.version, sa.func.min(r.c.version_date))
-                    .where(among(conn, r.c.paper_id, chunk), r.c.version_date.is_not(None))
-                    .group_by(r.c.paper_id, r.c.version)
-                )
-                for paper_id, version, date in conn.execute(query):
-                    found[paper_id, version] = utc(date)
         return found
 
     def write_seqs(self, authors: Collection[str]) -> dict[str, int]:
@@ -204,14 +105,16 @@ class Papers:
                     .where(authors_table.c.name == author)
                     .where(among(conn, papers_table.c.arxiv_id, chunk))
                 )
-                papers += [rows.paper(row) for row in conn.execute(query)]
+                found = conn.execute(query).all()
+                tracking = tracked_names(conn, [row.id for row in found])
+                papers += [rows.paper(row, tracking.get(row.id, ())) for row in found]
         return papers
 
     def with_status(self, author: str, status: PaperStatus) -> list[Paper]:
         """The author's papers of one status (e.g. the few ``unlinked`` seed papers)."""
         query = (
             paper_select()
-            .where(authors_table.c.name == author, papers_table.c.status == status)
+            .where(authors_table.c.name == author, paper_authors_table.c.status == status)
             .order_by(papers_table.c.id)
         )
         with self._db.transaction() as conn:
@@ -225,11 +128,11 @@ class Papers:
         """
         query = (
             sa.select(sa.func.count())
-            .select_from(papers_table.join(authors_table))
+            .select_from(_TIED)
             .where(
                 authors_table.c.name == author,
-                papers_table.c.status == PaperStatus.TRACKED,
-                papers_table.c.claimed.is_(False),
+                paper_authors_table.c.status == PaperStatus.TRACKED,
+                paper_authors_table.c.claimed.is_(False),
             )
         )
         with self._db.transaction() as conn:
@@ -239,8 +142,11 @@ class Papers:
         """How many of the author's papers are held as candidates."""
         query = (
             sa.select(sa.func.count())
-            .select_from(papers_table.join(authors_table))
-            .where(authors_table.c.name == author, papers_table.c.status == PaperStatus.CANDIDATE)
+            .select_from(_TIED)
+            .where(
+                authors_table.c.name == author,
+                paper_authors_table.c.status == PaperStatus.CANDIDATE,
+            )
         )
         with self._db.transaction() as conn:
             return int(conn.scalar(query) or 0)
@@ -252,8 +158,9 @@ class Papers:
         """
         # A claimed paper is the author's by their own feed, read only daily:
         # the name query missing it says nothing.
+        t = paper_authors_table
         query = _state_select(author).where(
-            papers_table.c.status == PaperStatus.TRACKED, papers_table.c.claimed.is_(False)
+            t.c.status == PaperStatus.TRACKED, t.c.claimed.is_(False)
         )
         with self._db.transaction() as conn:
             found = conn.execution_options(yield_per=5000).execute(query)
@@ -267,9 +174,9 @@ class Papers:
         """
         query = (
             sa.select(papers_table.c.record)
-            .join(authors_table)
+            .select_from(_TIED)
             .where(authors_table.c.name == author)
-            .where(papers_table.c.status.in_((PaperStatus.TRACKED, PaperStatus.UNLINKED)))
+            .where(paper_authors_table.c.status.in_((PaperStatus.TRACKED, PaperStatus.UNLINKED)))
         )
         names: set[str] = set()
         categories: set[str] = set()
@@ -289,10 +196,11 @@ class Papers:
         condition = papers_table.c.key == ref
         if arxiv_id is not None:
             condition = sa.or_(condition, papers_table.c.arxiv_id == arxiv_id)
-        query = paper_select().where(condition).order_by(papers_table.c.id)
+        first = sa.select(papers_table.c.id).where(condition).order_by(papers_table.c.id).limit(1)
+        query = paper_select().where(papers_table.c.id == first.scalar_subquery())
         with self._db.transaction() as conn:
-            row = conn.execute(query).first()
-        return rows.paper(row) if row is not None else None
+            found = stories_of(conn, conn.execute(query).all())
+        return found[0] if found else None
 
     def history(self, paper_id: int) -> list[Revision]:
         """A paper's revisions in version order: seed revisions, then each version's.
@@ -362,31 +270,55 @@ class Papers:
         return found
 
     def counts(self) -> dict[str, int]:
-        """How many papers have each status."""
-        query = sa.select(papers_table.c.status, sa.func.count()).group_by(papers_table.c.status)
+        """How many papers have each status: a paper's is its best hold's (``_HOLDS``)."""
+        t = paper_authors_table
+        best = sa.func.min(_hold_rank(t.c.status))
+        per_paper = sa.select(best.label("rank")).group_by(t.c.paper_id).subquery()
+        query = sa.select(per_paper.c.rank, sa.func.count()).group_by(per_paper.c.rank)
         with self._db.transaction() as conn:
-            return {row[0]: row[1] for row in conn.execute(query)}
+            return {_HOLDS[row[0]]: row[1] for row in conn.execute(query)}
 
 
-# Which of a shared paper's rows stands for it: the one whose status says most.
-_STATUS_ORDER = {
-    PaperStatus.TRACKED: 0,
-    PaperStatus.UNLINKED: 1,
-    PaperStatus.REMOVED: 2,
-    PaperStatus.CANDIDATE: 3,
-}
+# How well an author holds a paper, best first: a paper is shown as its best hold.
+_HOLDS = (
+    PaperStatus.TRACKED,
+    PaperStatus.CANDIDATE,
+    PaperStatus.UNLINKED,
+    PaperStatus.REMOVED,
+    PaperStatus.REJECTED,
+)
+_TIED = papers_table.join(
+    paper_authors_table, paper_authors_table.c.paper_id == papers_table.c.id
+).join(authors_table, authors_table.c.id == paper_authors_table.c.author_id)
 
 
-def _stands_before(paper: Paper, kept: Paper) -> bool:
-    return (_STATUS_ORDER[paper.status], paper.id) < (_STATUS_ORDER[kept.status], kept.id)
+def _hold_rank(status: sa.ColumnElement[str]) -> sa.ColumnElement[int]:
+    return sa.case(*((status == s, rank) for rank, s in enumerate(_HOLDS)), else_=len(_HOLDS))
+
+
+def stories_of(conn: Connection, found: Sequence[sa.Row[Any]]) -> list[Paper]:
+    """Papers from ``paper_select`` rows, each once (as its best hold: tracked first, then
+    by author name), in the rows' order, with the followed authors tracking it."""
+    best: dict[int, sa.Row[Any]] = {}
+    for row in found:
+        held = best.get(row.id)
+        if held is None or _rank(row) < _rank(held):
+            best[row.id] = row
+    tracking = tracked_names(conn, list(best))
+    return [rows.paper(row, tracking.get(row.id, ())) for row in best.values()]
+
+
+def _rank(row: sa.Row[Any]) -> tuple[int, str]:
+    status = PaperStatus(row.status)
+    return (_HOLDS.index(status) if status in _HOLDS else len(_HOLDS), row.author)
 
 
 def _state_select(author: str) -> sa.Select[Any]:
-    p = papers_table
+    p, t = papers_table, paper_authors_table
     return (
         sa.select(
-            p.c.id, p.c.key, p.c.arxiv_id, p.c.status, p.c.origin, p.c.record_hash, p.c.absent_syncs
+            p.c.id, p.c.key, p.c.arxiv_id, t.c.status, t.c.origin, p.c.record_hash, t.c.absent_syncs
         )
-        .join(authors_table)
+        .select_from(_TIED)
         .where(authors_table.c.name == author)
     )

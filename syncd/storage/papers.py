@@ -8,7 +8,7 @@ its own, are ``syncd.storage.paper_reads``'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +21,20 @@ from syncd.domain.record import content_hash
 from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import StalePlan
 from syncd.storage.database import Database, among, chunks, now
-from syncd.storage.schema import authors_table, papers_table, revisions_table
+from syncd.storage.schema import (
+    authors_table,
+    paper_authors_table,
+    papers_table,
+    revisions_table,
+)
+from syncd.storage.stories import (
+    Story,
+    WrittenPaper,
+    announced,
+    appended,
+    onto_known_stories,
+    stories,
+)
 
 __all__ = [
     "WrittenPaper",
@@ -31,6 +44,7 @@ __all__ = [
     "last_seqs",
     "paper_select",
     "revision_row",
+    "stored_keys",
     "write_papers",
 ]
 
@@ -75,18 +89,18 @@ def claim_writes(conn: Connection, author_id: int, read_seq: int | None) -> None
 
 def known_keys(conn: Connection, author_id: int) -> set[str]:
     """The keys of the author's papers."""
-    query = sa.select(papers_table.c.key).where(papers_table.c.author_id == author_id)
+    p, t = papers_table, paper_authors_table
+    query = sa.select(p.c.key).join(t, t.c.paper_id == p.c.id).where(t.c.author_id == author_id)
     return set(conn.scalars(query))
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenPaper:
-    """A write as applied: the paper's id and, if it is announced, its latest revision's id
-    (appended by the write, or for a removal the last one it had)."""
-
-    write: PaperWrite
-    paper_id: int
-    last_revision_id: int | None
+def stored_keys(conn: Connection, keys: Sequence[str]) -> set[str]:
+    """The keys among ``keys`` of papers the record holds, whoever holds them."""
+    found: set[str] = set()
+    for chunk in chunks(keys):
+        query = sa.select(papers_table.c.key).where(among(conn, papers_table.c.key, chunk))
+        found |= set(conn.scalars(query))
+    return found
 
 
 def write_papers(
@@ -97,17 +111,26 @@ def write_papers(
     run_id: int | None,
     when: datetime,
 ) -> list[WrittenPaper]:
-    """Apply ``writes`` with a few executemany statements, inside the caller's transaction.
+    """Apply one author's ``writes`` with a few executemany statements, inside the caller's
+    transaction.
 
-    Ids are read back by unique keys rather than RETURNING, which would make
-    SQLite insert row by row.
+    A paper is one story, however many authors hold it: a write for a paper
+    the author does not hold yet but the record knows (by arXiv id or key)
+    adds the author's tie to it; its revisions are appended only if the
+    story does not hold that record already, and only to the record the plan
+    read (``PaperWrite.read_hash``), else ``StalePlan``.  Ids are read back by
+    unique keys rather than RETURNING, which would make SQLite insert row by row.
     """
     # Each record is hashed once, for its revision and, if latest, its paper.
     hashes = {id(r.record): content_hash(r.record) for w in writes for r in w.revisions}
-    paper_ids = _insert_papers(conn, author_id, writes, when, hashes)
+    writes = onto_known_stories(conn, author_id, writes)
+    known = _story_ids(conn, writes)
+    before = stories(conn, [i for i in known if i is not None])
+    paper_ids = _insert_stories(conn, writes, known, when, hashes)
     pairs = list(zip(writes, paper_ids, strict=True))
+    new = [appended(write, before.get(paper_id), hashes) for write, paper_id in pairs]
     last_seq = last_seqs(
-        conn, [paper_id for write, paper_id in pairs if write.paper_id and write.revisions]
+        conn, [paper_id for (_, paper_id), fresh in zip(pairs, new, strict=True) if fresh]
     )
     revision_rows = [
         revision_row(
@@ -118,21 +141,26 @@ def write_papers(
             run_id=run_id,
             when=when,
         )
-        for write, paper_id in pairs
+        for (write, paper_id), fresh in zip(pairs, new, strict=True)
+        if fresh
         for offset, revision in enumerate(write.revisions, start=1)
     ]
     if revision_rows:
         conn.execute(revisions_table.insert(), revision_rows)
-    _update_papers(conn, writes, when, hashes, last_seq)
+    _update_stories(conn, pairs, new, before, when=when, hashes=hashes, last_seq=last_seq)
+    _write_ties(conn, author_id, pairs, when)
+    after = stories(conn, [paper_id for _, paper_id in pairs])
+    written = [
+        announced(write, paper_id, fresh, before.get(paper_id), after[paper_id])
+        for (write, paper_id), fresh in zip(pairs, new, strict=True)
+    ]
     # Only announced writes need their paper's current revision: their event points
     # at it, a removal's or a return's too (the paper's last known state), so every
     # event carries the record of the paper it names.
-    last_revision = current_revision_ids(
-        conn, [paper_id for write, paper_id in pairs if write.event_type]
-    )
+    last_revision = current_revision_ids(conn, [w.paper_id for w in written if w.write.event_type])
     return [
-        WrittenPaper(write, paper_id, last_revision.get(paper_id) if write.event_type else None)
-        for write, paper_id in pairs
+        replace(w, last_revision_id=last_revision.get(w.paper_id)) if w.write.event_type else w
+        for w in written
     ]
 
 
@@ -167,41 +195,61 @@ def last_seqs(conn: Connection, paper_ids: Sequence[int]) -> dict[int, int]:
     return _per_paper(conn, sa.func.max(revisions_table.c.seq), paper_ids)
 
 
-def _insert_papers(
+def _story_ids(conn: Connection, writes: Sequence[PaperWrite]) -> list[int | None]:
+    """Each write's paper id: its own, else the known story of its arXiv id or key."""
+    p = papers_table
+    arxiv_ids = [w.arxiv_id for w in writes if w.paper_id is None and w.arxiv_id]
+    keys = [w.key for w in writes if w.paper_id is None]
+    by_arxiv: dict[str, int] = {}
+    by_key: dict[str, int] = {}
+    for chunk in chunks(arxiv_ids):
+        query = sa.select(p.c.arxiv_id, p.c.id).where(among(conn, p.c.arxiv_id, chunk))
+        by_arxiv |= {row.arxiv_id: row.id for row in conn.execute(query)}
+    for chunk in chunks(keys):
+        query = sa.select(p.c.key, p.c.id).where(among(conn, p.c.key, chunk))
+        by_key |= {row.key: row.id for row in conn.execute(query)}
+    return [
+        w.paper_id if w.paper_id is not None else by_arxiv.get(w.arxiv_id or "", by_key.get(w.key))
+        for w in writes
+    ]
+
+
+def _insert_stories(
     conn: Connection,
-    author_id: int,
     writes: Sequence[PaperWrite],
+    paper_ids: Sequence[int | None],
     when: datetime,
     hashes: Mapping[int, str],
 ) -> list[int]:
-    """Insert the new papers; return every write's paper id, in order."""
+    """Insert the papers no story holds yet; return every write's paper id, in order."""
     inserts: list[dict[str, Any]] = [
         {
-            "author_id": author_id,
             "key": write.key,
             "arxiv_id": write.arxiv_id,
-            "status": write.status,
-            "origin": write.origin,
-            "absent_syncs": write.absent_syncs,
             "backfill_pending": write.backfill_pending,
-            "candidate_reason": write.candidate_reason,
             "record": write.revisions[-1].record.to_dict(),
             "record_hash": hashes[id(write.revisions[-1].record)],
             "created_at": when,
             "updated_at": when,
         }
-        for write in writes
-        if write.paper_id is None
+        for write, paper_id in zip(writes, paper_ids, strict=True)
+        if paper_id is None
     ]
     if inserts:
         conn.execute(papers_table.insert(), inserts)
-    new_ids = _paper_ids(conn, author_id, [row["key"] for row in inserts])
-    return [w.paper_id if w.paper_id is not None else new_ids[w.key] for w in writes]
+    new_ids = _paper_ids(conn, [row["key"] for row in inserts])
+    return [
+        paper_id if paper_id is not None else new_ids[w.key]
+        for w, paper_id in zip(writes, paper_ids, strict=True)
+    ]
 
 
-def _update_papers(
+def _update_stories(
     conn: Connection,
-    writes: Sequence[PaperWrite],
+    pairs: Sequence[tuple[PaperWrite, int]],
+    appended: Sequence[bool],
+    before: Mapping[int, Story],
+    *,
     when: datetime,
     hashes: Mapping[int, str],
     last_seq: Mapping[int, int],
@@ -209,7 +257,9 @@ def _update_papers(
     """Update the known papers, after their new revisions are written.
 
     A paper's record is its latest revision's, copied in SQL rather than
-    encoded a second time: a busy cycle rewrites thousands of records.
+    encoded a second time: a busy cycle rewrites thousands of records.  The
+    record changes only from the hash the write found (a compare-and-set:
+    a concurrent author's write to the same paper makes this one stale).
     """
     p, r = papers_table, revisions_table
     latest_record = (
@@ -218,49 +268,101 @@ def _update_papers(
         .scalar_subquery()
     )
     by_shape: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
-    for write in writes:
-        if write.paper_id is None:
-            continue
+    for (write, paper_id), new in zip(pairs, appended, strict=True):
+        story = before.get(paper_id)
+        if story is None:
+            continue  # inserted by this write
         row: dict[str, Any] = {
-            "b_id": write.paper_id,
-            "arxiv_id": write.arxiv_id,  # set when a seed paper is linked
-            "status": write.status,
-            "absent_syncs": write.absent_syncs,
+            "b_id": paper_id,
+            "b_arxiv_id": write.arxiv_id,  # set when a seed paper is linked
             "b_backfill": write.backfill_pending,
-            "b_reason": write.candidate_reason,
             "updated_at": when,
         }
-        if write.revisions:
+        if new:
             row["record_hash"] = hashes[id(write.revisions[-1].record)]
-            row["b_seq"] = last_seq.get(write.paper_id, 0) + len(write.revisions)
-        by_shape[bool(write.revisions)].append(row)
+            row["b_seq"] = last_seq.get(paper_id, 0) + len(write.revisions)
+            row["b_read"] = story.record_hash
+        by_shape[new].append(row)
     # executemany needs one shape per statement: with or without a new record
     for with_record, same_shape in by_shape.items():
         if not same_shape:
             continue
         values: dict[str, Any] = {
-            c: sa.bindparam(c) for c in ("arxiv_id", "status", "absent_syncs", "updated_at")
+            "updated_at": sa.bindparam("updated_at"),
+            "arxiv_id": sa.func.coalesce(p.c.arxiv_id, sa.bindparam("b_arxiv_id", sa.String)),
+            # Only a backfill clears the flag: a later write must not drop it.
+            "backfill_pending": sa.or_(
+                p.c.backfill_pending, sa.bindparam("b_backfill", type_=sa.Boolean)
+            ),
         }
-        # Only a backfill clears the flag: a later write must not drop it.
-        values["backfill_pending"] = sa.or_(
-            p.c.backfill_pending, sa.bindparam("b_backfill", type_=sa.Boolean)
-        )
-        # Only candidates have a reason; a write without one keeps the held one's.
-        values["candidate_reason"] = sa.case(
-            (sa.bindparam("status") != PaperStatus.CANDIDATE, sa.null()),
-            else_=sa.func.coalesce(sa.bindparam("b_reason", type_=sa.String), p.c.candidate_reason),
-        )
+        statement = p.update().where(p.c.id == sa.bindparam("b_id"))
         if with_record:
             values |= {"record_hash": sa.bindparam("record_hash"), "record": latest_record}
-        statement = p.update().where(p.c.id == sa.bindparam("b_id")).values(values)
-        conn.execute(statement, same_shape)
+            statement = statement.where(p.c.record_hash == sa.bindparam("b_read"))
+        result = conn.execute(statement.values(values), same_shape)
+        if with_record and result.rowcount != len(same_shape):
+            raise StalePlan("another author's write changed a paper after this plan read it")
 
 
-def _paper_ids(conn: Connection, author_id: int, keys: Sequence[str]) -> dict[str, int]:
+def _write_ties(
+    conn: Connection, author_id: int, pairs: Sequence[tuple[PaperWrite, int]], when: datetime
+) -> None:
+    """Insert the author's ties to papers new to them, update the others."""
+    t = paper_authors_table
+    held: set[int] = set()
+    for chunk in chunks(sorted({paper_id for _, paper_id in pairs})):
+        query = sa.select(t.c.paper_id).where(
+            t.c.author_id == author_id, among(conn, t.c.paper_id, chunk)
+        )
+        held |= set(conn.scalars(query))
+    inserts = [
+        {
+            "paper_id": paper_id,
+            "author_id": author_id,
+            "status": write.status,
+            "origin": write.origin,
+            "absent_syncs": write.absent_syncs,
+            "candidate_reason": write.candidate_reason,
+            "created_at": when,
+            "updated_at": when,
+        }
+        for write, paper_id in pairs
+        if paper_id not in held
+    ]
+    if inserts:
+        conn.execute(t.insert(), inserts)
+    updates = [
+        {
+            "b_id": paper_id,
+            "status": write.status,
+            "absent_syncs": write.absent_syncs,
+            "b_reason": write.candidate_reason,
+            "updated_at": when,
+        }
+        for write, paper_id in pairs
+        if paper_id in held
+    ]
+    if not updates:
+        return
+    values: dict[str, Any] = {c: sa.bindparam(c) for c in ("status", "absent_syncs", "updated_at")}
+    # Only candidates have a reason; a write without one keeps the held one's.
+    values["candidate_reason"] = sa.case(
+        (sa.bindparam("status") != PaperStatus.CANDIDATE, sa.null()),
+        else_=sa.func.coalesce(sa.bindparam("b_reason", type_=sa.String), t.c.candidate_reason),
+    )
+    statement = (
+        t.update()
+        .where(t.c.paper_id == sa.bindparam("b_id"), t.c.author_id == author_id)
+        .values(values)
+    )
+    conn.execute(statement, updates)
+
+
+def _paper_ids(conn: Connection, keys: Sequence[str]) -> dict[str, int]:
     ids: dict[str, int] = {}
     for chunk in chunks(keys):
         query = sa.select(papers_table.c.key, papers_table.c.id).where(
-            papers_table.c.author_id == author_id, among(conn, papers_table.c.key, chunk)
+            among(conn, papers_table.c.key, chunk)
         )
         ids |= {row.key: row.id for row in conn.execute(query)}
     return ids
@@ -301,5 +403,16 @@ def _per_paper(
 
 
 def paper_select() -> sa.Select[Any]:
-    """Papers joined with their author's name, as ``rows.paper`` reads them."""
-    return sa.select(papers_table, authors_table.c.name.label("author")).join(authors_table)
+    """Papers as each author holds them: joined with the author's tie and name, as
+    ``rows.paper`` reads them (one row per paper and author)."""
+    p, t, a = papers_table, paper_authors_table, authors_table
+    return sa.select(
+        p,
+        t.c.author_id,
+        t.c.status,
+        t.c.origin,
+        t.c.absent_syncs,
+        t.c.claimed,
+        t.c.candidate_reason,
+        a.c.name.label("author"),
+    ).select_from(p.join(t, t.c.paper_id == p.c.id).join(a, a.c.id == t.c.author_id))

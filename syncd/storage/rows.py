@@ -27,8 +27,9 @@ def paper_state(row: sa.Row[Any]) -> PaperState:
     )
 
 
-def paper(row: sa.Row[Any]) -> Paper:
-    """A ``Paper`` from a papers row joined with its author's name."""
+def paper(row: sa.Row[Any], authors: tuple[str, ...] = ()) -> Paper:
+    """A ``Paper`` from a papers row joined with one author's tie and name; ``authors``:
+    the followed authors tracking it, when the read looked them up."""
     return Paper(
         id=row.id,
         author=row.author,
@@ -40,6 +41,7 @@ def paper(row: sa.Row[Any]) -> Paper:
         record_hash=row.record_hash,
         absent_syncs=row.absent_syncs,
         claimed=row.claimed,
+        authors=authors,
     )
 
 
@@ -70,6 +72,7 @@ def event(row: sa.Row[Any]) -> Event:
         kinds=tuple(row.kinds),
         changes=row.changes,
         record=Record.from_dict(row.record) if row.record is not None else None,
+        authors=tuple(row.authors or ()) or (row.author,),
     )
 
 

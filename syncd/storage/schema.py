@@ -27,6 +27,7 @@ __all__ = [
     "harvest_state_table",
     "installation_table",
     "metadata",
+    "paper_authors_table",
     "papers_table",
     "revisions_table",
     "sync_runs_table",
@@ -79,31 +80,43 @@ authors_table = sa.Table(
     sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 
+# One row per paper (issue 32): a story, however many followed authors hold it;
+# each author's hold on it is a row of ``paper_authors``.
 papers_table = sa.Table(
     "papers",
     metadata,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("author_id", sa.ForeignKey("authors.id"), nullable=False),
-    sa.Column("key", sa.String(120), nullable=False),
-    sa.Column("arxiv_id", sa.String(40)),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("origin", sa.String(8), nullable=False),
+    sa.Column("key", sa.String(120), nullable=False, unique=True),
+    sa.Column("arxiv_id", sa.String(40), unique=True),
     sa.Column("record", _JSON, nullable=False),
     sa.Column("record_hash", sa.String(32), nullable=False),
-    sa.Column("absent_syncs", sa.Integer, nullable=False, default=0),
     # Set when a write may have left earlier versions out of the history (a
     # link or an addition at vN > 1, a jump of versions); cleared once every
     # version is in (syncd.service.backfill).
     sa.Column("backfill_pending", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", _TIME, nullable=False),
+    sa.Column("updated_at", _TIME, nullable=False),
+    # Every cycle looks for flagged papers; almost none are.
+    sa.Index("ix_papers_backfill_pending", "backfill_pending"),
+)
+
+# The ties: how each author holds a paper (tracked, a candidate, a seed not
+# linked yet, removed), and what their cycles counted of it.
+paper_authors_table = sa.Table(
+    "paper_authors",
+    metadata,
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), primary_key=True),
+    sa.Column("author_id", sa.ForeignKey("authors.id"), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("origin", sa.String(8), nullable=False),
+    sa.Column("absent_syncs", sa.Integer, nullable=False, default=0),
     # In the author's own arXiv feed (ORCID or arXiv author id): theirs by their claim.
     sa.Column("claimed", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("candidate_reason", sa.String(500)),  # why a candidate is not tracked
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("updated_at", _TIME, nullable=False),
-    sa.UniqueConstraint("author_id", "key"),
-    sa.UniqueConstraint("author_id", "arxiv_id"),
-    # Every cycle looks for flagged papers; almost none are.
-    sa.Index("ix_papers_backfill_pending", "backfill_pending"),
+    # An author's papers by status: every cycle, page and count starts here.
+    sa.Index("ix_paper_authors_author_status", "author_id", "status"),
 )
 
 sync_runs_table = sa.Table(
@@ -156,6 +169,10 @@ events_table = sa.Table(
     sa.Column("sync_run_id", sa.ForeignKey("sync_runs.id")),
     sa.Column("kinds", _JSON, nullable=False),
     sa.Column("changes", _JSON, nullable=False),
+    # The followed authors who held the paper as tracked when it was published, sorted:
+    # every delivery of the event names the same people.  ``author_id`` is whose sync
+    # found it (an author's event is about them).
+    sa.Column("authors", _JSON, nullable=False, server_default="[]"),
     # A paper's events newest first (its feed, its page) without a scan of the log.
     sa.Index("ix_events_paper_seq", "paper_id", "seq"),
 )

@@ -24,6 +24,7 @@ from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.papers import last_seqs, revision_row
 from syncd.storage.schema import (
     authors_table,
+    paper_authors_table,
     papers_table,
     revisions_table,
     version_refusals_table,
@@ -44,17 +45,17 @@ class Versions:
         Every matching paper is listed, complete or not: a flagged paper
         whose history turned out complete still needs its flag cleared.
         """
-        p, r = papers_table, revisions_table
+        p, t, r = papers_table, paper_authors_table, revisions_table
         query = (
             sa.select(p.c.id, p.c.key, p.c.arxiv_id, authors_table.c.name, r.c.version)
             .distinct()
             .select_from(
-                p.join(authors_table).join(
-                    r, sa.and_(r.c.paper_id == p.c.id, r.c.version.is_not(None))
-                )
+                p.join(t, t.c.paper_id == p.c.id)
+                .join(authors_table, authors_table.c.id == t.c.author_id)
+                .join(r, sa.and_(r.c.paper_id == p.c.id, r.c.version.is_not(None)))
             )
-            .where(p.c.status == PaperStatus.TRACKED, p.c.arxiv_id.is_not(None))
-            .order_by(p.c.id)
+            .where(t.c.status == PaperStatus.TRACKED, p.c.arxiv_id.is_not(None))
+            .order_by(p.c.id, authors_table.c.name)
         )
         if author is not None:
             query = query.where(authors_table.c.name == author)

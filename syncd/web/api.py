@@ -118,7 +118,7 @@ def api_router(app: App) -> APIRouter:
         """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
         found = app.storage.papers.all(named_author(app.storage, author))
         shown = [p for p in found if status in (None, p.status)]
-        details = app.storage.papers.details(shown)
+        details = app.storage.paper_sets.details(shown)
         return json_response([paper_json(p, details[p.id]) for p in shown])
 
     @router.get(
@@ -141,7 +141,7 @@ def api_router(app: App) -> APIRouter:
     def paper(ref: RefPath) -> Response:
         """One paper, by key or arXiv id."""
         found = find_paper(app, ref)
-        return json_response(paper_json(found, app.storage.papers.details([found])[found.id]))
+        return json_response(paper_json(found, app.storage.paper_sets.details([found])[found.id]))
 
     @router.get(
         "/events",

@@ -68,7 +68,7 @@ def exports_router(app: App) -> APIRouter:
     ) -> Response:
         """The export of ``scope``'s authors (its name and theirs), or everyone's."""
         name, authors = scope if scope is not None else (None, None)
-        body = export(app.storage.papers.for_export(authors, wanted), form)
+        body = export(app.storage.paper_sets.for_export(authors, wanted), form)
         return _download(body, form, name)
 
     def add_routes(form: ExportFormat) -> None:

@@ -108,6 +108,8 @@ def _entry(feed: etree._Element, event: Event, base: str, fragments: Fragments) 
     # A reader lists titles only: a withdrawn paper says so there first.
     _text(entry, "title", f"[Withdrawn] {headline}" if withdrawn else headline)
     _text(entry, "updated", utc_stamp(event.created_at))
+    for name in event.names:  # RFC 4287 4.2.1: each followed author the event names
+        _text(etree.SubElement(entry, f"{_ATOM}author"), "name", name)
     _link(entry, "alternate", base + event_path(event), "text/html")
     # An author's event is filed under a paper it is not about.
     if event.arxiv_id is not None and event.type not in AUTHOR_EVENTS:

@@ -122,7 +122,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
     @router.get("/groups/{name}")
     def group_page(name: GroupNamePath) -> Response:
         group = find_group(app, name)
-        papers = app.storage.papers.of_authors(group.members, SHOWN_STATUSES)
+        papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
         changes = app.storage.papers.latest_changes([p.id for p in papers])
         shown = by_latest_change(papers, changes)[:PAPERS_ON_PAGE]
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
@@ -152,7 +152,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
 
 
 def _line(app: App, group: Group, runs: Mapping[str, AuthorSyncs]) -> GroupLine:
-    papers = app.storage.papers.of_authors(group.members, SHOWN_STATUSES)
+    papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
     changes: dict[int, LatestChange] = app.storage.papers.latest_changes([p.id for p in papers])
     last = max((c.at for c in changes.values()), default=None)
     return GroupLine(group, len(papers), last, health(runs, group.members))

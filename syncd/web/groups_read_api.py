@@ -103,10 +103,10 @@ def groups_read_router(app: App) -> APIRouter:
     def papers(name: GroupNamePath) -> Response:
         """One group, and its members' papers, each once, latest change first."""
         found = find_group(app, name)
-        papers = app.storage.papers.of_authors(found.members, SHOWN_STATUSES)
+        papers = app.storage.paper_sets.of_authors(found.members, SHOWN_STATUSES)
         changes = app.storage.papers.latest_changes([p.id for p in papers])
         shown = by_latest_change(papers, changes)
-        details = app.storage.papers.details(shown)
+        details = app.storage.paper_sets.details(shown)
         listed = [paper_json(p, details[p.id]) for p in shown]
         return json_response(group_json(found) | {"papers": listed})
 

@@ -163,5 +163,12 @@ def _arxiv_id(query: str) -> str | None:
 
 def _searched_text(paper: Paper) -> str:
     record = paper.record
-    words = [record.title or "", paper.arxiv_id or "", paper.key, paper.author, *record.authors]
+    words = [
+        record.title or "",
+        paper.arxiv_id or "",
+        paper.key,
+        paper.author,
+        *paper.authors,
+        *record.authors,
+    ]
     return normalize_name(" ".join(words))

@@ -195,7 +195,7 @@ def _index(
     members = find_group(app, group).members if group else None
     every = _papers_of(app, author, members)
     counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-    everyone = {*app.followed_names()} | {p.author for p in every}
+    everyone = {*app.followed_names()} | {n for p in every for n in (p.author, *p.authors)}
     authors = sorted(everyone if members is None else everyone & set(members))
     found = search([p for p in every if status in (None, p.status)], query)
     changes = app.storage.papers.latest_changes([p.id for p in found])
@@ -220,7 +220,7 @@ def _papers_of(app: App, author: str | None, members: Sequence[str] | None) -> l
     (each of the group's papers once)."""
     if members is None:
         return app.storage.papers.all(author)
-    return app.storage.papers.of_authors([m for m in members if author in (None, m)])
+    return app.storage.paper_sets.of_authors([m for m in members if author in (None, m)])
 
 
 def _status(value: str | None) -> PaperStatus | None:

@@ -89,11 +89,11 @@ class PaperOut(_Out):
     versions: list[VersionOut] = Field(description="v1 to the current version, in order")
     status: PaperStatus
     origin: Origin
-    author: str = Field(description="the followed author whose record holds the paper")
+    author: str = Field(description="the followed author whose hold on the paper is shown")
     followed_authors: list[str] = Field(
         description="every followed author who holds the paper as theirs (tracked), by name"
     )
-    claimed: bool = Field(description="in the author's own arXiv feed (ORCID iD or arXiv id)")
+    claimed: bool = Field(description="in the shown author's own arXiv feed (ORCID iD or arXiv id)")
 
 
 class RevisionOut(_Out):
@@ -127,7 +127,11 @@ class EventOut(_Out):
     seq: int
     type: EventType
     created_at: str = Field(description="ISO 8601, UTC")
-    author: str
+    author: str = Field(description="the followed author whose sync found the change")
+    authors: list[str] = Field(
+        description="the followed authors who track the paper, sorted (for an author's"
+        " event, that author): every delivery of the event names the same"
+    )
     paper: PaperRef | None = Field(
         description='null for "author.added" and "author.review_needed", which are about the'
         " author: see changes.author"

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import sqlalchemy as sa
 
-from syncd.storage.schema import papers_table
+from syncd.storage.schema import paper_authors_table, papers_table
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Syncd, sync_ok
 
@@ -59,11 +59,9 @@ def set_reason(syncd: Syncd, arxiv_id: str, reason: str | None) -> None:
     engine = sa.create_engine(syncd.database_url)
     try:
         with engine.begin() as conn:
-            conn.execute(
-                papers_table.update()
-                .where(papers_table.c.arxiv_id == arxiv_id)
-                .values(candidate_reason=reason)
-            )
+            t, p = paper_authors_table, papers_table
+            theirs = sa.select(p.c.id).where(p.c.arxiv_id == arxiv_id)
+            conn.execute(t.update().where(t.c.paper_id.in_(theirs)).values(candidate_reason=reason))
     finally:
         engine.dispose()
 

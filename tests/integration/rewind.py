@@ -5,8 +5,23 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
+from sqlalchemy.dialects.postgresql import JSONB
 
 from syncd.storage.schema import papers_table, revisions_table
+
+_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+_TIME = sa.DateTime(timezone=True)
+
+# The papers table before 0022: one row per author and paper, the author's hold on it inline.
+papers_before_0022 = sa.table(
+    "papers",
+    *(sa.column(name) for name in ("id", "author_id", "key", "arxiv_id", "status", "origin")),
+    *(sa.column(name) for name in ("record_hash", "absent_syncs", "backfill_pending")),
+    *(sa.column(name) for name in ("claimed", "candidate_reason")),
+    sa.column("record", _JSON),
+    sa.column("created_at", _TIME),
+    sa.column("updated_at", _TIME),
+)
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:

@@ -16,7 +16,12 @@ import sqlalchemy as sa
 from lxml import html as lxml_html
 
 from syncd.logs import configure_logging
-from syncd.storage.schema import author_decisions_table, authors_table, papers_table
+from syncd.storage.schema import (
+    author_decisions_table,
+    authors_table,
+    paper_authors_table,
+    papers_table,
+)
 from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.helpers import eventually
@@ -209,7 +214,7 @@ class TestReview:
             sync_ok(syncd)
         papers = {p["arxiv_id"]: p for p in syncd.json("papers", "--author", ADA)}
         assert papers["2602.10001"]["status"] == "tracked"
-        assert papers["2602.10002"]["status"] == "removed"
+        assert papers["2602.10002"]["status"] == "rejected"
         assert papers["2602.10002"]["title"] != "A revised note"
         assert papers["2602.10003"]["status"] == "candidate"
         assert not [e for e in syncd.json("events") if _arxiv_id(e) == "2602.10002"]
@@ -365,15 +370,29 @@ def test_admin_routes_are_404_without_a_token_and_log_no_token(syncd: Syncd) -> 
     assert ADMIN_TOKEN not in text and ADMIN_TOKEN[:-1] not in text
 
 
-def test_a_rejected_candidate_row_stays_with_its_history(syncd: Syncd, arxiv: FakeArxiv) -> None:
-    """Rejecting removes nothing: the paper and its revisions stay, marked removed."""
+def _statuses(syncd: Syncd) -> dict[str, str]:
+    """Each paper's status as the author holds it, by arXiv id."""
+    ids = {row[0]: row[2] for row in table_rows(syncd.database_url, papers_table)}
+    return {ids[row[0]]: row[2] for row in table_rows(syncd.database_url, paper_authors_table)}
+
+
+def test_a_rejected_candidate_is_not_theirs_until_confirmed(syncd: Syncd, arxiv: FakeArxiv) -> None:
+    """Rejecting removes nothing and announces nothing: the paper is "not theirs" (rejected,
+    not removed), history and all; confirming takes it back, announced as added."""
     publish_ada(arxiv)
     assert syncd("authors", "add", ADA).code == 0
     sync_ok(syncd)
+    events = len(syncd.json("events"))
     assert syncd("authors", "reject", ADA, "2602.10003").code == 0
-    statuses = {row[3]: row[4] for row in table_rows(syncd.database_url, papers_table)}
-    assert statuses["2602.10003"] == "removed"
+    assert _statuses(syncd)["2602.10003"] == "rejected"
+    assert len(syncd.json("events")) == events  # no paper.removed
     assert syncd("history", "2602.10003").code == 0
+    sync_ok(syncd)  # later cycles leave it alone
+    assert _statuses(syncd)["2602.10003"] == "rejected"
+    assert syncd("authors", "confirm", ADA, "2602.10003").code == 0
+    assert _statuses(syncd)["2602.10003"] == "tracked"
+    (added,) = syncd.json("events")[events:]
+    assert (added["type"], added["paper"]["arxiv_id"]) == ("paper.added", "2602.10003")
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)

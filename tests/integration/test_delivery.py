@@ -24,7 +24,7 @@ from syncd.storage.schema import (
     digest_events_table,
     endpoints_table,
     events_table,
-    papers_table,
+    paper_authors_table,
 )
 from tests.chatreceiver import SlackReceiver
 from tests.conftest import ON_BOTH_DATABASES
@@ -445,7 +445,8 @@ def _events_with_deliveries(
     """An event per seeded paper; the deliveries ``rows`` describes, to the one endpoint, a
     digest carrying its event and the next; return the events' seqs."""
     with storage.engine.begin() as conn:
-        papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
+        t = paper_authors_table
+        papers = conn.execute(sa.select(t.c.paper_id.label("id"), t.c.author_id)).all()
         conn.execute(
             events_table.insert(),
             [

@@ -35,15 +35,15 @@ def department(database_url: str) -> Iterator[tuple[Storage, Department]]:
 def test_papers_of_a_set_of_authors_each_once(department: tuple[Storage, Department]) -> None:
     storage, dept = department
     members = dept.authors[3:7]
-    found = storage.papers.of_authors(members)
+    found = storage.paper_sets.of_authors(members)
     ids = [p.arxiv_id for p in found]
     expected = sorted(a for a, owners in dept.papers.items() if set(owners) & set(members))
     assert ids == expected  # by key, each once
     # 2603.00010 is Lukasz's (index 4) and Chloé's (index 5): one row of the two stands.
     shared = [p for p in found if p.arxiv_id == "2603.00010"]
     assert len(shared) == 1 and shared[0].author in members
-    assert storage.papers.of_authors([]) == []
-    assert storage.papers.of_authors(members, [PaperStatus.CANDIDATE]) == []
+    assert storage.paper_sets.of_authors([]) == []
+    assert storage.paper_sets.of_authors(members, [PaperStatus.CANDIDATE]) == []
 
 
 def test_a_shared_paper_is_once_for_members_on_both_sides(
@@ -51,7 +51,7 @@ def test_a_shared_paper_is_once_for_members_on_both_sides(
 ) -> None:
     storage, dept = department
     owners = dept.papers["2603.00010"]
-    found = storage.papers.of_authors(owners)
+    found = storage.paper_sets.of_authors(owners)
     assert [p.arxiv_id for p in found].count("2603.00010") == 1
     assert len(found) == len({a for a, o in dept.papers.items() if set(o) & set(owners)})
 

@@ -171,7 +171,7 @@ def test_the_migration_goes_both_ways(database_url: str) -> None:
     try:
         upgrade(engine)
         assert schema_drift(engine) == []
-        downgrade(engine, "0021")
+        downgrade(engine, "0022")
         tables = set(sa.inspect(engine).get_table_names())
         assert not {"groups", "group_members"} & tables
         columns = {c["name"] for c in sa.inspect(engine).get_columns("endpoints")}

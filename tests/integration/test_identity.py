@@ -81,7 +81,10 @@ def _papers(site: Syncd) -> dict[str, dict[str, Any]]:
     try:
         with engine.connect() as conn:
             rows = conn.execute(
-                sa.text("SELECT arxiv_id, status, claimed, candidate_reason FROM papers")
+                sa.text(
+                    "SELECT p.arxiv_id, t.status, t.claimed, t.candidate_reason"
+                    " FROM papers p JOIN paper_authors t ON t.paper_id = p.id"
+                )
             ).all()
     finally:
         engine.dispose()

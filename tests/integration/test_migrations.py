@@ -28,7 +28,7 @@ from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import FakeArxiv
 from tests.integration.conftest import SEEDS, Syncd
 from tests.integration.harvests import harvesting
-from tests.integration.rewind import downgrade
+from tests.integration.rewind import downgrade, papers_before_0022
 from tests.recorded import as_tex, with_aliases
 from tests.scenario import FEDCG, FLOWTRAIN, LORA, NESTPIPE
 
@@ -387,7 +387,8 @@ def test_0014_indexes_a_papers_events_and_downgrades_without_it(database_url: st
         assert storage.import_seeds("Zhida Jiang", seed_writes(load_seeds(SEEDS))) == 9
         downgrade(storage.engine, "0013")
         with storage.engine.begin() as conn:  # an event per paper, as a cycle would add
-            papers = conn.execute(sa.select(papers_table.c.id, papers_table.c.author_id)).all()
+            old = papers_before_0022
+            papers = conn.execute(sa.select(old.c.id, old.c.author_id)).all()
             conn.execute(
                 events_table.insert(),
                 [
@@ -481,7 +482,7 @@ def test_0016_keeps_one_author_per_name_and_stops_hostile_ones(database_url: str
         with storage.engine.begin() as conn:  # each spelling's cycles stored a paper of its own
             record = Record.from_dict({"arxiv_id": NESTPIPE, "version": 1, "authors": []})
             conn.execute(
-                papers_table.insert(),
+                papers_before_0022.insert(),
                 [
                     {"author_id": author_id, "key": NESTPIPE, "arxiv_id": NESTPIPE}
                     | {"status": "tracked", "origin": "arxiv", "record": record.to_dict()}
@@ -510,7 +511,10 @@ def test_0016_keeps_one_author_per_name_and_stops_hostile_ones(database_url: str
         assert sorted(
             e["author_id"] for e in stopped if e["event"] == "author_no_longer_followed"
         ) == [2, 5, 6]
-        assert len(storage.papers.all()) == 2  # each spelling keeps its paper
+        # Each spelling keeps its hold on the paper, one story since 0022.
+        assert [p.author for p in storage.papers.all("jane smith")] == ["jane smith"]
+        assert [p.author for p in storage.papers.all("Jane Smith")] == ["Jane Smith"]
+        assert len(storage.papers.all()) == 1
         assert [f.definition.name for f in storage.authors.followed()] == [
             "Ada Lovelace",
             "Emmy Noether",

@@ -264,7 +264,13 @@ def test_prometheus_reads_the_store_gauges(prometheus: Prometheus) -> None:
     """The database-backed gauges reach Prometheus with the snapshot's values."""
     result = prometheus.get("/api/v1/query", query="syncd_papers")["result"]
     papers = {item["metric"]["status"]: float(item["value"][1]) for item in result}
-    assert papers == {"unlinked": 1.0, "tracked": 7.0, "candidate": 0.0, "removed": 0.0}
+    assert papers == {
+        "unlinked": 1.0,
+        "tracked": 7.0,
+        "candidate": 0.0,
+        "removed": 0.0,
+        "rejected": 0.0,
+    }
     result = prometheus.get("/api/v1/query", query="syncd_outbox_dead_letters")["result"]
     assert [float(item["value"][1]) for item in result] == [1.0]
     result = prometheus.get("/api/v1/query", query="syncd_arxiv_cooldown_seconds")["result"]

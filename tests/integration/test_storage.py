@@ -16,8 +16,9 @@ import pytest
 import sqlalchemy as sa
 
 from syncd.domain.authors import Author
-from syncd.domain.model import NewRevision, PaperWrite, SyncStats
+from syncd.domain.model import Event, NewRevision, PaperWrite, SyncStats
 from syncd.domain.planner import seed_writes
+from syncd.domain.record import Record
 from syncd.domain.routing import EndpointSpec
 from syncd.domain.vocabulary import AuthorOrigin, EventType, Origin, PaperStatus, RunStatus
 from syncd.errors import ConflictError
@@ -243,3 +244,75 @@ class TestInstallation:
         upgrade(storage.engine)
         assert 0.0 <= storage.installation.phase() < 1.0
         assert schema_drift(storage.engine) == []
+
+
+class TestStories:
+    """A paper is one story, however many followed authors hold it (issue 32)."""
+
+    CO = "Jane Smith"
+
+    @pytest.fixture
+    def both(self, storage: Storage) -> Storage:
+        storage.authors.put([Author(self.CO, AuthorOrigin.RUNTIME)])
+        return storage
+
+    def _apply(self, storage: Storage, author: str, *writes: PaperWrite) -> list[Event]:
+        run_id = storage.runs.start(author)
+        assert run_id is not None
+        return storage.apply_cycle(run_id, author, writes, SyncStats())
+
+    def _seen(self, storage: Storage, author: str, record: Record) -> PaperWrite:
+        """``author``'s write of ``record`` for the paper as stored now, announced as revised."""
+        (paper,) = storage.papers.with_ids(author, [record.arxiv_id or ""])
+        return PaperWrite(
+            key=paper.key,
+            arxiv_id=paper.arxiv_id,
+            status=PaperStatus.TRACKED,
+            origin=Origin.ARXIV,
+            paper_id=paper.id,
+            revisions=(NewRevision(record, "api", ("title",)),),
+            event_type=EventType.REVISED,
+            event_kinds=("title",),
+            read_hash=paper.record_hash,
+        )
+
+    def test_a_second_author_adds_a_name_and_one_change_is_one_event(self, both: Storage) -> None:
+        """The co-author's write of a known paper is a tie, no event; a change seen by both
+        authors is one revision and one event naming both; a plan of the old record that
+        would write another is stale."""
+        (added,) = self._apply(both, AUTHOR, _added("2601.00001"))
+        assert added.authors == (AUTHOR,)
+        assert self._apply(both, self.CO, _added("2601.00001")) == []
+        (story,) = both.papers.all()
+        assert story.authors == tuple(sorted([AUTHOR, self.CO]))
+        v2 = make_record("2601.00001", 2, title="Second thoughts")
+        stale = self._seen(both, self.CO, make_record("2601.00001", 2, title="Other thoughts"))
+        mine, theirs = self._seen(both, AUTHOR, v2), self._seen(both, self.CO, v2)
+        (revised,) = self._apply(both, AUTHOR, mine)
+        assert revised.type == EventType.REVISED
+        assert revised.authors == tuple(sorted([AUTHOR, self.CO]))
+        assert self._apply(both, self.CO, theirs) == []  # the story already holds it
+        with pytest.raises(StalePlan):
+            self._apply(both, self.CO, stale)
+        assert [r.record.title for r in both.papers.history(story.id)][-1] == "Second thoughts"
+        assert len(both.papers.history(story.id)) == 2
+
+    def test_a_story_is_removed_when_its_last_author_stops_tracking_it(self, both: Storage) -> None:
+        self._apply(both, AUTHOR, _added("2601.00001"))
+        self._apply(both, self.CO, _added("2601.00001"))
+
+        def gone(author: str) -> PaperWrite:
+            (state,) = both.papers.states(author, ["2601.00001"]).values()
+            return PaperWrite(
+                key=state.key,
+                arxiv_id=state.arxiv_id,
+                status=PaperStatus.REMOVED,
+                origin=Origin.ARXIV,
+                paper_id=state.id,
+                absent_syncs=3,
+                event_type=EventType.REMOVED,
+            )
+
+        assert self._apply(both, AUTHOR, gone(AUTHOR)) == []  # the co-author still tracks it
+        (removed,) = self._apply(both, self.CO, gone(self.CO))
+        assert (removed.type, removed.authors) == (EventType.REMOVED, (self.CO,))

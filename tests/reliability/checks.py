@@ -15,6 +15,7 @@ from syncd.storage.schema import (
     deliveries_table,
     events_table,
     metadata,
+    paper_authors_table,
     papers_table,
     revisions_table,
     sync_runs_table,
@@ -53,9 +54,11 @@ def snapshot(url: str) -> Snapshot:
     """Read papers, revisions, events, the outbox and the runs of the database at ``url``."""
     p, r, e = papers_table, revisions_table, events_table
     with connect(url) as conn:
+        t = paper_authors_table
+        held = sa.select(p.c.key, p.c.arxiv_id, t.c.status, p.c.record_hash, t.c.absent_syncs)
         papers = {
             row.key: (row.arxiv_id, row.status, row.record_hash, row.absent_syncs)
-            for row in conn.execute(sa.select(p))
+            for row in conn.execute(held.join(t, t.c.paper_id == p.c.id))
         }
         revisions: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
         query = (

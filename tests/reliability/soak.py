@@ -64,7 +64,7 @@ from syncd.service.sync import sync_all
 from syncd.sources.arxiv import ArxivClient, _pacing
 from syncd.storage import Storage
 from syncd.storage.migrate import upgrade
-from syncd.storage.schema import papers_table
+from syncd.storage.schema import paper_authors_table, papers_table
 from tests import fakearxiv as fa
 from tests.helpers import ROOT, WEBHOOK_SECRET
 from tests.integration.pacing import RecordingPacer
@@ -232,12 +232,12 @@ class SoakRun:
 
 def _false_absences(url: str, live: set[str]) -> int:
     """Papers marked absent (or removed) although the fake still lists them."""
-    p = papers_table
+    p, t = papers_table, paper_authors_table
     with connect(url) as conn:
         rows = conn.execute(
-            sa.select(p.c.arxiv_id).where(
-                sa.or_(p.c.absent_syncs > 0, p.c.status == "removed"), p.c.arxiv_id.is_not(None)
-            )
+            sa.select(p.c.arxiv_id)
+            .join(t, t.c.paper_id == p.c.id)
+            .where(sa.or_(t.c.absent_syncs > 0, t.c.status == "removed"), p.c.arxiv_id.is_not(None))
         )
         return sum(1 for (arxiv_id,) in rows if arxiv_id in live)
 

@@ -194,7 +194,13 @@ class TestStoreCollector:
         metrics.register_store_collector(lambda: snapshot, registry=private_registry)
         read = private_registry.get_sample_value
         papers = {s: read("syncd_papers", {"status": s}) for s in metrics.PAPER_STATUSES}
-        assert papers == {"unlinked": 0.0, "tracked": 7.0, "candidate": 2.0, "removed": 0.0}
+        assert papers == {
+            "unlinked": 0.0,
+            "tracked": 7.0,
+            "candidate": 2.0,
+            "removed": 0.0,
+            "rejected": 0.0,
+        }
         assert read("syncd_outbox_pending") == 3.0
         assert read("syncd_outbox_dead_letters") == 1.0
         assert read("syncd_versions_set_aside") == 2.0

@@ -551,15 +551,22 @@ class TestReview:
             (11, PaperStatus.TRACKED, EventType.ADDED),
             (12, PaperStatus.TRACKED, EventType.ADDED),
         ]
-        assert done.removed == []
+        assert done.rejected == []
 
-    def test_rejected_candidates_are_removed_without_an_event(self) -> None:
+    def test_rejected_candidates_are_not_theirs_without_an_event(self) -> None:
         done = review(AUTHOR, ["2401.00001"], Decision.REJECTED, {}, self.held)
-        assert (done.decided, done.writes, done.removed) == (["2401.00001"], [], [11])
+        assert (done.decided, done.writes, done.rejected) == (["2401.00001"], [], [11])
+
+    def test_a_rejected_paper_confirmed_is_tracked_and_announced(self) -> None:
+        rejected = (_paper(_entry(1), PaperStatus.REJECTED, id=11),)
+        done = review(AUTHOR, ["2401.00001"], Decision.CONFIRMED, {}, rejected)
+        assert [(w.paper_id, w.status, w.event_type) for w in done.writes] == [
+            (11, PaperStatus.TRACKED, EventType.ADDED)
+        ]
 
     def test_an_id_decided_alike_is_left_alone_and_a_stranger_refuses_all(self) -> None:
         earlier = {"2401.00001": Decision.REJECTED, "2401.00009": Decision.REJECTED}
         again = review(AUTHOR, ["2401.00009", "2401.00001"], Decision.REJECTED, earlier, ())
-        assert (again.decided, again.removed) == ([], [])
+        assert (again.decided, again.rejected) == ([], [])
         with pytest.raises(NotFoundError, match=r"not candidates of .*: 2401\.00009"):
             review(AUTHOR, ["2401.00001", "2401.00009"], Decision.CONFIRMED, earlier, self.held)

@@ -1,7 +1,7 @@
 """groups of followed authors, and endpoints that route by author and group
 
 Revision ID: 0023
-Revises: 0021
+Revises: 0022
 Create Date: 2026-12-04 16:00:00
 
 Issue 32: ``groups`` (a name, a description, where it is defined) and
@@ -19,7 +19,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0023"
-down_revision: str | None = "0021"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
