@@ -2,10 +2,10 @@
 
 Counted from the event log alone, with no clock and no I/O: an event counts
 in the period it was published in (when syncd learned of the change), so
-consecutive periods never count a change twice nor lose one.  A person's
-row counts the events filed under them; the group's total counts each
-change once however many members share the paper (today a co-authored
-paper is one row per followed author, each with its own events).
+consecutive periods never count a change twice nor lose one.  A paper is
+one story however many members share it: its change counts in the row of
+each member the event names or who holds the paper now (a co-author who
+joined it later wrote it too), and once in the group's total.
 
 - a **new paper** is a ``paper.added`` (a first sync's papers are the
   baseline, announced by one ``author.added``, and count as nothing);
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -122,25 +122,33 @@ def _day(name: str, text: str) -> date:
 
 
 def group_report(
-    group: str, members: Iterable[str], events: Iterable[Event], period: Period
+    group: str,
+    members: Iterable[str],
+    events: Iterable[Event],
+    period: Period,
+    holders: Mapping[str, Collection[str]],
 ) -> Report:
     """The report of ``group`` over ``period`` from ``events`` (any order; those of
-    non-members and outside the period are left out)."""
+    non-members and outside the period are left out); ``holders`` are the followed
+    authors who hold each paper now, by arXiv id (a seed paper's key without one)."""
     # As people look a name up: Élodie among the Es, not after Zoë.
     people = sorted(set(members), key=lambda name: (normalize_name(name), name))
     counts: dict[str, list[int]] = {name: [0, 0, 0] for name in people}
     changes: dict[tuple[str, int, str], int] = {}
     for event in events:
-        if event.author not in counts or not period.holds(event.created_at):
+        paper = event.arxiv_id or event.paper_key
+        credited = {*event.names, *holders.get(paper, ())} & counts.keys()
+        if not credited or not period.holds(event.created_at):
             continue
         counted = _counted(event)
         if counted is None:
             continue
         column, amount = counted
-        counts[event.author][column] += amount
+        for name in credited:
+            counts[name][column] += amount
         # The same change of a shared paper, filed under each of its members.
         version = event.record.version if event.record is not None else None
-        changes[(event.arxiv_id or event.paper_key, column, str(version))] = amount
+        changes[(paper, column, str(version))] = amount
     totals = [0, 0, 0]
     for (_, column, _), amount in changes.items():
         totals[column] += amount

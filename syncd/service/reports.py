@@ -28,4 +28,6 @@ def report_of(storage: Storage, name: str, members: Collection[str], period: Per
     query = EventQuery(
         authors=frozenset(members), published_from=period.start, published_before=period.end
     )
-    return group_report(name, members, storage.events.page(query), period)
+    held = storage.paper_sets.of_authors(members)
+    holders = {paper.arxiv_id or paper.key: paper.authors for paper in held}
+    return group_report(name, members, storage.events.page(query), period, holders)

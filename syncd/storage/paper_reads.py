@@ -8,6 +8,7 @@ the API and the commands.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -298,14 +299,21 @@ def _hold_rank(status: sa.ColumnElement[str]) -> sa.ColumnElement[int]:
 
 def stories_of(conn: Connection, found: Sequence[sa.Row[Any]]) -> list[Paper]:
     """Papers from ``paper_select`` rows, each once (as its best hold: tracked first, then
-    by author name), in the rows' order, with the followed authors tracking it."""
+    by author name), in the rows' order, with the followed authors tracking it; claimed
+    when one of the rows' authors claims it."""
     best: dict[int, sa.Row[Any]] = {}
+    claimed: set[int] = set()
     for row in found:
         held = best.get(row.id)
         if held is None or _rank(row) < _rank(held):
             best[row.id] = row
+        if row.claimed:
+            claimed.add(row.id)
     tracking = tracked_names(conn, list(best))
-    return [rows.paper(row, tracking.get(row.id, ())) for row in best.values()]
+    return [
+        replace(rows.paper(row, tracking.get(row.id, ())), claimed=row.id in claimed)
+        for row in best.values()
+    ]
 
 
 def _rank(row: sa.Row[Any]) -> tuple[int, str]:

@@ -141,7 +141,13 @@ def write_change(storage: Storage, department: Department, change: Change) -> No
         state = storage.papers.states(change.author, [change.arxiv_id])[change.arxiv_id]
         kinds = ("version", "withdrawn") if change.withdrawn else ("version",)
         moved = {"version": {"old": change.version - 1, "new": change.version}}
-        write = replace(write, paper_id=state.id, event_kinds=kinds, event_changes=moved)
+        write = replace(
+            write,
+            paper_id=state.id,
+            read_hash=state.record_hash,
+            event_kinds=kinds,
+            event_changes=moved,
+        )
     run_id = storage.runs.start(change.author)
     assert run_id is not None
     events = storage.apply_cycle(run_id, change.author, [write], SyncStats())

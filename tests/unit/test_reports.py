@@ -36,6 +36,7 @@ def _event(
     kinds: tuple[str, ...] = (),
     changes: dict[str, Any] | None = None,
     withdrawn: bool = False,
+    authors: tuple[str, ...] = (),
 ) -> Event:
     seq = next(_seq)
     return Event(
@@ -49,6 +50,7 @@ def _event(
         kinds=kinds,
         changes=changes or {},
         record=make_record(arxiv_id, version, withdrawn=withdrawn),
+        authors=authors or (author,),
     )
 
 
@@ -60,7 +62,9 @@ def _at(day: int, hour: int = 12) -> datetime:
     )
 
 
-def _version(author: str, arxiv_id: str, day: int, old: int, new: int) -> Event:
+def _version(
+    author: str, arxiv_id: str, day: int, old: int, new: int, *, authors: tuple[str, ...] = ()
+) -> Event:
     change = {"version": {"old": old, "new": new}}
     return _event(
         author,
@@ -70,19 +74,21 @@ def _version(author: str, arxiv_id: str, day: int, old: int, new: int) -> Event:
         version=new,
         kinds=("version",),
         changes=change,
+        authors=authors,
     )
 
 
-# Zoë: two papers added (one shared with Wei), A2 revised v1 -> v2 and v2 -> v4 (3 versions),
-# a title change only (no version), A1 withdrawn as v2.  Wei: the shared paper added, and
-# its revision to v2.  Outside March or the group: not counted.
+# Zoë: two papers added, A2 revised v1 -> v2 and v2 -> v4 (3 versions), a title change only
+# (no version), A1 withdrawn as v2.  Wei joined A2 after its addition, which named Zoë
+# alone; its v2 named both: he holds it now, so all of A2's changes are his too.  Ann's
+# paper, which she holds no more, counts by its event's names.  Outside March or the
+# group: not counted.
 STORY = [
     _event("Zoë", "2603.00001", EventType.ADDED, _at(2)),
     _event("Zoë", "2603.00002", EventType.ADDED, _at(3)),
-    _event("Wei", "2603.00002", EventType.ADDED, _at(3, 13)),
-    _version("Zoë", "2603.00002", 10, 1, 2),
-    _version("Wei", "2603.00002", 10, 1, 2),
+    _version("Zoë", "2603.00002", 10, 1, 2, authors=("Wei", "Zoë")),
     _version("Zoë", "2603.00002", 20, 2, 4),
+    _event("Ann", "2603.00005", EventType.ADDED, _at(6)),
     _event("Zoë", "2603.00001", EventType.REVISED, _at(21), kinds=("title",)),
     _event(
         "Zoë",
@@ -102,37 +108,48 @@ STORY = [
 ]
 
 
+# Who holds each paper now (the paper's ties), by arXiv id.
+HOLDERS = {"2603.00001": ("Zoë",), "2603.00002": ("Wei", "Zoë"), "2603.00004": ("Wei",)}
+
+
 def test_each_person_and_the_group_counted_by_hand() -> None:
-    report = group_report("lab", ["Zoë", "Wei", "Ann"], STORY, MARCH)
+    report = group_report("lab", ["Zoë", "Wei", "Ann"], STORY, MARCH, HOLDERS)
     assert report.rows == (
-        ReportRow("Ann", 0, 0, 0),
-        ReportRow("Wei", 1, 1, 0),
+        ReportRow("Ann", 1, 0, 0),
+        ReportRow("Wei", 1, 3, 0),
         ReportRow("Zoë", 2, 3, 1),
     )
-    # The shared paper's addition and its v2 count once for the group.
-    assert report.total == ReportRow(TOTAL, 2, 3, 1)
+    # The shared paper's changes count once for the group.
+    assert report.total == ReportRow(TOTAL, 3, 3, 1)
+
+
+def test_without_holders_a_change_counts_for_whom_its_event_names() -> None:
+    report = group_report("lab", ["Zoë", "Wei"], STORY, MARCH, {})
+    assert report.rows == (ReportRow("Wei", 0, 1, 0), ReportRow("Zoë", 2, 3, 1))
 
 
 def test_order_of_events_does_not_matter() -> None:
-    forward = group_report("lab", ["Zoë", "Wei"], STORY, MARCH)
-    assert group_report("lab", ["Wei", "Zoë"], list(reversed(STORY)), MARCH) == forward
+    forward = group_report("lab", ["Zoë", "Wei"], STORY, MARCH, HOLDERS)
+    backward = group_report("lab", ["Wei", "Zoë"], list(reversed(STORY)), MARCH, HOLDERS)
+    assert backward == forward
 
 
 def test_the_period_includes_both_ends_whole() -> None:
     one_day = Period(date(2026, 3, 31), date(2026, 3, 31))
-    report = group_report("lab", ["Zoë"], STORY, one_day)
+    report = group_report("lab", ["Zoë"], STORY, one_day, HOLDERS)
     assert report.rows == (ReportRow("Zoë", 0, 0, 1),)  # the withdrawal at 23:00
     february = Period(date(2026, 2, 28), date(2026, 2, 28))
-    assert group_report("lab", ["Zoë"], STORY, february).rows == (ReportRow("Zoë", 1, 0, 0),)
+    in_february = group_report("lab", ["Zoë"], STORY, february, HOLDERS)
+    assert in_february.rows == (ReportRow("Zoë", 1, 0, 0),)
 
 
 def test_the_csv_reads_back() -> None:
-    report = group_report("lab", ["Zoë", "Wei", "=cmd|' /C calc'!A0"], STORY, MARCH)
+    report = group_report("lab", ["Zoë", "Wei", "=cmd|' /C calc'!A0"], STORY, MARCH, HOLDERS)
     rows = list(csv.reader(io.StringIO(report_csv(report), newline="")))
     assert rows[0] == list(REPORT_COLUMNS)
     assert rows[1:] == [
         ["'=cmd|' /C calc'!A0", "0", "0", "0"],  # a formula, made text
-        ["Wei", "1", "1", "0"],
+        ["Wei", "1", "3", "0"],
         ["Zoë", "2", "3", "1"],
         [TOTAL, "2", "3", "1"],
     ]
@@ -154,5 +171,5 @@ def test_a_period_from_what_people_type() -> None:
 
 def test_people_are_in_the_order_people_look_them_up() -> None:
     members = ["Zoë", "Élodie", "ada", "Bob"]
-    report = group_report("lab", members, [], MARCH)
+    report = group_report("lab", members, [], MARCH, {})
     assert [row.person for row in report.rows] == ["ada", "Bob", "Élodie", "Zoë"]
