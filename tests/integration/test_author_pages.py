@@ -63,6 +63,9 @@ class TestAuthorPages:
         (feed,) = page.xpath("//link[@rel='alternate' and @type='application/atom+xml']/@href")[1:]
         assert feed == "/feeds/events.atom?author=Ada+Lovelace"
         assert authors_site.get(feed).status_code == 200
+        exports = [h for h in hrefs if "/papers." in h]
+        assert exports == [f"{page_of(ADA)}/papers.{s}" for s in ("bib", "json", "ris")]
+        assert all(authors_site.get(link).status_code == 200 for link in exports)
         line = page.xpath("//p[@class='status-line']")[0].text_content()
         assert "last success 20" in line and "next sync 20" in line
         candidates = page.xpath("//h2[.='Candidates']/following-sibling::ul[1]/li")

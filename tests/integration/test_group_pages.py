@@ -89,6 +89,12 @@ def test_a_groups_page_lists_members_and_papers_once(groups: Groups) -> None:
         assert answer.text.count(f'<span class="arxiv">{arxiv_id}</span>') == 1
     assert answer.text.count('<span class="arxiv">') == len(expected)
     assert f'href="/feeds/groups/{quote(SYSTEMS, safe="")}.atom"' in answer.text
+    # Its exports, linked from the page, answer in their formats.
+    for suffix, kind in ((".bib", "bibtex"), (".json", "csl+json"), (".ris", "research-info")):
+        link = f"/groups/{quote(SYSTEMS, safe='')}/papers{suffix}"
+        assert f'href="{link}"' in answer.text
+        exported = groups.site.get(link)
+        assert exported.status_code == 200 and kind in exported.headers["content-type"]
     # The strip names the members, not the whole department.
     strip = answer.text[answer.text.index('class="sync-status"') : answer.text.index("<main>")]
     assert all(name in strip for name in groups.systems)
