@@ -18,7 +18,7 @@ from syncd.errors import NotFoundError
 from syncd.render.describe import event_headline
 from syncd.service.app import App
 from syncd.service.authors import named_author
-from syncd.service.reports import named_group
+from syncd.service.groups import named_group
 
 __all__ = ["events", "history", "papers"]
 

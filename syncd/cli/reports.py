@@ -16,7 +16,8 @@ from syncd.cli.table import Column
 from syncd.domain.reports import report_csv, report_period
 from syncd.domain.views import report_json
 from syncd.service.app import App
-from syncd.service.reports import named_group, report_of
+from syncd.service.groups import named_group
+from syncd.service.reports import report_of
 
 __all__ = ["report"]
 

@@ -16,7 +16,7 @@ from syncd.errors import ConfigError, ConflictError, NotFoundError
 from syncd.service.configured import reconcile_config, routed_by
 from syncd.storage import Storage
 
-__all__ = ["add_group", "change_members", "remove_group"]
+__all__ = ["add_group", "change_members", "named_group", "remove_group"]
 
 
 def add_group(
@@ -32,7 +32,7 @@ def add_group(
     done = storage.groups.put(name, description, AuthorOrigin.RUNTIME)
     if storage.groups.add_members(name, members) and done == Put.UNCHANGED:
         done = Put.UPDATED
-    return _group(storage, name), done
+    return named_group(storage, name), done
 
 
 def change_members(
@@ -40,11 +40,11 @@ def change_members(
 ) -> tuple[Group, int, int]:
     """Add and take out members of a run-time group; the group, how many joined and left."""
     reconcile_config(storage, settings)
-    _group(storage, name)
+    named_group(storage, name)
     _check_followed(storage, add)
     joined = storage.groups.add_members(name, add) if add else 0
     left = storage.groups.remove_members(name, remove) if remove else 0
-    return _group(storage, name), joined, left
+    return named_group(storage, name), joined, left
 
 
 def remove_group(storage: Storage, settings: Settings, name: str) -> None:
@@ -53,7 +53,7 @@ def remove_group(storage: Storage, settings: Settings, name: str) -> None:
     reconcile_config(storage, settings)
     routes = routed_by(settings, name)
     # A configured group is refused for that first, by storage.
-    if routes and _group(storage, name).origin == AuthorOrigin.RUNTIME:
+    if routes and named_group(storage, name).origin == AuthorOrigin.RUNTIME:
         raise ConflictError(
             f"group {name!r} routes {', '.join(routes)} in the config file: change them first"
         )
@@ -68,7 +68,8 @@ def _group_name(name: str) -> str:
         raise ConfigError(f"group name {name[:120]!r}: {exc}") from None
 
 
-def _group(storage: Storage, name: str) -> Group:
+def named_group(storage: Storage, name: str) -> Group:
+    """The group called ``name``; ``NotFoundError`` naming it when there is none."""
     group = storage.groups.get(name)
     if group is None:
         raise NotFoundError(f"no group named {name!r}")

@@ -7,20 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from syncd.domain.groups import Group
 from syncd.domain.reports import Period, Report, group_report
-from syncd.errors import NotFoundError
 from syncd.storage import EventQuery, Storage
 
-__all__ = ["named_group", "report_of"]
-
-
-def named_group(storage: Storage, name: str) -> Group:
-    """The group called ``name``; ``NotFoundError`` naming it when there is none."""
-    group = storage.groups.get(name)
-    if group is None:
-        raise NotFoundError(f"no group named {name!r}")
-    return group
+__all__ = ["report_of"]
 
 
 def report_of(storage: Storage, name: str, members: Collection[str], period: Period) -> Report:

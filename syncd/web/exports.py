@@ -24,6 +24,7 @@ from syncd.render.exports import export
 from syncd.service.app import App
 from syncd.web.api import followed_author
 from syncd.web.authors_api import NamePath
+from syncd.web.groups_read_api import find_group
 
 __all__ = ["exports_router"]
 
@@ -102,9 +103,8 @@ def exports_router(app: App) -> APIRouter:
             published: Published = None,
         ) -> Response:
             wanted = _export_filter(since, until, status, published)
-            if app.storage.groups.get(name) is None:
-                raise HTTPException(404, "no group by that name")
-            return answer(form, wanted, (name, sorted(app.storage.groups.members_of([name]))))
+            found = find_group(app, name)
+            return answer(form, wanted, (found.name, list(found.members)))
 
     for form in ExportFormat:
         add_routes(form)

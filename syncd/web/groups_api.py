@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path
+from fastapi import APIRouter, Depends, Path
 from starlette.responses import Response
 
-from syncd.domain.groups import Group, group_json
+from syncd.domain.groups import group_json
 from syncd.domain.vocabulary import Put
 from syncd.service.app import App
 from syncd.service.groups import add_group, change_members, remove_group
 from syncd.web.api import API_PREFIX, admin_bearer, json_response
 from syncd.web.authors_api import answering, token_first
+from syncd.web.groups_read_api import find_group
 from syncd.web.schemas import ErrorOut, GroupIn, GroupOut, MembersIn
 
 __all__ = ["groups_router"]
@@ -44,13 +45,6 @@ _ADMIN: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _found(app: App, name: str) -> Group:
-    group = app.storage.groups.get(name)
-    if group is None:
-        raise HTTPException(404, "no group by that name")
-    return group
-
-
 def groups_router(app: App) -> APIRouter:
     """The groups' routes over ``app``'s storage."""
     prefix = f"{API_PREFIX}/groups"
@@ -68,7 +62,7 @@ def groups_router(app: App) -> APIRouter:
     )
     def group(name: GroupPath) -> Response:
         """One group and its members."""
-        return json_response(group_json(_found(app, name)))
+        return json_response(group_json(find_group(app, name)))
 
     @writes.post(
         "",
@@ -104,7 +98,7 @@ def groups_router(app: App) -> APIRouter:
     )
     def remove(name: GroupPath) -> Response:
         """Remove a run-time group; its authors stay followed.  The group as it was."""
-        gone = _found(app, name)
+        gone = find_group(app, name)
         with answering():
             remove_group(app.storage, app.settings, name)
         return json_response(group_json(gone))

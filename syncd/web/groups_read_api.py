@@ -21,7 +21,8 @@ from syncd.domain.views import paper_json, report_json
 from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import NotFoundError
 from syncd.service.app import App
-from syncd.service.reports import named_group, report_of
+from syncd.service.groups import named_group
+from syncd.service.reports import report_of
 from syncd.web.api import API_PREFIX, ERROR_RESPONSES, json_response
 from syncd.web.index import by_latest_change
 from syncd.web.schemas import ErrorOut, GroupPapersOut, ReportOut

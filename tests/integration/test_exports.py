@@ -202,7 +202,7 @@ def test_seed_papers_not_on_arxiv_are_exported_when_asked(world: Site) -> None:
             "until (2021-01-01) is before since (2021-01-02)",
         ),
         ("/authors/Nobody/papers.bib", 404, "no author by that name is followed"),
-        ("/groups/nobody/papers.bib", 404, "no group by that name"),
+        ("/groups/nobody/papers.bib", 404, "no group named 'nobody'"),
     ],
 )
 def test_bad_requests_say_what_is_wrong(world: Site, path: str, status: int, message: str) -> None:
