@@ -44,7 +44,12 @@ def bulk_known(url: str, pages: Pages, total: int) -> float:
     from syncd.domain.record import content_hash  # noqa: PLC0415
     from syncd.service.planning import seed_author  # noqa: PLC0415
     from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
-    from syncd.storage.schema import authors_table, papers_table, revisions_table  # noqa: PLC0415
+    from syncd.storage.schema import (  # noqa: PLC0415
+        authors_table,
+        paper_authors_table,
+        papers_table,
+        revisions_table,
+    )
 
     started = time.perf_counter()
     store = open_store(url)
@@ -66,14 +71,10 @@ def bulk_known(url: str, pages: Pages, total: int) -> float:
                     records.append((data, digest, record.version))
                     papers.append(
                         {
-                            "author_id": author_id,
                             "key": record.arxiv_id,
                             "arxiv_id": record.arxiv_id,
-                            "status": "tracked",
-                            "origin": "arxiv",
                             "record": data,
                             "record_hash": digest,
-                            "absent_syncs": 0,
                             "created_at": now,
                             "updated_at": now,
                         }
@@ -87,6 +88,22 @@ def bulk_known(url: str, pages: Pages, total: int) -> float:
                     ).all()
                 )
                 ids = [ids_by_arxiv[p["arxiv_id"]] for p in papers]
+                # The author's hold on each: tracked, as a first sync leaves it.
+                conn.execute(
+                    paper_authors_table.insert(),
+                    [
+                        {
+                            "paper_id": paper_id,
+                            "author_id": author_id,
+                            "status": "tracked",
+                            "origin": "arxiv",
+                            "absent_syncs": 0,
+                            "created_at": now,
+                            "updated_at": now,
+                        }
+                        for paper_id in ids
+                    ],
+                )
                 conn.execute(
                     revisions_table.insert(),
                     [
