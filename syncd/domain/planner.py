@@ -485,13 +485,14 @@ def _observed(paper: Paper, entry: Record, promoted: bool, reason: str | None) -
 
 def _joined(story: Paper, entry: Record, status: PaperStatus, reason: str | None) -> PaperWrite:
     """A new entry of the author that other authors hold: a name on that story, not a second
-    one; added if no one tracked it yet, revised if the entry is newer (once, by whoever)."""
+    one; revised if the entry is newer (once, by whoever), else added: storage names them on
+    the story's announcement if others track it (``storage.stories.announced``)."""
     change = None if content_hash(entry) == story.record_hash else diff_records(story.record, entry)
     event_type = None
-    if status == PaperStatus.TRACKED and not story.authors:
-        event_type = EventType.ADDED
-    elif change and story.authors:  # a change of a followed story, whoever saw it
+    if change and story.authors:  # a change of a followed story, whoever saw it
         event_type = EventType.REVISED
+    elif status == PaperStatus.TRACKED:
+        event_type = EventType.ADDED
     return PaperWrite(
         paper_id=story.id,
         key=story.key,

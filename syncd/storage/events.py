@@ -217,6 +217,7 @@ def publish(
 
     Inside the caller's transaction: an event is never without its deliveries.
     """
+    _name_joiners(conn, [w for w in written if w.joined], when)
     announced = [w for w in written if w.write.event_type is not None]
     # One random part per batch and a counter: uuid4 per event costs a
     # system call each, and 96 random bits already make ids unique.
@@ -263,6 +264,73 @@ def publish(
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
+
+
+def _name_joiners(conn: Connection, joined: Sequence[WrittenPaper], when: datetime) -> None:
+    """Followed authors arriving on papers already announced add their names to each paper's
+    announcement (its latest ``paper.added`` or ``paper.linked``), which then goes to the
+    targets that take them and did not take it: one story, and no target of theirs misses
+    it.  A target that took it keeps its one delivery."""
+    if not joined:
+        return
+    e = events_table
+    names = {w.paper_id: set(w.joined) for w in joined}
+    latest = (
+        sa.select(sa.func.max(e.c.seq))
+        .where(e.c.paper_id.in_(sorted(names)))
+        .where(e.c.type.in_([EventType.ADDED, EventType.LINKED]))
+        .group_by(e.c.paper_id)
+    )
+    found = conn.execute(
+        sa.select(e.c.seq, e.c.paper_id, e.c.type, e.c.kinds, e.c.authors).where(
+            e.c.seq.in_(latest)
+        )
+    ).all()
+    if not found:
+        return
+    endpoints = _active_endpoints(conn)
+    audiences = _audiences(conn, endpoints)
+    taken = _taken(conn, [row.seq for row in found])
+    delivery_rows: list[dict[str, Any]] = []
+    for row in found:
+        arriving = names[row.paper_id] - set(row.authors)
+        if not arriving:
+            continue
+        authors = sorted({*row.authors, *arriving})
+        conn.execute(e.update().where(e.c.seq == row.seq).values(authors=authors))
+        delivery_rows += [
+            _delivery_row(endpoint.id, row.paper_id, row.seq, when)
+            for endpoint in endpoints
+            if (row.seq, endpoint.id) not in taken
+            and accepts(endpoint.events, endpoint.kinds, row.type, row.kinds)
+            and audiences[endpoint.id].takes(arriving)
+            and not audiences[endpoint.id].takes(row.authors)
+        ]
+    if delivery_rows:
+        conn.execute(deliveries_table.insert(), delivery_rows)
+
+
+def _taken(conn: Connection, seqs: Sequence[int]) -> set[tuple[int, int]]:
+    """(event seq, endpoint id) of every delivery carrying these events, digests included."""
+    d, de = deliveries_table, digest_events_table
+    alone = sa.select(d.c.event_seq, d.c.endpoint_id).where(d.c.event_seq.in_(seqs))
+    in_digests = (
+        sa.select(de.c.event_seq, d.c.endpoint_id)
+        .join(d, d.c.id == de.c.delivery_id)
+        .where(de.c.event_seq.in_(seqs))
+    )
+    return {(row[0], row[1]) for row in conn.execute(alone.union(in_digests))}
+
+
+def _active_endpoints(conn: Connection) -> list[Any]:
+    """The endpoints deliveries are queued for: active and not disabled."""
+    return list(
+        conn.execute(
+            sa.select(endpoints_table).where(
+                endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None)
+            )
+        ).all()
+    )
 
 
 def _named(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, tuple[str, ...]]:
@@ -313,11 +381,7 @@ def _queue_deliveries(
     ``names`` are the followed authors each event names, by seq: an endpoint routed by
     authors or groups takes the event when one of them is its.
     """
-    endpoints = conn.execute(
-        sa.select(endpoints_table).where(
-            endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None)
-        )
-    ).all()
+    endpoints = _active_endpoints(conn)
     audiences = _audiences(conn, endpoints)
     delivery_rows: list[dict[str, Any]] = []
     digests: list[tuple[dict[str, Any], list[int]]] = []

@@ -45,13 +45,15 @@ class WrittenPaper:
 
     ``write.event_type`` is what the paper's story announces: a write whose change the
     story already had, or whose paper other authors hold, may announce less than planned
-    (``announced``).  ``authors``: the followed authors its event names.
+    (``announced``).  ``authors``: the followed authors its event names; ``joined``: the
+    followed authors who, arriving on a story already announced, add their names to it.
     """
 
     write: PaperWrite
     paper_id: int
     last_revision_id: int | None
     authors: tuple[str, ...] = ()
+    joined: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +179,7 @@ def announced(
     """
     event = write.event_type
     tracked_before = before.tracked if before is not None else frozenset()
+    joined: frozenset[str] = frozenset()
     if event in AUTHOR_EVENTS:
         named: frozenset[str] | None = None
     elif event in (EventType.ADDED, EventType.LINKED):
@@ -184,6 +187,7 @@ def announced(
             event = EventType.REVISED
         elif tracked_before or not after.tracked:
             event = None
+            joined = after.tracked - tracked_before
         named = after.tracked
     elif event == EventType.REVISED:
         event = event if appended and after.tracked else None
@@ -196,4 +200,4 @@ def announced(
     shown = replace(write, event_type=event) if event != write.event_type else write
     if event is None:
         shown = replace(shown, event_kinds=(), event_changes={})
-    return WrittenPaper(shown, paper_id, None, tuple(sorted(named or ())))
+    return WrittenPaper(shown, paper_id, None, tuple(sorted(named or ())), tuple(sorted(joined)))

@@ -23,13 +23,19 @@ COAUTHOR = "Zhaolong Xing"
 BOTH = sorted([AUTHOR, COAUTHOR])
 
 
-def _follow_both(syncd: Syncd, lab: Receiver, library: Receiver) -> None:
-    """Both authors in the file, and two webhook targets taking every event."""
+def _follow_both(
+    syncd: Syncd, lab: Receiver, library: Receiver, routes: tuple[str, str] | None = None
+) -> None:
+    """Both authors in the file, and two webhook targets taking every event, or with
+    ``routes`` each one author's (``authors = [...]``)."""
     syncd.extra = f'\n[[authors]]\nname = "{COAUTHOR}"\n'
+    wanted = [f'authors = ["{name}"]\n' for name in routes] if routes else ["", ""]
     targets = "".join(
         f'\n[[webhooks]]\nname = "{name}"\nurl = "{receiver.url}"\ntimeout = 2\n'
-        f'secret = "{WEBHOOK_SECRET}"\n'
-        for name, receiver in (("lab", lab), ("library", library))
+        f'secret = "{WEBHOOK_SECRET}"\n{route}'
+        for (name, receiver), route in zip(
+            (("lab", lab), ("library", library)), wanted, strict=True
+        )
     )
     syncd.sections = (
         "\n[delivery]\nretry_schedule = [0.05, 0.05]\nsync_wait = 10\npoll_interval = 0.05\n"
@@ -133,18 +139,22 @@ def test_a_new_paper_of_both_harvested_is_one_story_naming_both(
     assert added["authors"] == BOTH
 
 
-def test_a_new_paper_of_both_synced_is_added_once(
+def test_a_new_paper_of_both_synced_is_added_once_to_each_ones_target(
     syncd: Syncd, receiver_for: StartReceiver
 ) -> None:
-    """Found by both authors' cycles of one sync: one story, one ``paper.added`` (naming
-    whom it was published for: each cycle stores on its own)."""
+    """Found by both authors' cycles of one sync, each storing on its own: one story, one
+    ``paper.added``; the second cycle adds its author's name to it, and the target routed
+    by that author receives it too, once."""
     lab, library = receiver_for(WEBHOOK_SECRET), receiver_for(WEBHOOK_SECRET)
-    _follow_both(syncd, lab, library)
+    _follow_both(syncd, lab, library, routes=(AUTHOR, COAUTHOR))
     sync_ok(syncd)
     _joint_paper(syncd, NEW_PAPER)
     sync_ok(syncd)
     added = _added_once(syncd, NEW_PAPER, lab, library)
-    assert set(added["authors"]) <= set(BOTH)  # type: ignore[arg-type]
+    assert added["authors"] == BOTH
+    for target in (lab, library):
+        (delivery,) = [r for r in target.delivered if r.msg_id == added["id"]]
+        assert delivery.verified
 
 
 def test_an_author_arriving_on_a_known_paper_adds_a_name(
