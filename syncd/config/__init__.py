@@ -14,6 +14,7 @@ invalid configuration says (blaming the file or the environment variable).
 from __future__ import annotations
 
 from syncd.config.loading import DEFAULT_CONFIG_PATH, load_settings
+from syncd.config.publications import PublicationsSettings
 from syncd.config.settings import (
     ArxivSettings,
     AuthorSettings,
@@ -38,6 +39,7 @@ __all__ = [
     "HttpSettings",
     "LogSettings",
     "NotifySettings",
+    "PublicationsSettings",
     "ScheduleSettings",
     "Settings",
     "SyncSettings",

@@ -35,6 +35,7 @@ from pydantic_settings import (
 
 from syncd import __version__
 from syncd.config.groups import GroupSettings, distinct_groups
+from syncd.config.publications import PublicationsSettings
 from syncd.config.reporting import ENV_PREFIX
 from syncd.config.sections import DAY, HOUR, WEEK, Section
 from syncd.config.targets import NotifySettings, WebhookSettings
@@ -383,6 +384,7 @@ class Settings(BaseSettings):
     http: HttpSettings = HttpSettings()
     delivery: DeliverySettings = DeliverySettings()
     harvest: HarvestSettings = HarvestSettings()
+    publications: PublicationsSettings = PublicationsSettings()
     # None is fine: a lab may add every author at run time (syncd authors add).
     authors: tuple[AuthorSettings, ...] = ()
     groups: Annotated[tuple[GroupSettings, ...], AfterValidator(distinct_groups)] = ()

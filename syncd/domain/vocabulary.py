@@ -20,6 +20,7 @@ __all__ = [
     "AUTHOR_EVENTS",
     "EVENT_TYPES",
     "KINDS",
+    "PUBLICATION_EVENTS",
     "RECORD_FIELDS",
     "DeliveryFormat",
     "DeliveryGroup",
@@ -55,6 +56,14 @@ class EventType(StrEnum):
     # were not held before: a person is asked to review them.  Once per cycle, about
     # the new ones only; ``changes["author"]`` holds how many and which.
     REVIEW_NEEDED = "author.review_needed"
+    # Where the paper was published, and what befell that version (issue 33):
+    # ``changes["publication"]`` holds the link (syncd.domain.publications.link_json).
+    PUBLISHED = "paper.published"
+    # A better link took the place of the announced one; ``changes["previous"]`` is that one.
+    PUBLICATION_CHANGED = "paper.publication_changed"
+    # A notice on the published version: ``changes["notice"]`` holds its DOI, type and date.
+    CORRECTED = "paper.corrected"
+    RETRACTED = "paper.retracted"
 
 
 EVENT_TYPES: tuple[str, ...] = tuple(EventType)
@@ -62,6 +71,15 @@ EVENT_TYPES: tuple[str, ...] = tuple(EventType)
 # author's papers (the outbox orders deliveries by paper), which it is not about:
 # it carries no paper and no record.
 AUTHOR_EVENTS: frozenset[str] = frozenset({EventType.AUTHOR_ADDED, EventType.REVIEW_NEEDED})
+# Events about a paper's published version, found outside arXiv's record of it.
+PUBLICATION_EVENTS: frozenset[str] = frozenset(
+    {
+        EventType.PUBLISHED,
+        EventType.PUBLICATION_CHANGED,
+        EventType.CORRECTED,
+        EventType.RETRACTED,
+    }
+)
 
 # Change kinds, in the order events report them.
 KINDS: tuple[str, ...] = (

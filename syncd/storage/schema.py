@@ -341,3 +341,76 @@ group_members_table = sa.Table(
     # An author's groups (routing, an author's page) without a scan.
     sa.Index("ix_group_members_author_id", "author_id"),
 )
+
+# Issue 33: where papers were published.  One row per publication ever tied to a
+# paper (syncd.domain.publications.PublicationLink): ``key`` is its DOI, or
+# ``journal-ref`` for a journal reference arXiv gave without one; ``state`` is a
+# LinkState, so a rejected link stays to be remembered and a replaced one to be told.
+publication_links_table = sa.Table(
+    "publication_links",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("key", sa.String(320), nullable=False),
+    sa.Column("doi", sa.String(300)),
+    sa.Column("venue", sa.String(1000)),
+    sa.Column("type", sa.String(60)),
+    sa.Column("date", sa.String(10)),
+    sa.Column("title", sa.Text),
+    sa.Column("url", sa.String(2000)),
+    sa.Column("source", sa.String(12), nullable=False),
+    sa.Column("level", sa.String(16), nullable=False),
+    sa.Column("how", sa.String(40), nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("title_similarity", sa.Float),
+    sa.Column("author_share", sa.Float),
+    sa.Column("year_gap", sa.Integer),
+    sa.Column("state", sa.String(12), nullable=False),
+    sa.Column("found_at", _TIME, nullable=False),
+    sa.Column("decided_at", _TIME),
+    sa.UniqueConstraint("paper_id", "key"),
+    # The review queue without a scan.
+    sa.Index("ix_publication_links_state", "state"),
+)
+
+# Notices on a paper's published version (corrections, retractions, ...), each once.
+publication_notices_table = sa.Table(
+    "publication_notices",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), nullable=False),
+    sa.Column("link_id", sa.ForeignKey("publication_links.id"), nullable=False),
+    sa.Column("doi", sa.String(300), nullable=False),
+    sa.Column("type", sa.String(60), nullable=False),
+    sa.Column("date", sa.String(10)),
+    sa.Column("source", sa.String(60), nullable=False),
+    sa.Column("found_at", _TIME, nullable=False),
+    sa.UniqueConstraint("paper_id", "doi"),
+)
+
+# When each paper is looked up next, and what its last lookup found.  ``record_hash``
+# is the arXiv record's at that lookup (a new doi or journal_ref makes it due at once);
+# ``turn`` counts lookups written, so two replicas never both write one.
+publication_checks_table = sa.Table(
+    "publication_checks",
+    metadata,
+    sa.Column("paper_id", sa.ForeignKey("papers.id"), primary_key=True, autoincrement=False),
+    sa.Column("due_at", _TIME, nullable=False),
+    sa.Column("checked_at", _TIME),
+    sa.Column("searched_at", _TIME),
+    sa.Column("record_hash", sa.String(32)),
+    sa.Column("turn", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("failures", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("last_error", sa.String(500)),
+    sa.Index("ix_publication_checks_due_at", "due_at"),
+)
+
+# When the last request of any replica to each publication source's host started
+# (syncd.storage.pacer's rule, one row per host): Crossref and OpenAlex each keep
+# their own pace, shared by every replica.
+host_pacers_table = sa.Table(
+    "host_pacers",
+    metadata,
+    sa.Column("host", sa.String(300), primary_key=True),
+    sa.Column("last_start", _TIME),
+)
