@@ -16,14 +16,19 @@ from typing import Any
 
 __all__ = [
     "Evidence",
+    "KnownPublications",
     "LinkState",
+    "LinkedWork",
     "MatchLevel",
     "Notice",
     "PaperPublications",
+    "PlannedEvent",
     "PublicationLink",
+    "PublicationPlan",
     "PublicationSource",
     "Work",
     "link_json",
+    "link_key",
     "normalize_doi",
     "notice_is_retraction",
     "notice_json",
@@ -85,9 +90,22 @@ class Work:
     venue: str | None  # the journal's or proceedings' title
     type: str | None  # the source's own type: journal-article, proceedings-article, ...
     url: str | None = None
-    # arXiv ids (bare, no version: "2403.01234") the work names as its preprint.
-    preprints: tuple[str, ...] = ()
     notices: tuple[Notice, ...] = ()  # the updates the source lists on it (updated-by)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedWork:
+    """A work a source says is the published version of an arXiv paper.
+
+    ``how`` is the route (``Evidence.how``): ``crossref-relation-doi`` (a
+    ``has-preprint`` relation naming the arXiv DOI), ``crossref-relation-arxiv-id``
+    (naming the bare id, of type ``arxiv``), ``openalex-merged`` (OpenAlex keeps
+    the preprint and the publication as one work).
+    """
+
+    arxiv_id: str  # bare, without version: "2403.01234", "hep-th/9901001"
+    work: Work
+    how: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +140,51 @@ class PublicationLink:
     url: str | None
     evidence: Evidence
     state: LinkState
+
+
+def link_key(link: PublicationLink) -> str:
+    """What tells a paper's links apart (``publication_links.key``): the DOI, or
+    ``journal-ref`` for a journal reference arXiv gave without one."""
+    return link.doi if link.doi is not None else "journal-ref"
+
+
+@dataclass(frozen=True, slots=True)
+class KnownPublications:
+    """What the record holds of one paper's publications when a lookup is planned."""
+
+    links: tuple[PublicationLink, ...]  # every link ever tied to the paper, in any state
+    notice_dois: frozenset[str]  # the notices already recorded (and announced)
+
+    @property
+    def current(self) -> PublicationLink | None:
+        """The link announced as the paper's publication now: accepted or confirmed."""
+        for link in self.links:
+            if link.state in (LinkState.ACCEPTED, LinkState.CONFIRMED):
+                return link
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedEvent:
+    """An event a publication plan publishes: its type (an ``EventType``) and changes."""
+
+    type: str
+    changes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PublicationPlan:
+    """What one lookup (or one person's decision) writes about a paper's publications.
+
+    ``links`` are upserted by ``link_key`` with the state they carry (a new
+    current link, the one it replaces as ``replaced``, new candidates,
+    decisions); ``notices`` are new and recorded once; ``events`` are
+    published in order in the same transaction.
+    """
+
+    links: tuple[PublicationLink, ...] = ()
+    notices: tuple[Notice, ...] = ()
+    events: tuple[PlannedEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
