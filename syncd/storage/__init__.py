@@ -40,8 +40,9 @@ from syncd.storage.baselines import (
 )
 from syncd.storage.cooldowns import Cooldowns
 from syncd.storage.database import Database, now
+from syncd.storage.deliveries import DIGEST_MAX_BYTES
 from syncd.storage.endpoints import Endpoints
-from syncd.storage.events import DIGEST_MAX_BYTES, Events, publish
+from syncd.storage.events import Events, publish
 from syncd.storage.groups import Groups
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
 from syncd.storage.installation import Installation

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,26 +11,24 @@ from sqlalchemy.engine import Connection
 
 from syncd.domain.model import Event
 from syncd.domain.record import Record
-from syncd.domain.routing import Audience, accepts
-from syncd.domain.vocabulary import (
-    AUTHOR_EVENTS,
-    DeliveryFormat,
-    DeliveryGroup,
-    DeliveryStatus,
-    EventType,
-    PaperStatus,
-)
+from syncd.domain.routing import accepts
+from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType, PaperStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
-from syncd.storage.database import Database, among, chunks, utc
-from syncd.storage.groups import members_by_group
+from syncd.storage.database import Database, chunks, utc
+from syncd.storage.deliveries import (
+    active_endpoints,
+    audiences,
+    delivery_row,
+    insert_events,
+    queue_deliveries,
+)
 from syncd.storage.models import EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
     authors_table,
     deliveries_table,
     digest_events_table,
-    endpoints_table,
     events_table,
     paper_authors_table,
     papers_table,
@@ -40,17 +36,8 @@ from syncd.storage.schema import (
 )
 from syncd.storage.stories import tracked_names
 
-__all__ = ["DIGEST_MAX_BYTES", "Events", "events_where", "publish"]
+__all__ = ["Events", "events_where", "publish"]
 
-# The largest body of a standard digest: a cycle's digest is split, in
-# order, into as many digests (each its own message) as keep every body
-# under it, for receivers that cap bodies (nginx's default is 1 MiB).
-DIGEST_MAX_BYTES = 1024 * 1024
-# What a body holds besides its events' share: the envelope, with room to spare.
-_DIGEST_ENVELOPE_BYTES = 1024
-# An event's share besides its strings and record: field names, its id,
-# seq, type and time, as syncd.domain.views.event_json writes them (about 200).
-_EVENT_FRAME_BYTES = 256
 # events.seq is a 32-bit INTEGER: a larger number names no event (and PostgreSQL would refuse it).
 _MAX_SEQ = 2**31 - 1
 
@@ -219,13 +206,11 @@ def publish(
     """
     _name_joiners(conn, [w for w in written if w.joined], when)
     announced = [w for w in written if w.write.event_type is not None]
-    # One random part per batch and a counter: uuid4 per event costs a
-    # system call each, and 96 random bits already make ids unique.
-    prefix = uuid.uuid4().hex[:24]
+    if not announced:
+        return []
     named = _named(conn, announced)
     event_rows: list[dict[str, Any]] = [
         {
-            "id": f"evt_{prefix}{number:08x}",
             "type": w.write.event_type,
             "created_at": when,
             "author_id": author_id,
@@ -237,18 +222,11 @@ def publish(
             # An author's event names its author; a paper's, who tracks the paper.
             "authors": list(named.get(w.paper_id) or w.authors or (author,)),
         }
-        for number, w in enumerate(announced)
+        for w in announced
     ]
-    if not event_rows:
-        return []
-    conn.execute(events_table.insert(), event_rows)
-    seqs = _event_seqs(conn, [row["id"] for row in event_rows])
+    seqs = insert_events(conn, event_rows)
     records = _carried_records(conn, announced)
-    names = {seq: tuple(row["authors"]) for row, seq in zip(event_rows, seqs, strict=True)}
-    _queue_deliveries(
-        conn, author, list(zip(announced, seqs, strict=True)), records, names, when=when
-    )
-    return [
+    events = [
         Event(
             seq=seq,
             id=row["id"],
@@ -264,6 +242,10 @@ def publish(
         )
         for w, row, seq in zip(announced, event_rows, seqs, strict=True)
     ]
+    queue_deliveries(
+        conn, [(e, w.paper_id) for e, w in zip(events, announced, strict=True)], when=when
+    )
+    return events
 
 
 def _name_joiners(conn: Connection, joined: Sequence[WrittenPaper], when: datetime) -> None:
@@ -288,8 +270,8 @@ def _name_joiners(conn: Connection, joined: Sequence[WrittenPaper], when: dateti
     ).all()
     if not found:
         return
-    endpoints = _active_endpoints(conn)
-    audiences = _audiences(conn, endpoints)
+    endpoints = active_endpoints(conn)
+    audience = audiences(conn, endpoints)
     taken = _taken(conn, [row.seq for row in found])
     delivery_rows: list[dict[str, Any]] = []
     for row in found:
@@ -299,12 +281,12 @@ def _name_joiners(conn: Connection, joined: Sequence[WrittenPaper], when: dateti
         authors = sorted({*row.authors, *arriving})
         conn.execute(e.update().where(e.c.seq == row.seq).values(authors=authors))
         delivery_rows += [
-            _delivery_row(endpoint.id, row.paper_id, row.seq, when)
+            delivery_row(endpoint.id, row.paper_id, row.seq, when)
             for endpoint in endpoints
             if (row.seq, endpoint.id) not in taken
             and accepts(endpoint.events, endpoint.kinds, row.type, row.kinds)
-            and audiences[endpoint.id].takes(arriving)
-            and not audiences[endpoint.id].takes(row.authors)
+            and audience[endpoint.id].takes(arriving)
+            and not audience[endpoint.id].takes(row.authors)
         ]
     if delivery_rows:
         conn.execute(deliveries_table.insert(), delivery_rows)
@@ -320,17 +302,6 @@ def _taken(conn: Connection, seqs: Sequence[int]) -> set[tuple[int, int]]:
         .where(de.c.event_seq.in_(seqs))
     )
     return {(row[0], row[1]) for row in conn.execute(alone.union(in_digests))}
-
-
-def _active_endpoints(conn: Connection) -> list[Any]:
-    """The endpoints deliveries are queued for: active and not disabled."""
-    return list(
-        conn.execute(
-            sa.select(endpoints_table).where(
-                endpoints_table.c.active.is_(True), endpoints_table.c.disabled_at.is_(None)
-            )
-        ).all()
-    )
 
 
 def _named(conn: Connection, announced: Sequence[WrittenPaper]) -> dict[int, tuple[str, ...]]:
@@ -364,135 +335,3 @@ def _carried(written: WrittenPaper, records: Mapping[int, Record]) -> Record | N
     if written.write.event_type in AUTHOR_EVENTS:
         return None
     return records.get(written.paper_id)
-
-
-def _queue_deliveries(
-    conn: Connection,
-    author: str,
-    announced: Sequence[tuple[WrittenPaper, int]],
-    records: Mapping[int, Record],
-    names: Mapping[int, tuple[str, ...]],
-    *,
-    when: datetime,
-) -> None:
-    """One delivery row per event and accepting endpoint grouped by event, and one digest
-    per endpoint grouped by cycle carrying every event of this publication it accepts
-    (several, in order, for a standard endpoint whose digest would outgrow DIGEST_MAX_BYTES).
-    ``names`` are the followed authors each event names, by seq: an endpoint routed by
-    authors or groups takes the event when one of them is its.
-    """
-    endpoints = _active_endpoints(conn)
-    audiences = _audiences(conn, endpoints)
-    delivery_rows: list[dict[str, Any]] = []
-    digests: list[tuple[dict[str, Any], list[int]]] = []
-    sizes: dict[int, int] = {}
-
-    def size(item: tuple[WrittenPaper, int]) -> int:
-        # Once per event, however many endpoints take it.
-        written, seq = item
-        if seq not in sizes:
-            sizes[seq] = _digest_share(author, written, _carried(written, records))
-        return sizes[seq]
-
-    for endpoint in endpoints:
-        taken = [
-            (w, seq)
-            for w, seq in announced
-            if accepts(
-                endpoint.events, endpoint.kinds, w.write.event_type or "", w.write.event_kinds
-            )
-            and audiences[endpoint.id].takes(names[seq])
-        ]
-        if not taken:
-            continue
-        if endpoint.grouping != DeliveryGroup.CYCLE:
-            delivery_rows += [_delivery_row(endpoint.id, w.paper_id, seq, when) for w, seq in taken]
-            continue
-        # Chat messages list what fits their platform's limits and say how many more.
-        standard = endpoint.format == DeliveryFormat.STANDARD
-        for part in _digest_parts(taken, size) if standard else [taken]:
-            first, first_seq = part[0]
-            # The digest stands in the queue where its first event would.
-            digest = _delivery_row(endpoint.id, first.paper_id, first_seq, when)
-            digests.append(
-                (digest | {"digest_id": f"dig_{uuid.uuid4().hex}"}, [s for _, s in part])
-            )
-    if delivery_rows:
-        conn.execute(deliveries_table.insert(), delivery_rows)
-    if digests:
-        _queue_digests(conn, digests)
-
-
-def _audiences(conn: Connection, endpoints: Sequence[Any]) -> dict[int, Audience]:
-    """Each endpoint's audience by its id, from its groups' members as they are now (one
-    query for every endpoint's groups)."""
-    members = members_by_group(conn, {g for endpoint in endpoints for g in endpoint.groups})
-    return {e.id: Audience.of(e.authors, e.groups, members) for e in endpoints}
-
-
-def _digest_parts(
-    taken: Sequence[tuple[WrittenPaper, int]], size: Callable[[tuple[WrittenPaper, int]], int]
-) -> list[list[tuple[WrittenPaper, int]]]:
-    """``taken`` cut, in order, into runs whose digest body stays under DIGEST_MAX_BYTES
-    (an event too large for any digest goes alone)."""
-    parts: list[list[tuple[WrittenPaper, int]]] = []
-    room = 0
-    for item in taken:
-        share = size(item)
-        if not parts or share > room:
-            parts.append([])
-            room = DIGEST_MAX_BYTES - _DIGEST_ENVELOPE_BYTES
-        parts[-1].append(item)
-        room -= share
-    return parts
-
-
-def _digest_share(author: str, written: WrittenPaper, record: Record | None) -> int:
-    """How many bytes the event of ``written``, carrying ``record``, adds to a standard
-    digest's body, at most."""
-    write = written.write
-    shown = record.to_dict() if record is not None else None
-    # The strings and structures of syncd.domain.views.event_json, encoded as the payload is.
-    carried: list[Any] = [author, written.authors, write.key, write.arxiv_id]
-    carried += [write.event_kinds, write.event_changes, shown]
-    text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"), default=dict)
-    return len(text.encode("utf-8")) + _EVENT_FRAME_BYTES
-
-
-def _delivery_row(endpoint_id: int, paper_id: int, seq: int, when: datetime) -> dict[str, Any]:
-    return {
-        "event_seq": seq,
-        "endpoint_id": endpoint_id,
-        "paper_id": paper_id,
-        "status": DeliveryStatus.PENDING,
-        "attempts": 0,
-        "next_attempt_at": when,
-        "created_at": when,
-        "digest_id": None,
-    }
-
-
-def _queue_digests(conn: Connection, digests: Sequence[tuple[dict[str, Any], list[int]]]) -> None:
-    """Insert the digests' delivery rows and the list of events each carries."""
-    d = deliveries_table
-    inserted = conn.execute(
-        d.insert().returning(d.c.id, sort_by_parameter_order=True),
-        [row for row, _ in digests],
-    ).scalars()
-    carried = [
-        {"delivery_id": delivery_id, "event_seq": seq}
-        for delivery_id, (_, seqs) in zip(inserted, digests, strict=True)
-        for seq in seqs
-    ]
-    conn.execute(digest_events_table.insert(), carried)
-
-
-def _event_seqs(conn: Connection, event_ids: Sequence[str]) -> list[int]:
-    """The seqs of events just inserted, in the order of ``event_ids``."""
-    seqs: dict[str, int] = {}
-    for chunk in chunks(event_ids):
-        query = sa.select(events_table.c.id, events_table.c.seq).where(
-            among(conn, events_table.c.id, chunk)
-        )
-        seqs |= {row.id: row.seq for row in conn.execute(query)}
-    return [seqs[event_id] for event_id in event_ids]
