@@ -8,8 +8,9 @@ author's first complete sync, and what a cycle reads of its author),
 ``author_feeds`` (when each author's own feed was read), ``events`` (the event
 log), ``outbox`` (webhook deliveries, claimed under leases), ``endpoints``
 (the configured endpoints and how their deliveries stand),
-``cooldowns`` (the arXiv hosts that throttle us) and ``installation`` (this
-installation's phase); on PostgreSQL, ``pacer`` is the arXiv politeness budget
+``cooldowns`` (the arXiv hosts that throttle us), ``installation`` (this
+installation's phase) and ``publications`` (where papers were published: the
+lookups due, and what each wrote); on PostgreSQL, ``pacer`` is the arXiv politeness budget
 every replica shares.  Callers hand in frozen write commands and get
 frozen domain objects back, never rows: both are ``syncd.domain.model``'s
 types (``rows`` maps one to the other).
@@ -46,7 +47,7 @@ from syncd.storage.events import Events, publish
 from syncd.storage.groups import Groups
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
 from syncd.storage.installation import Installation
-from syncd.storage.models import Attempt, Claim, EventQuery, EventStamp
+from syncd.storage.models import Attempt, Claim, DuePaper, EventQuery, EventStamp, ReviewItem
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
 from syncd.storage.paper_reads import Papers
@@ -59,6 +60,7 @@ from syncd.storage.papers import (
     stored_keys,
     write_papers,
 )
+from syncd.storage.publications import Publications
 from syncd.storage.purge import Purge, purge_author, purge_preview
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
@@ -73,6 +75,7 @@ __all__ = [
     "Claim",
     "Cooldowns",
     "Database",
+    "DuePaper",
     "Endpoints",
     "EventQuery",
     "EventStamp",
@@ -83,6 +86,8 @@ __all__ = [
     "Harvests",
     "Outbox",
     "Papers",
+    "Publications",
+    "ReviewItem",
     "SharedPacer",
     "Storage",
     "SyncRuns",
@@ -110,6 +115,7 @@ class Storage:
         self.harvests = Harvests(self.db)
         self.cooldowns = Cooldowns(self.db)
         self.installation = Installation(self.db)
+        self.publications = Publications(self.db)
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 

@@ -1,4 +1,5 @@
-"""What only storage speaks of: a delivery's lease and report, and the event log's queries.
+"""What only storage speaks of: a delivery's lease and report, the event log's queries, and
+the papers a publication lookup is due for.
 
 The domain's own frozen types (``Paper``, ``Revision``, ``Event``, ...) live
 in ``syncd.domain.model``; storage maps its rows to them.
@@ -10,8 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from syncd.domain.model import Event
+from syncd.domain.publications import KnownPublications, PublicationLink
+from syncd.domain.record import Record
 
-__all__ = ["Attempt", "Claim", "EventQuery", "EventStamp"]
+__all__ = ["Attempt", "Claim", "DuePaper", "EventQuery", "EventStamp", "ReviewItem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +82,34 @@ class EventQuery:
     before: int | None = None
     newest_first: bool = False
     limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DuePaper:
+    """A paper a publication lookup is due for, with what the record knows of it.
+
+    ``turn``: how many lookups of it were written; a lookup's write is taken
+    only while it is still this (``Publications.apply``), so two replicas
+    never both write one.  ``quiet``: never looked up, and it came in without
+    an announcement (an author's baseline, a seed): what its first lookup
+    finds is recorded without events, as the baseline's papers are.
+    """
+
+    paper_id: int
+    key: str
+    arxiv_id: str
+    record: Record
+    known: KnownPublications
+    searched_at: datetime | None
+    turn: int
+    quiet: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    """A candidate publication waiting for a person: the paper and the link proposed."""
+
+    paper_key: str
+    arxiv_id: str | None
+    title: str | None
+    link: PublicationLink

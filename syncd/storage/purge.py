@@ -4,9 +4,10 @@
 otherwise stay on ``/authors`` as no longer followed.  A paper another
 author holds stays with its history and events (an event their sync found
 is filed under a remaining holder); a paper only they held goes, with its
-revisions, events and deliveries.  An author of the config file is refused:
-the file would follow them again; one followed at run time is removed first
-(``syncd authors remove``), so that no cycle of theirs is under way.
+revisions, events and deliveries and what was found of where it was
+published.  An author of the config file is refused: the file would follow
+them again; one followed at run time is removed first (``syncd authors
+remove``), so that no cycle of theirs is under way.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy.engine import Connection
 from syncd.domain.vocabulary import AUTHOR_EVENTS, AuthorOrigin
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage.database import Database, chunks
+from syncd.storage.publications import forget_publications
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
@@ -78,6 +80,7 @@ def purge_author(db: Database, name: str) -> Purge:
             doomed |= set(conn.scalars(sa.select(e.c.seq).where(e.c.paper_id.in_(chunk))))
         _delete_events(conn, sorted(doomed))
         conn.execute(t.delete().where(t.c.author_id == author))
+        forget_publications(conn, alone)
         for chunk in chunks(alone):
             conn.execute(revisions_table.delete().where(revisions_table.c.paper_id.in_(chunk)))
             conn.execute(papers_table.delete().where(papers_table.c.id.in_(chunk)))
