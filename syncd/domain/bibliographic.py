@@ -73,6 +73,12 @@ _TAG = re.compile(r"</?[a-zA-Z][^<>]{0,200}>")
 _TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\*?")  # \mathrm, \emph, \textit: the name goes
 _TEX_MARKS = str.maketrans("", "", "${}^_")  # math shifts, groups, sub/superscripts
 _NOT_WORD = re.compile(r"[\W_]+")
+# Latin letters Unicode does not decompose into a letter and an accent, as sources
+# without them write them: "Łukasz Wójcik" is "Lukasz Wojcik" elsewhere.
+_UNDECOMPOSED = str.maketrans(
+    {"Ł": "L", "ł": "l", "Ø": "O", "ø": "o", "Đ": "D", "đ": "d", "Ð": "D", "ð": "d", "\u0131": "i"}
+    | {"Æ": "Ae", "æ": "ae", "Œ": "Oe", "œ": "oe", "Þ": "Th", "þ": "th", "ß": "ss"}
+)
 
 
 def normalize_title(title: str) -> str:
@@ -92,7 +98,7 @@ def _unmarked(title: str) -> str:
 
 def _folded(text: str) -> str:
     """Unmarked text as compared: TeX leftovers, accents, case and punctuation folded."""
-    text = _TEX_COMMAND.sub(" ", tex_to_utf8(text)).translate(_TEX_MARKS)
+    text = _TEX_COMMAND.sub(" ", tex_to_utf8(text)).translate(_TEX_MARKS).translate(_UNDECOMPOSED)
     decomposed = unicodedata.normalize("NFKD", text)
     letters = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(_NOT_WORD.sub(" ", letters.casefold()).split())
@@ -133,8 +139,9 @@ def _name_keys(name: str) -> frozenset[tuple[str, str]]:
     ("García-Pérez") is also its last part ("Pérez"), which is where another
     source that writes it with a space ("José García Pérez") puts it.
     """
-    family, comma, given = name.partition(",")
-    key = index_key(f"{given} {family}" if comma and given.strip() else name)
+    written = name.translate(_UNDECOMPOSED)
+    family, comma, given = written.partition(",")
+    key = index_key(f"{given} {family}" if comma and given.strip() else written)
     if key is None:
         return frozenset()
     surname, initial = key
