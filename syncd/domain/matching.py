@@ -209,7 +209,8 @@ def _announceable(link: PublicationLink, thresholds: Thresholds) -> bool:
 def _found_links(
     record: Record, found: Lookup, thresholds: Thresholds, rejected: frozenset[str]
 ) -> dict[str, PublicationLink]:
-    """Every link found now, by key, the strongest finding of each, in the order found.
+    """Every link found now, by key, in the order found: the strongest finding of each,
+    with what it lacks filled in from the others.
 
     A work without a DOI has no key but arXiv's journal reference's and is
     left out; so is a linked work naming another paper, a match below
@@ -230,11 +231,28 @@ def _found_links(
     strongest: dict[str, PublicationLink] = {}
     for link in findings:
         key = link_key(link)
-        if key not in rejected and (
-            key not in strongest or strength(link) > strength(strongest[key])
-        ):
+        if key in rejected:
+            continue
+        earlier = strongest.get(key)
+        if earlier is None:
             strongest[key] = link
+        elif strength(link) > strength(earlier):
+            strongest[key] = _filled(link, earlier)
+        else:
+            strongest[key] = _filled(earlier, link)
     return strongest
+
+
+def _filled(link: PublicationLink, other: PublicationLink) -> PublicationLink:
+    """``link`` with what it lacks (venue, type, date, title, address) taken from ``other``."""
+    return replace(
+        link,
+        venue=link.venue or other.venue,
+        type=link.type or other.type,
+        date=link.date or other.date,
+        title=link.title or other.title,
+        url=link.url or other.url,
+    )
 
 
 def _enriched(current: PublicationLink, finding: PublicationLink | None) -> PublicationLink:
@@ -243,15 +261,7 @@ def _enriched(current: PublicationLink, finding: PublicationLink | None) -> Publ
         return current
     # A confirmed link keeps its confirmation's rank: only a certain DOI outranks it.
     evidence = finding.evidence if strength(finding) > strength(current) else current.evidence
-    return replace(
-        current,
-        venue=current.venue or finding.venue,
-        type=current.type or finding.type,
-        date=current.date or finding.date,
-        title=current.title or finding.title,
-        url=current.url or finding.url,
-        evidence=evidence,
-    )
+    return replace(_filled(current, finding), evidence=evidence)
 
 
 def _published(link: PublicationLink) -> PlannedEvent:
