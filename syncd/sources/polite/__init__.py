@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from syncd.sources.polite._client import ServiceClient
 from syncd.sources.polite._connection import PoliteConnection, utc_now
 from syncd.sources.polite._pacing import (
     PROCESS_COOLDOWNS,
@@ -13,7 +14,7 @@ from syncd.sources.polite._pacing import (
     process_pacer,
     retry_delay,
 )
-from syncd.sources.polite._policy import ConnectionPolicy, user_agent
+from syncd.sources.polite._policy import ConnectionPolicy, publication_policy, user_agent
 
 __all__ = [
     "PROCESS_COOLDOWNS",
@@ -23,8 +24,10 @@ __all__ = [
     "Pacer",
     "PoliteConnection",
     "ProcessPacer",
+    "ServiceClient",
     "host_of",
     "process_pacer",
+    "publication_policy",
     "retry_delay",
     "user_agent",
     "utc_now",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from syncd.errors import PermanentUpstreamError
+from syncd.config import ArxivSettings, PublicationsSettings
+from syncd.errors import PermanentUpstreamError, PublicationSourceError
 
-__all__ = ["ConnectionPolicy", "user_agent"]
+__all__ = ["ConnectionPolicy", "publication_policy", "user_agent"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +45,30 @@ def user_agent(base: str, contact: str | None) -> str:
     """The User-Agent every source sends: ``base``, and ``mailto:contact`` when one is set
     (arXiv, Crossref and OpenAlex all ask for a way to reach whoever runs a client)."""
     return f"{base} mailto:{contact}" if contact else base
+
+
+def publication_policy(
+    service: str,
+    interval: float,
+    publications: PublicationsSettings,
+    arxiv: ArxivSettings,
+) -> ConnectionPolicy:
+    """How a source of publications (Crossref, OpenAlex) is asked: paced by its own
+    ``interval``, with ``[publications]``'s timeout and size cap and ``[arxiv]``'s patience
+    (retries, backoff, cooldowns) and User-Agent with its contact."""
+    return ConnectionPolicy(
+        service=service,
+        log_name=service.lower(),
+        config_section="publications",
+        user_agent=user_agent(arxiv.user_agent, arxiv.contact),
+        accept="application/json",
+        request_interval=interval,
+        timeout=publications.timeout,
+        max_retries=arxiv.max_retries,
+        backoff_base=arxiv.backoff_base,
+        backoff_max=arxiv.backoff_max,
+        max_response_bytes=publications.max_response_bytes,
+        throttle_cooldown=arxiv.throttle_cooldown,
+        throttle_cooldown_max=arxiv.throttle_cooldown_max,
+        garbled=PublicationSourceError,
+    )
