@@ -27,7 +27,7 @@ from syncd.sources.crossref import (
     parse_work_list,
     readable_works,
 )
-from syncd.sources.polite import ProcessPacer
+from syncd.sources.polite import ProcessPacer, host_of, process_pacer
 from tests.fakecrossref import FakeCrossref
 from tests.recordedservice import FIXTURES, recorded
 
@@ -306,3 +306,29 @@ class TestClient:
             pytest.raises(PublicationSourceError, match=r"publications\.max_response_bytes"),
         ):
             client.search("A title", [], None)
+
+
+class TestPoliteness:
+    def test_requests_to_one_host_keep_the_interval(self, crossref: FakeCrossref) -> None:
+        """Two clients of one host share its process pacer: the second request waits the
+        rest of ``crossref_interval``; another host's pacer is its own."""
+        publications = PublicationsSettings(crossref_url=crossref.url, crossref_interval=0.2)
+        arxiv = ArxivSettings()
+        slept: list[float] = []
+        host = host_of(crossref.url)
+        assert process_pacer(host) is process_pacer(host)
+        assert process_pacer(host) is not process_pacer("api.openalex.org")
+        process_pacer(host).reset()
+        for _ in range(2):
+            with CrossrefClient(
+                publications, arxiv, clock=lambda: 100.0, sleep=slept.append
+            ) as client:
+                client.work("10.1000/unknown")
+        assert slept == [pytest.approx(0.2)]
+
+    def test_without_a_contact_no_mailto_is_sent(self, crossref: FakeCrossref) -> None:
+        with _client(crossref.url, contact=None) as client:
+            client.work("10.1000/unknown")
+        (request,) = crossref.requests
+        assert request.param("mailto") is None
+        assert request.user_agent is not None and "mailto:" not in request.user_agent
