@@ -10,11 +10,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
+from syncd.config import ArxivSettings, PublicationsSettings
+from syncd.sources.crossref import CrossrefClient
+from syncd.sources.polite import host_of
 from syncd.storage import SharedPacer, Storage
 from syncd.storage.database import Database
 from syncd.storage.migrate import upgrade
 from syncd.storage.pacer import SEND_MARGIN
 from syncd.storage.schema import arxiv_pacer_table, host_pacers_table
+from tests.fakecrossref import FakeCrossref
 from tests.integration.pacing import PacerTurns
 
 ON_POSTGRES = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -219,3 +223,32 @@ def test_sqlite_paces_in_process(database_url: str) -> None:
         assert storage.host_pacer("api.crossref.org") is None
     finally:
         storage.close()
+
+
+@ON_POSTGRES
+def test_a_crossref_client_takes_its_turns_on_its_hosts_row(database_url: str) -> None:
+    """The Crossref client paces through the storage's pacer of its host, as the arXiv client
+    paces through arXiv's: each request stamps the host's row."""
+    storage = Storage(database_url)
+    upgrade(storage.engine)
+    try:
+        with FakeCrossref() as crossref:
+            pacer = storage.host_pacer(host_of(crossref.url))
+            assert pacer is not None
+            publications = PublicationsSettings(crossref_url=crossref.url, crossref_interval=0.05)
+            with CrossrefClient(publications, ArxivSettings(), pacer=pacer) as client:
+                client.work("10.1000/unknown")
+                stamped = _host_stamp(storage.engine, host_of(crossref.url))
+                client.work("10.1000/unknown")
+            assert len(crossref.requests) == 2
+            assert stamped is not None
+            later = _host_stamp(storage.engine, host_of(crossref.url))
+            assert later is not None and later >= stamped + timedelta(seconds=0.05)
+    finally:
+        storage.close()
+
+
+def _host_stamp(engine: sa.Engine, host: str) -> datetime | None:
+    with engine.begin() as conn:
+        query = sa.select(host_pacers_table.c.last_start).where(host_pacers_table.c.host == host)
+        return conn.execute(query).scalar_one_or_none()
