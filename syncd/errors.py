@@ -8,12 +8,13 @@
     ├── NotFoundError          a paper or event the user named does not exist: exit code 2
     ├── ConflictError          a change the current state refuses: exit code 2, HTTP 409
     ├── Interrupted            shutdown asked a running cycle to stop
-    ├── UpstreamError          arXiv could not be trusted this cycle
+    ├── UpstreamError          arXiv (or Crossref, OpenAlex) could not be trusted this time
     │   ├── RetryableUpstreamError   network trouble, 429, 5xx: worth another try
     │   │   └── RateLimited          429/503 with the wait the server asked for
-    │   │       └── Throttled            arXiv throttles us: its host cools down until a time
+    │   │       └── Throttled            a host throttles us: it cools down until a time
     │   └── PermanentUpstreamError   4xx, error feeds, bad or untrustworthy feeds
     │       ├── RequestRefused       a 4xx that is not the service's own error answer
+    │       ├── PublicationSourceError  Crossref's or OpenAlex's body is not what it sends
     │       ├── UnknownAuthorId      an author feed's id that arXiv knows no author by
     │       ├── FeedError            the body is not a trustworthy arXiv Atom feed
     │       ├── ApiError             arXiv answered with its error feed
@@ -43,6 +44,7 @@ __all__ = [
     "NotFoundError",
     "OaiError",
     "PermanentUpstreamError",
+    "PublicationSourceError",
     "RateLimited",
     "RequestRefused",
     "RetryableUpstreamError",
@@ -125,7 +127,7 @@ class PermanentUpstreamError(UpstreamError):
 
 
 class RequestRefused(PermanentUpstreamError):
-    """arXiv refused the request (a 4xx other than 429); ``status`` is its HTTP status."""
+    """The service refused the request (a 4xx other than 429); ``status`` is its HTTP status."""
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
@@ -142,6 +144,11 @@ class UnknownAuthorId(PermanentUpstreamError):
     def __init__(self, feed_id: str) -> None:
         super().__init__(f"arXiv knows no author {feed_id}")
         self.feed_id = feed_id
+
+
+class PublicationSourceError(PermanentUpstreamError):
+    """A Crossref or OpenAlex answer is not what the service sends: not JSON, too big,
+    or not shaped as its works are; nothing of it is used."""
 
 
 class FeedError(PermanentUpstreamError):

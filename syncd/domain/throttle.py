@@ -108,16 +108,17 @@ def wait_before_start(state: Cooldown, now: datetime) -> float:
     return max(0.0, (state.not_before - now).total_seconds())
 
 
-def describe(host: str, state: Cooldown) -> str | None:
-    """What the status strip, ``/readyz`` and errors say of the host; None when all is well."""
+def describe(host: str, state: Cooldown, service: str = "arXiv") -> str | None:
+    """What the status strip, ``/readyz`` and errors say of the host (a host of
+    ``service``); None when all is well."""
     when = _moment(state.not_before)
     if state.throttling:
         answers = counted(state.throttles, "throttled answer")
         in_a_row = " in a row" if state.throttles > 1 else ""
-        return f"arXiv is throttling us ({host}: {answers}{in_a_row}), next try at {when}"
+        return f"{service} is throttling us ({host}: {answers}{in_a_row}), next try at {when}"
     if state.slowed:
         return (
-            f"arXiv throttled us lately ({host}): one request per {state.step:g} s"
+            f"{service} throttled us lately ({host}): one request per {state.step:g} s"
             f" until it recovers, next at {when}"
         )
     return None

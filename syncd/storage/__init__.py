@@ -119,6 +119,11 @@ class Storage:
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 
+    def host_pacer(self, host: str) -> SharedPacer | None:
+        """The pacer every replica shares for ``host`` (Crossref's, OpenAlex's), on
+        PostgreSQL; ``None`` on SQLite, whose one replica paces in process."""
+        return SharedPacer(self.db, host) if self.db.dialect == "postgresql" else None
+
     @property
     def engine(self) -> Engine:
         """The SQLAlchemy engine, for schema migrations."""

@@ -1,12 +1,15 @@
-"""One politeness budget for every replica: arXiv turns taken in the database.
+"""One politeness budget for every replica: turns taken in the database, for arXiv or a host.
 
 arXiv's terms ask for at most one request every three seconds "from all of
-the machines under your control as a whole".  Each replica paces its own
+the machines under your control as a whole"; Crossref's polite pool and
+OpenAlex count what all of them send as well.  Each replica paces its own
 requests in process; with several replicas on one PostgreSQL database they
 also take each turn here, so all of them together keep one interval.
 
 A turn is taken, right before the request is sent, in one short
-transaction on one row (``arxiv_pacer``): lock it, and if ``interval`` has
+transaction on one row (arXiv's in ``arxiv_pacer``, one budget for all of
+arXiv's hosts; any other host's in ``host_pacers``, inserted the first time
+it is asked for): lock it, and if ``interval`` has
 passed since ``last_start``, stamp ``last_start`` with the database's clock
 and go; else learn how long is left, sleep, and try again.  Stamping when
 the request really starts (not when a future slot is booked) keeps a late
@@ -24,7 +27,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from syncd.storage.database import Database
-from syncd.storage.schema import arxiv_pacer_table
+from syncd.storage.schema import arxiv_pacer_table, host_pacers_table
 
 __all__ = ["SEND_MARGIN", "SharedPacer"]
 
@@ -38,6 +41,14 @@ _LEFT = sa.text(
     """
 )
 _TAKE = sa.text("UPDATE arxiv_pacer SET last_start = clock_timestamp() WHERE id = 1")
+_HOST_LEFT = sa.text(
+    """
+    SELECT EXTRACT(EPOCH FROM
+        last_start + make_interval(secs => :interval) - clock_timestamp()) AS left
+    FROM host_pacers WHERE host = :host FOR UPDATE
+    """
+)
+_HOST_TAKE = sa.text("UPDATE host_pacers SET last_start = clock_timestamp() WHERE host = :host")
 # The stamp is taken a few milliseconds before the request leaves (the commit,
 # the way back, the client's own work), and not always the same few: turns are
 # this much longer than the interval, so the requests themselves, not only
@@ -50,30 +61,45 @@ _QUICK_COMMIT = sa.text("SET LOCAL synchronous_commit TO OFF")
 
 
 class SharedPacer:
-    """Spaces the starts of every replica's arXiv requests (PostgreSQL only).
+    """Spaces the starts of every replica's requests to arXiv, or to ``host`` (PostgreSQL only).
 
-    It has the shape of the arXiv client's pacer (``wait_turn``), so the
-    client paces through it without knowing about the database.
+    It has the shape of a connection's pacer (``wait_turn``,
+    ``syncd.sources.polite``), so the client paces through it without knowing
+    about the database.  Without ``host`` it is arXiv's one budget.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, host: str | None = None) -> None:
         self._db = db
+        self._host = host
+
+    @property
+    def host(self) -> str | None:
+        """The host this pacer spaces, or ``None`` for arXiv's budget."""
+        return self._host
 
     def try_take(self, interval: float) -> float:
         """Take the turn if ``interval`` has passed since the last one (return 0.0), else
         return the seconds left."""
+        if self._host is None:
+            left_sql, take_sql, key, table = _LEFT, _TAKE, {}, arxiv_pacer_table
+            row_values: dict[str, object] = {"id": 1}
+        else:
+            left_sql, take_sql, table = _HOST_LEFT, _HOST_TAKE, host_pacers_table
+            key = row_values = {"host": self._host}
+        asked = {"interval": interval + SEND_MARGIN, **key}
         with self._db.transaction() as conn:
             conn.execute(_QUICK_COMMIT)
-            row = conn.execute(_LEFT, {"interval": interval + SEND_MARGIN}).first()
-            if row is None:  # the row is gone (restored from an old dump?): make it again
+            row = conn.execute(left_sql, asked).first()
+            if row is None:  # no row yet (a new host, or restored from an old dump): make it
+                primary_key = next(iter(row_values))
                 conn.execute(
-                    self._db.insert_ignoring_conflicts(arxiv_pacer_table, "id").values(id=1)
+                    self._db.insert_ignoring_conflicts(table, primary_key).values(**row_values)
                 )
-                row = conn.execute(_LEFT, {"interval": interval + SEND_MARGIN}).one()
+                row = conn.execute(left_sql, asked).one()
             left = float(row.left) if row.left is not None else 0.0
             if left > 0:
                 return left
-            conn.execute(_TAKE)
+            conn.execute(take_sql, key)
         return 0.0
 
     def wait_turn(

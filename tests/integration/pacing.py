@@ -45,7 +45,7 @@ _TURNS = sa.text("SELECT EXTRACT(EPOCH FROM at) AS at FROM pacer_log.turns ORDER
 class RecordingPacer:
     """The process's pacer, noting the stamp of every turn it grants."""
 
-    def __init__(self, pacer: _pacing._Pacer) -> None:
+    def __init__(self, pacer: _pacing.ProcessPacer) -> None:
         self._pacer = pacer
         self.stamps: list[float] = []
 

@@ -10,11 +10,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
+from syncd.config import ArxivSettings, PublicationsSettings
+from syncd.sources.crossref import CrossrefClient
+from syncd.sources.polite import host_of
 from syncd.storage import SharedPacer, Storage
 from syncd.storage.database import Database
 from syncd.storage.migrate import upgrade
 from syncd.storage.pacer import SEND_MARGIN
-from syncd.storage.schema import arxiv_pacer_table
+from syncd.storage.schema import arxiv_pacer_table, host_pacers_table
+from tests.fakecrossref import FakeCrossref
 from tests.integration.pacing import PacerTurns
 
 ON_POSTGRES = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -176,11 +180,75 @@ def test_a_lost_row_is_made_again(stopped_clock: tuple[list[SharedPacer], sa.Eng
     assert second.try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN, abs=1e-6)
 
 
+@ON_POSTGRES
+def test_a_host_has_its_own_row_and_budget(
+    stopped_clock: tuple[list[SharedPacer], sa.Engine],
+) -> None:
+    """A host's pacer makes its row on first use and keeps a budget apart from arXiv's and
+    from other hosts': replicas asking for one host share it, the others are not held."""
+    (first, second, third), engine = stopped_clock
+    databases = [pacer._db for pacer in (first, second, third)]
+    crossref = [SharedPacer(db, "api.crossref.org") for db in databases]
+    openalex = SharedPacer(databases[0], "api.openalex.org")
+    _set_clock(engine, START)
+    assert crossref[0].try_take(INTERVAL) == 0.0
+    assert crossref[1].try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN, abs=1e-6)
+    assert openalex.try_take(INTERVAL) == 0.0
+    assert first.try_take(INTERVAL) == 0.0  # arXiv's budget is not the hosts'
+    with engine.begin() as conn:
+        hosts = sorted(conn.execute(sa.select(host_pacers_table.c.host)).scalars())
+    assert hosts == ["api.crossref.org", "api.openalex.org"]
+    _set_clock(engine, START + timedelta(seconds=INTERVAL + SEND_MARGIN))
+    assert crossref[2].try_take(INTERVAL) == 0.0
+    assert crossref[0].try_take(INTERVAL) == pytest.approx(INTERVAL + SEND_MARGIN, abs=1e-6)
+
+
+@ON_POSTGRES
+def test_storage_gives_a_host_pacer_on_postgres(database_url: str) -> None:
+    """Storage hands out a host's shared pacer by name on PostgreSQL."""
+    storage = Storage(database_url)
+    try:
+        pacer = storage.host_pacer("api.crossref.org")
+        assert pacer is not None and pacer.host == "api.crossref.org"
+    finally:
+        storage.close()
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_sqlite_paces_in_process(database_url: str) -> None:
     """On SQLite (one replica) there is no shared pacer: the client's own does the work."""
     storage = Storage(database_url)
     try:
         assert storage.pacer is None
+        assert storage.host_pacer("api.crossref.org") is None
     finally:
         storage.close()
+
+
+@ON_POSTGRES
+def test_a_crossref_client_takes_its_turns_on_its_hosts_row(database_url: str) -> None:
+    """The Crossref client paces through the storage's pacer of its host, as the arXiv client
+    paces through arXiv's: each request stamps the host's row."""
+    storage = Storage(database_url)
+    upgrade(storage.engine)
+    try:
+        with FakeCrossref() as crossref:
+            pacer = storage.host_pacer(host_of(crossref.url))
+            assert pacer is not None
+            publications = PublicationsSettings(crossref_url=crossref.url, crossref_interval=0.05)
+            with CrossrefClient(publications, ArxivSettings(), pacer=pacer) as client:
+                client.work("10.1000/unknown")
+                stamped = _host_stamp(storage.engine, host_of(crossref.url))
+                client.work("10.1000/unknown")
+            assert len(crossref.requests) == 2
+            assert stamped is not None
+            later = _host_stamp(storage.engine, host_of(crossref.url))
+            assert later is not None and later >= stamped + timedelta(seconds=0.05)
+    finally:
+        storage.close()
+
+
+def _host_stamp(engine: sa.Engine, host: str) -> datetime | None:
+    with engine.begin() as conn:
+        query = sa.select(host_pacers_table.c.last_start).where(host_pacers_table.c.host == host)
+        return conn.execute(query).scalar_one_or_none()

@@ -35,6 +35,7 @@ from syncd.sources.arxiv import (
 )
 from syncd.sources.arxiv import _pacing as pacing
 from syncd.sources.arxiv._client import retry_delay
+from syncd.sources.polite import LocalCooldowns
 from tests.dripper import HeaderDripper
 from tests.fakearxiv import unknown_author_page
 from tests.scriptedarxiv import API_URL, FakeTime, Server, make_client, ok, settings
@@ -832,7 +833,7 @@ class TestThrottling:
         it on each throttle, never the process's own."""
         reads: list[str] = []
         updates: list[str] = []
-        local = pacing._LocalCooldowns()
+        local = LocalCooldowns()
 
         class Recording:
             def read(self, host: str) -> Cooldown:

@@ -1,0 +1,39 @@
+"""Crossref's REST API: a polite client and a suspicious parser of its works and notices."""
+
+from __future__ import annotations
+
+from syncd.sources.crossref._client import (
+    LINK_BATCH,
+    NOTICE_BATCH,
+    SEARCH_ROWS,
+    SEARCH_YEARS_AFTER,
+    SEARCH_YEARS_BEFORE,
+    CrossrefClient,
+)
+from syncd.sources.crossref._parser import (
+    HOW_ARXIV_ID,
+    HOW_DOI,
+    clean_title,
+    linked_works,
+    notice_targets,
+    parse_work,
+    parse_work_list,
+    readable_works,
+)
+
+__all__ = [
+    "HOW_ARXIV_ID",
+    "HOW_DOI",
+    "LINK_BATCH",
+    "NOTICE_BATCH",
+    "SEARCH_ROWS",
+    "SEARCH_YEARS_AFTER",
+    "SEARCH_YEARS_BEFORE",
+    "CrossrefClient",
+    "clean_title",
+    "linked_works",
+    "notice_targets",
+    "parse_work",
+    "parse_work_list",
+    "readable_works",
+]
