@@ -47,6 +47,7 @@ __all__ = [
     "HTTP_DROP_REASONS",
     "OTHER",
     "PAPER_STATUSES",
+    "PUBLICATION_REQUESTS",
     "REGISTRY",
     "STATUS_CLASSES",
     "SWEEP_RESULTS",
@@ -60,6 +61,7 @@ __all__ = [
     "observe_harvest_page",
     "observe_http_dropped",
     "observe_pacing",
+    "observe_publication_request",
     "observe_retry",
     "observe_revisions",
     "observe_sweeps",
@@ -204,6 +206,16 @@ _UPSTREAM_PACING = Counter(
     registry=REGISTRY,
 )
 
+# Their label values are fixed: the sources and the kinds of request service.publications makes.
+_PUBLICATION_REQUESTS = Counter(
+    "syncd_publication_requests",
+    "Lookups of where papers were published, by source, kind (link, search, notices) and"
+    " result (ok, failed: the papers that needed it are tried again later).",
+    ["source", "kind", "result"],
+    registry=REGISTRY,
+)
+PUBLICATION_REQUESTS = ("crossref", "openalex"), ("link", "search", "notices"), ("ok", "failed")
+
 _EVENTS = Counter(
     "syncd_events",
     "Events published, by type.",
@@ -259,6 +271,10 @@ _COLLECTION_ERRORS = Counter(
 def _initialise() -> None:
     """Create every labelled series at 0, so dashboards and rate() see them from the start."""
     _BUILD_INFO.info({"version": __version__, "python": platform.python_version()})
+    for source in PUBLICATION_REQUESTS[0]:
+        for kind in PUBLICATION_REQUESTS[1]:
+            for result in PUBLICATION_REQUESTS[2]:
+                _PUBLICATION_REQUESTS.labels(source, kind, result)
     for counter, values in (
         (_SYNC_CYCLES, CYCLE_RESULTS),
         (_AUTHOR_FEEDS, AUTHOR_FEED_RESULTS),
@@ -348,6 +364,14 @@ def observe_events(events: Iterable[tuple[str, Sequence[str]]]) -> None:
         _EVENTS.labels(_known(event_type, EVENT_TYPES)).inc()
         for kind in kinds:
             _EVENT_KINDS.labels(_known(kind, EVENT_KINDS)).inc()
+
+
+def observe_publication_request(source: str, kind: str, *, ok: bool) -> None:
+    """Count one request of a publication lookup, and whether it answered."""
+    sources, kinds, _ = PUBLICATION_REQUESTS
+    _PUBLICATION_REQUESTS.labels(
+        _known(source, sources), _known(kind, kinds), "ok" if ok else "failed"
+    ).inc()
 
 
 def observe_revisions(count: int) -> None:

@@ -190,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     _groups_parser(commands)
     _harvest_parser(commands)
     _export_parser(commands)
+    _publications_parser(commands)
     return parser
 
 
@@ -281,6 +282,36 @@ def _authors_parser(commands: Any) -> None:
         action.add_argument("name", metavar="NAME")
         action.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids of candidates")
         action.set_defaults(command=CommandRef("authors", "decide"), decision=decision)
+
+
+def _publications_parser(commands: Any) -> None:
+    """The ``publications`` command and its actions, on the CLI's subparsers."""
+    publications = commands.add_parser(
+        "publications", help="where papers were published: look up now, review doubtful links"
+    )
+    actions = publications.add_subparsers(
+        title="publications commands", required=True, metavar="ACTION"
+    )
+    check = actions.add_parser("check", help="look papers up now: the due ones, or these")
+    check.add_argument("ids", nargs="*", metavar="ID", help="arXiv ids (default: those due)")
+    check.add_argument(
+        "--no-deliver", action="store_true", help="leave webhook deliveries to `syncd run`"
+    )
+    check.set_defaults(command=CommandRef("publications", "check"))
+    review = actions.add_parser("review", help="links scored too low to announce, to decide")
+    review.add_argument("--json", action="store_true", help="print one JSON array")
+    review.set_defaults(command=CommandRef("publications", "review"))
+    for decision, verb, what in (
+        (Decision.CONFIRMED, "confirm", "announce a candidate link (paper.published)"),
+        (Decision.REJECTED, "reject", "never take this publication as the paper's"),
+    ):
+        action = actions.add_parser(verb, help=what)
+        action.add_argument("paper", metavar="ID", help="the paper's arXiv id")
+        action.add_argument("doi", metavar="DOI", help="the publication's DOI (or journal-ref)")
+        action.add_argument(
+            "--no-deliver", action="store_true", help="leave webhook deliveries to `syncd run`"
+        )
+        action.set_defaults(command=CommandRef("publications", "decide"), decision=decision)
 
 
 def _groups_parser(commands: Any) -> None:

@@ -9,6 +9,10 @@ and arXiv connection (the politeness budget is shared): a long harvest never
 holds back a cycle, and a cycle and a harvest page that write one author's
 papers take turns by the author's write sequence (``syncd.service.harvest``).
 
+Publication lookups (``[publications] enabled``) run on a thread of their own
+too, every minute, on the papers due then (``syncd.service.publications``):
+they ask Crossref and OpenAlex, never arXiv, and never hold back a cycle.
+
 When arXiv throttles us past what a request waits, the cycle or harvest it
 stopped runs again once the cooldown ends (a one-off job), not only at its
 next scheduled time: a daily harvest would otherwise resume a day later.
@@ -34,6 +38,7 @@ import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 from syncd import metrics
 from syncd.config import ScheduleSettings
@@ -45,13 +50,17 @@ from syncd.logs import route_library_logs
 from syncd.service.app import App
 from syncd.service.authors import followed_authors, reconcile_config
 from syncd.service.harvest import harvest
+from syncd.service.publications import check_publications, publication_sources
 from syncd.service.sync import CycleResult, sweep_all, sync_all
 from syncd.web.ops import Readiness, readiness
 from syncd.web.server import HttpServer
 
-__all__ = ["run_daemon", "trigger_for"]
+__all__ = ["PUBLICATIONS_PERIOD", "run_daemon", "trigger_for"]
 
 _log = structlog.get_logger(__name__)
+
+# Seconds between two reads of the papers whose publication lookup is due.
+PUBLICATIONS_PERIOD = 60.0
 
 
 class _TimetableTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 has no types
@@ -109,6 +118,7 @@ class _Daemon:
         self._cycle_lock = threading.Lock()
         # Not the cycles' lock: cycles go on while a harvest runs.
         self._harvest_lock = threading.Lock()
+        self._publications_lock = threading.Lock()
         # Replicas share the schedule: the first to fire in a half period runs it.
         self._claim_window = claim_window(self._settings.schedule, self._started_at)
         harvesting = self._settings.harvest
@@ -197,6 +207,26 @@ class _Daemon:
             if result.complete:
                 self._last_harvest = datetime.now(UTC)
             if result.events:
+                self._wake.set()
+
+    def publications(self) -> None:
+        """Look up the papers whose publication lookup is due (``[publications] enabled``)."""
+        with self._publications_lock:
+            if self._stop.is_set():
+                return
+            try:
+                sleep = _interruptible_sleep(self._stop)
+                with publication_sources(self._settings, self._app.storage, sleep) as sources:
+                    run = check_publications(
+                        self._app.storage, sources, self._settings, stop=self._stop
+                    )
+            except SyncdError as exc:
+                _log.error("publications_failed", error=str(exc), error_type=type(exc).__name__)
+                return
+            except Exception:
+                _log.exception("publications_failed", error_type="unexpected")
+                return
+            if run.events:
                 self._wake.set()
 
     def _resume_after_throttle(
@@ -326,6 +356,18 @@ class _Daemon:
                 coalesce=True,
                 misfire_grace_time=None,
             )
+        if self._settings.publications.enabled:
+            # Due papers are read each minute: new ones are looked up within one,
+            # the others when their turn in the interval comes (service.publications).
+            scheduler.add_job(
+                self.publications,
+                IntervalTrigger(seconds=PUBLICATIONS_PERIOD, timezone=UTC),
+                id="publications",
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+                next_run_time=datetime.now(UTC),
+            )
         return scheduler
 
     def _shutdown(self, scheduler: BackgroundScheduler, worker: threading.Thread) -> bool:
@@ -336,6 +378,7 @@ class _Daemon:
         for lock, unfinished in (
             (self._cycle_lock, "cycle_still_running_at_shutdown"),
             (self._harvest_lock, "harvest_still_running_at_shutdown"),
+            (self._publications_lock, "publications_still_running_at_shutdown"),
         ):
             if lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
                 lock.release()

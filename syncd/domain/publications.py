@@ -26,12 +26,14 @@ __all__ = [
     "PublicationLink",
     "PublicationPlan",
     "PublicationSource",
+    "ReviewItem",
     "Work",
     "link_json",
     "link_key",
     "normalize_doi",
     "notice_is_retraction",
     "notice_json",
+    "review_json",
 ]
 
 
@@ -234,6 +236,26 @@ def normalize_doi(value: str) -> str | None:
     if not text.startswith("10.") or "/" not in text or any(c.isspace() for c in text):
         return None
     return text
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    """A candidate link waiting for a person: the paper, and the publication it may be."""
+
+    paper_key: str
+    arxiv_id: str
+    title: str | None
+    link: PublicationLink
+
+
+def review_json(item: ReviewItem) -> dict[str, Any]:
+    """A candidate link as ``syncd publications review --json`` and the API list it."""
+    return {
+        "paper": item.paper_key,
+        "arxiv_id": item.arxiv_id,
+        "title": item.title,
+        "publication": link_json(item.link),
+    }
 
 
 def link_json(link: PublicationLink) -> dict[str, Any]:

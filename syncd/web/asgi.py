@@ -52,6 +52,7 @@ from syncd.web.pages import (
     static_files,
     swagger_files,
 )
+from syncd.web.publications_api import publications_router
 from syncd.web.webhooks_api import webhooks_router
 
 __all__ = ["build_app"]
@@ -97,6 +98,7 @@ def build_app(
         api.include_router(webhooks_router(app))
         api.include_router(authors_router(app))
         api.include_router(groups_router(app))
+        api.include_router(publications_router(app))
         api.include_router(feeds_router(app, fragments))
         api.include_router(pages_router(app, fragments, next_sync))
         # Before the authors' pages: /authors/{name} would take /authors/{name}/papers.bib.

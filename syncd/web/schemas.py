@@ -29,10 +29,13 @@ __all__ = [
     "MembersIn",
     "PaperOut",
     "PaperRef",
+    "PublicationDecisionIn",
+    "PublicationDecisionOut",
     "RecordOut",
     "ReportCountsOut",
     "ReportOut",
     "ReportRowOut",
+    "ReviewOut",
     "RevisionOut",
     "VersionOut",
 ]
@@ -288,3 +291,27 @@ class ReportOut(_Out):
     until: str = Field(description="YYYY-MM-DD")
     people: list[ReportRowOut]
     total: ReportCountsOut = Field(description="the group's, each change once")
+
+
+class ReviewOut(_Out):
+    """A candidate publication link waiting for a person (``syncd publications review``)."""
+
+    paper: str
+    arxiv_id: str
+    title: str | None
+    publication: dict[str, Any]
+
+
+class PublicationDecisionIn(_Out):
+    """The publication decided on: its DOI, or ``journal-ref``."""
+
+    doi: str = Field(min_length=1, max_length=300)
+
+
+class PublicationDecisionOut(_Out):
+    """What a decision on a publication link did."""
+
+    paper: str
+    doi: str
+    decision: Decision
+    events: list[str] = Field(description="ids of the events published")
