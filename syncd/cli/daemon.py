@@ -107,6 +107,35 @@ def _listen(server: HttpServer, host: str, port: int) -> None:
         raise SyncdError(f"cannot serve HTTP on {host}:{port}: {reason} (see [http])") from None
 
 
+class _PublicationLookups:
+    """The daemon's publication lookups (``[publications] enabled``): the papers due, read
+    every ``PUBLICATIONS_PERIOD`` seconds; they wake the worker when they announce."""
+
+    def __init__(self, app: App, stop: threading.Event, wake: threading.Event) -> None:
+        self._app, self._stop, self._wake = app, stop, wake
+        # Not the cycles' lock: lookups ask Crossref and OpenAlex, never arXiv.
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        """Look up the papers due now; a failure is logged, and tried again next time."""
+        with self.lock:
+            if self._stop.is_set():
+                return
+            app = self._app
+            try:
+                sleep = _interruptible_sleep(self._stop)
+                with publication_sources(app.settings, app.storage, sleep) as sources:
+                    run = check_publications(app.storage, sources, app.settings, stop=self._stop)
+            except SyncdError as exc:
+                _log.error("publications_failed", error=str(exc), error_type=type(exc).__name__)
+                return
+            except Exception:
+                _log.exception("publications_failed", error_type="unexpected")
+                return
+            if run.events:
+                self._wake.set()
+
+
 class _Daemon:
     """The scheduler, the outbox worker and the HTTP server of one ``syncd run``."""
 
@@ -118,7 +147,7 @@ class _Daemon:
         self._cycle_lock = threading.Lock()
         # Not the cycles' lock: cycles go on while a harvest runs.
         self._harvest_lock = threading.Lock()
-        self._publications_lock = threading.Lock()
+        self._publications = _PublicationLookups(app, self._stop, self._wake)
         # Replicas share the schedule: the first to fire in a half period runs it.
         self._claim_window = claim_window(self._settings.schedule, self._started_at)
         harvesting = self._settings.harvest
@@ -207,26 +236,6 @@ class _Daemon:
             if result.complete:
                 self._last_harvest = datetime.now(UTC)
             if result.events:
-                self._wake.set()
-
-    def publications(self) -> None:
-        """Look up the papers whose publication lookup is due (``[publications] enabled``)."""
-        with self._publications_lock:
-            if self._stop.is_set():
-                return
-            try:
-                sleep = _interruptible_sleep(self._stop)
-                with publication_sources(self._settings, self._app.storage, sleep) as sources:
-                    run = check_publications(
-                        self._app.storage, sources, self._settings, stop=self._stop
-                    )
-            except SyncdError as exc:
-                _log.error("publications_failed", error=str(exc), error_type=type(exc).__name__)
-                return
-            except Exception:
-                _log.exception("publications_failed", error_type="unexpected")
-                return
-            if run.events:
                 self._wake.set()
 
     def _resume_after_throttle(
@@ -360,7 +369,7 @@ class _Daemon:
             # Due papers are read each minute: new ones are looked up within one,
             # the others when their turn in the interval comes (service.publications).
             scheduler.add_job(
-                self.publications,
+                self._publications.run,
                 IntervalTrigger(seconds=PUBLICATIONS_PERIOD, timezone=UTC),
                 id="publications",
                 max_instances=1,
@@ -378,7 +387,7 @@ class _Daemon:
         for lock, unfinished in (
             (self._cycle_lock, "cycle_still_running_at_shutdown"),
             (self._harvest_lock, "harvest_still_running_at_shutdown"),
-            (self._publications_lock, "publications_still_running_at_shutdown"),
+            (self._publications.lock, "publications_still_running_at_shutdown"),
         ):
             if lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
                 lock.release()

@@ -56,7 +56,7 @@ def review(args: argparse.Namespace, app: App) -> int:
         return EXIT_OK
     rows = [
         (
-            item.arxiv_id,
+            item.arxiv_id or item.paper_key,
             item.link.doi or "-",
             f"{item.link.evidence.score:.2f}",
             item.link.venue or "-",

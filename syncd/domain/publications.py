@@ -243,7 +243,7 @@ class ReviewItem:
     """A candidate link waiting for a person: the paper, and the publication it may be."""
 
     paper_key: str
-    arxiv_id: str
+    arxiv_id: str | None
     title: str | None
     link: PublicationLink
 

@@ -26,6 +26,7 @@ logged, and tried again soon; the others go on.
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -49,7 +50,6 @@ from syncd.domain.matching import (
 )
 from syncd.domain.model import Event
 from syncd.domain.publications import (
-    DuePaper,
     LinkedWork,
     LinkState,
     Notice,
@@ -64,7 +64,8 @@ from syncd.errors import ConflictError, UpstreamError
 from syncd.service.planning import log_events
 from syncd.sources.crossref import CrossrefClient
 from syncd.sources.openalex import OpenAlexClient
-from syncd.storage import Storage
+from syncd.sources.polite import host_of
+from syncd.storage import DuePaper, Storage
 
 __all__ = [
     "PublicationRun",
@@ -93,27 +94,30 @@ class PublicationSources:
 
 @contextmanager
 def publication_sources(
-    settings: Settings, storage: Storage, sleep: Callable[[float], None] | None = None
+    settings: Settings, storage: Storage, sleep: Callable[[float], None] = time.sleep
 ) -> Iterator[PublicationSources]:
-    """The configured sources, paced per host through ``storage`` (shared by replicas)."""
-    extra = {} if sleep is None else {"sleep": sleep}
+    """The configured sources, each paced on its host (through ``storage``: shared by
+    replicas on PostgreSQL) and cooling down when it throttles us, as arXiv's hosts do."""
+    publications = settings.publications
     with ExitStack() as stack:
         crossref = stack.enter_context(
             CrossrefClient(
-                settings.publications,
+                publications,
                 settings.arxiv,
-                pacer=storage.host_pacer(settings.publications.crossref_url),
-                **extra,
+                pacer=storage.host_pacer(host_of(publications.crossref_url)),
+                cooldowns=storage.cooldowns,
+                sleep=sleep,
             )
         )
         openalex = None
-        if settings.publications.openalex_key is not None:
+        if publications.openalex_key is not None:
             openalex = stack.enter_context(
                 OpenAlexClient(
-                    settings.publications,
+                    publications,
                     settings.arxiv,
-                    pacer=storage.host_pacer(settings.publications.openalex_url),
-                    **extra,
+                    pacer=storage.host_pacer(host_of(publications.openalex_url)),
+                    cooldowns=storage.cooldowns,
+                    sleep=sleep,
                 )
             )
         yield PublicationSources(crossref, openalex)
@@ -278,13 +282,13 @@ def _ask_links(sources: PublicationSources, papers: Sequence[DuePaper], found: _
         if paper.paper_id in found.failed or found.linked[paper.paper_id]:
             continue
         try:
-            work = openalex.linked_work(_bare(paper.arxiv_id))
+            merged = openalex.linked_work(_bare(paper.arxiv_id))
         except UpstreamError as exc:
             _source_failed("openalex", "link", exc, [paper], found)
             continue
         metrics.observe_publication_request("openalex", "link", ok=True)
-        if work is not None:
-            found.linked[paper.paper_id].append(work)
+        if merged is not None:
+            found.linked[paper.paper_id].append(merged)
 
 
 def _search(crossref: CrossrefClient, papers: Sequence[DuePaper], found: _Findings) -> None:

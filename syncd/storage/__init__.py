@@ -47,7 +47,7 @@ from syncd.storage.events import Events, publish
 from syncd.storage.groups import Groups
 from syncd.storage.harvests import HarvestProgress, Harvests, HarvestState, store_progress
 from syncd.storage.installation import Installation
-from syncd.storage.models import Attempt, Claim, DuePaper, EventQuery, EventStamp, ReviewItem
+from syncd.storage.models import Attempt, Claim, DuePaper, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
 from syncd.storage.paper_reads import Papers
@@ -87,7 +87,6 @@ __all__ = [
     "Outbox",
     "Papers",
     "Publications",
-    "ReviewItem",
     "SharedPacer",
     "Storage",
     "SyncRuns",

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from syncd.domain.model import Event
-from syncd.domain.publications import KnownPublications, PublicationLink
+from syncd.domain.publications import KnownPublications
 from syncd.domain.record import Record
 
-__all__ = ["Attempt", "Claim", "DuePaper", "EventQuery", "EventStamp", "ReviewItem"]
+__all__ = ["Attempt", "Claim", "DuePaper", "EventQuery", "EventStamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +103,4 @@ class DuePaper:
     searched_at: datetime | None
     turn: int
     quiet: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewItem:
-    """A candidate publication waiting for a person: the paper and the link proposed."""
-
-    paper_key: str
-    arxiv_id: str | None
-    title: str | None
-    link: PublicationLink
+    failures: int = 0  # lookups in a row that a source failed

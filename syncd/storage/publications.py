@@ -30,13 +30,14 @@ from syncd.domain.publications import (
     PublicationLink,
     PublicationPlan,
     PublicationSource,
+    ReviewItem,
     link_key,
 )
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import EventType, PaperStatus
 from syncd.errors import NotFoundError
 from syncd.storage.database import Database, among, chunks, now, utc
-from syncd.storage.models import DuePaper, ReviewItem
+from syncd.storage.models import DuePaper
 from syncd.storage.publication_events import publish_planned
 from syncd.storage.schema import (
     authors_table,
@@ -242,6 +243,7 @@ def _lookups() -> sa.Select[Any]:
             c.c.checked_at,
             c.c.searched_at,
             sa.func.coalesce(c.c.turn, 0).label("turn"),
+            sa.func.coalesce(c.c.failures, 0).label("failures"),
         )
         .select_from(p.outerjoin(c, c.c.paper_id == p.c.id))
         .where(p.c.arxiv_id.is_not(None), tracked)
@@ -285,6 +287,7 @@ def _due_papers(conn: Connection, found: Sequence[Any]) -> list[DuePaper]:
             known=known[row.id],
             searched_at=utc(row.searched_at) if row.searched_at is not None else None,
             turn=int(row.turn),
+            failures=int(row.failures),
             quiet=row.checked_at is None and row.id not in announced,
         )
         for row in found

@@ -297,7 +297,7 @@ class ReviewOut(_Out):
     """A candidate publication link waiting for a person (``syncd publications review``)."""
 
     paper: str
-    arxiv_id: str
+    arxiv_id: str | None
     title: str | None
     publication: dict[str, Any]
 
