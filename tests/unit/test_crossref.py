@@ -229,7 +229,7 @@ class TestClient:
         assert works[0].venue == "Nature Machine Intelligence" and works[0].year == 2024
         (request,) = crossref.requests_of("search")
         assert request.param("rows") == str(SEARCH_ROWS)
-        assert request.param("filter") == "from-pub-date:2022,until-pub-date:2026"
+        assert request.param("filter") == "from-pub-date:2022,until-pub-date:2027"
         assert (request.param("query.bibliographic") or "").endswith(" Bran")
         assert client.requests == {"search": 1}
 

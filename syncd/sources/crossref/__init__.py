@@ -6,8 +6,6 @@ from syncd.sources.crossref._client import (
     LINK_BATCH,
     NOTICE_BATCH,
     SEARCH_ROWS,
-    SEARCH_YEARS_AFTER,
-    SEARCH_YEARS_BEFORE,
     CrossrefClient,
 )
 from syncd.sources.crossref._parser import (
@@ -27,8 +25,6 @@ __all__ = [
     "LINK_BATCH",
     "NOTICE_BATCH",
     "SEARCH_ROWS",
-    "SEARCH_YEARS_AFTER",
-    "SEARCH_YEARS_BEFORE",
     "CrossrefClient",
     "clean_title",
     "linked_works",

@@ -29,6 +29,7 @@ import httpx
 import structlog
 
 from syncd.config import ArxivSettings, PublicationsSettings
+from syncd.domain.bibliographic import YEAR_WINDOW
 from syncd.domain.publications import LinkedWork, Notice, Work, normalize_doi
 from syncd.errors import RequestRefused
 from syncd.sources.crossref._parser import (
@@ -53,8 +54,6 @@ __all__ = [
     "NOTICE_BATCH",
     "ROWS",
     "SEARCH_ROWS",
-    "SEARCH_YEARS_AFTER",
-    "SEARCH_YEARS_BEFORE",
     "CrossrefClient",
 ]
 
@@ -65,9 +64,6 @@ NOTICE_BATCH = 40
 ROWS = 100
 MAX_PAGES = 5
 SEARCH_ROWS = 5
-# A paper is published in the year of its preprint or the few after (rarely the one before).
-SEARCH_YEARS_BEFORE = 1
-SEARCH_YEARS_AFTER = 3
 
 _SETTING = "publications.crossref_url"
 _WORK_FIELDS = "DOI,title,author,published,issued,container-title,type,URL,relation,updated-by"
@@ -152,8 +148,8 @@ class CrossrefClient(ServiceClient):
         }
         if year is not None:
             params["filter"] = (
-                f"from-pub-date:{year - SEARCH_YEARS_BEFORE},"
-                f"until-pub-date:{year + SEARCH_YEARS_AFTER}"
+                # The years the score counts: no work outside them can match.
+                f"from-pub-date:{year + YEAR_WINDOW[0]},until-pub-date:{year + YEAR_WINDOW[1]}"
             )
         page = self._get("search", "/works", self._params(params), parse_work_list, _SETTING)
         return readable_works(page.items)
