@@ -58,6 +58,7 @@ from syncd.storage.papers import (
     stored_keys,
     write_papers,
 )
+from syncd.storage.publication_reads import PublicationReads
 from syncd.storage.purge import Purge, purge_author, purge_preview
 from syncd.storage.runs import SyncRuns, finish_run
 from syncd.storage.schema import metadata
@@ -82,6 +83,7 @@ __all__ = [
     "Harvests",
     "Outbox",
     "Papers",
+    "PublicationReads",
     "SharedPacer",
     "Storage",
     "SyncRuns",
@@ -109,6 +111,8 @@ class Storage:
         self.harvests = Harvests(self.db)
         self.cooldowns = Cooldowns(self.db)
         self.installation = Installation(self.db)
+        # Where papers were published, as the pages and the API show it.
+        self.publication_reads = PublicationReads(self.db)
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 
