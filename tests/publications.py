@@ -1,10 +1,12 @@
 """Publication links and notices for tests: realistic values, as events carry them, and rows.
 
-``link``, ``notice`` and ``publication_event`` build what the renderers read
-(``syncd.domain.publications.link_json``'s shapes inside an event's
-changes); ``insert_link`` and ``insert_notice`` put rows in the
-publication_links and publication_notices tables of a test database with
-SQLAlchemy Core, as the storage writer would, for the pages and the API.
+``link``, ``published``, ``noticed`` and ``publication_event`` build what the
+renderers read (``syncd.domain.publications.link_json``'s shapes inside an
+event's changes); ``insert_link``, ``insert_notice`` and ``insert_event``
+put rows in the publication_links, publication_notices and events tables of
+a test database with SQLAlchemy Core, as the storage writer would (the
+contract's shapes: the lowest-id author holding the paper, no revision, no
+run), for the pages, the feeds and the API.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from syncd.domain.publications import (
 )
 from syncd.domain.record import Record
 from syncd.domain.vocabulary import EventType
-from syncd.storage.schema import papers_table, publication_links_table, publication_notices_table
+from syncd.storage.schema import (
+    authors_table,
+    events_table,
+    paper_authors_table,
+    papers_table,
+    publication_links_table,
+    publication_notices_table,
+)
 
 WHEN = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
 ARXIV_ID = "2403.01234"
@@ -108,9 +117,11 @@ def noticed(notice: Notice, publication: PublicationLink = CROSSREF_LINK) -> Eve
     return publication_event(kind, changes)
 
 
-def paper_id(conn: sa.Connection, key: str) -> int:
-    """The id of the paper stored under ``key``."""
-    query = sa.select(papers_table.c.id).where(papers_table.c.key == key)
+def paper_id(conn: sa.Connection, ref: str) -> int:
+    """The id of the paper stored under the key or arXiv id ``ref``."""
+    query = sa.select(papers_table.c.id).where(
+        sa.or_(papers_table.c.key == ref, papers_table.c.arxiv_id == ref)
+    )
     return int(conn.execute(query).scalar_one())
 
 
@@ -157,3 +168,101 @@ def insert_notice(
         "found_at": when,
     }
     conn.execute(publication_notices_table.insert().values(row))
+
+
+def insert_event(conn: sa.Connection, paper: int, type: str, changes: dict[str, Any]) -> str:
+    """A publication event's row about paper id ``paper``, published now (after the
+    revisions it carries the last of), filed under the lowest-id author holding it and
+    naming every holder; its id."""
+    holders = conn.execute(
+        sa.select(authors_table.c.id, authors_table.c.name)
+        .join(paper_authors_table, paper_authors_table.c.author_id == authors_table.c.id)
+        .where(paper_authors_table.c.paper_id == paper)
+        .order_by(authors_table.c.id)
+    ).all()
+    event_id = f"evt_pub{paper:08x}{type.rsplit('.', 1)[-1][:8]}"
+    row = {
+        "id": event_id,
+        "type": type,
+        "created_at": datetime.now(UTC),
+        "author_id": holders[0].id,
+        "paper_id": paper,
+        "revision_id": None,
+        "sync_run_id": None,
+        "kinds": [],
+        "changes": changes,
+        "authors": sorted(holder.name for holder in holders),
+    }
+    conn.execute(events_table.insert().values(row))
+    return event_id
+
+
+# The scenario's papers (tests.scenario) followed to where they were published, for the
+# pages and the browser: NestPipe in a journal and corrected, the federated learning
+# paper (FEDCG) matched by its bibliography and retracted, FlowTrain only a candidate
+# for a person to review.
+NESTPIPE_LINK = replace(
+    CROSSREF_LINK,
+    title="NestPipe: scaling recommendation training to 1,500+ accelerators with nested pipelining",
+    date="2026-09-14",
+    url=None,
+)
+NESTPIPE_CORRECTION = Notice(CORRECTION_DOI, "correction", "2026-11-02", "publisher", DOI)
+FEDCG_DOI = "10.1109/tnnls.2023.3241092"
+FEDCG_LINK = replace(
+    SCORED_LINK,
+    doi=FEDCG_DOI,
+    venue="IEEE Transactions on Neural Networks and Learning Systems",
+    date="2023-03-01",
+    title="Adaptive control of client selection and gradient compression for efficient"
+    " federated learning",
+    url=None,
+)
+FEDCG_RETRACTION = Notice(
+    "10.1109/tnnls.2025.3550017", "retraction", "2025-04-10", "retraction-watch", FEDCG_DOI
+)
+FLOWTRAIN_CANDIDATE = PublicationLink(
+    doi="10.1145/3711896.3737012",
+    venue="Proceedings of the 32nd ACM SIGKDD Conference on Knowledge Discovery and Data Mining",
+    type="proceedings-article",
+    date="2026-08-03",
+    title="FlowTrain: flow-based decoupled training for vision-language models",
+    url=None,
+    evidence=Evidence(
+        MatchLevel.BIBLIOGRAPHIC,
+        PublicationSource.CROSSREF,
+        "crossref-search",
+        0.74,
+        title_similarity=0.81,
+        author_share=0.67,
+        year_gap=0,
+    ),
+    state=LinkState.CANDIDATE,
+)
+
+
+def record_publications(database_url: str, nestpipe: str, fedcg: str, flowtrain: str) -> None:
+    """Write the scenario's publications and their events on the papers keyed ``nestpipe``,
+    ``fedcg`` and ``flowtrain``, as a lookup would have."""
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            paper = paper_id(conn, nestpipe)
+            link_id = insert_link(conn, paper, NESTPIPE_LINK)
+            insert_notice(conn, paper, link_id, NESTPIPE_CORRECTION)
+            insert_event(
+                conn, paper, EventType.PUBLISHED, {"publication": link_json(NESTPIPE_LINK)}
+            )
+            notice = {
+                "publication": link_json(NESTPIPE_LINK),
+                "notice": notice_json(NESTPIPE_CORRECTION),
+            }
+            insert_event(conn, paper, EventType.CORRECTED, notice)
+            paper = paper_id(conn, fedcg)
+            link_id = insert_link(conn, paper, FEDCG_LINK)
+            insert_notice(conn, paper, link_id, FEDCG_RETRACTION)
+            notice = {"publication": link_json(FEDCG_LINK), "notice": notice_json(FEDCG_RETRACTION)}
+            insert_event(conn, paper, EventType.RETRACTED, notice)
+            insert_link(conn, paper_id(conn, flowtrain), FLOWTRAIN_CANDIDATE)
+    finally:
+        engine.dispose()
