@@ -12,7 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+import schemathesis
 import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -210,3 +212,30 @@ class TestApiAndCli:
         table = site.syncd("events").out
         assert "published version retracted: Adaptive Control of Client Selection" in table
         assert "published in Nature Machine Intelligence: NestPipe" in table
+
+
+@pytest.mark.slow
+def test_the_paper_and_event_routes_keep_their_schema(site: Site) -> None:
+    """With publications and notices recorded, what the read routes answer is what
+    /api/v1/openapi.json says (schemathesis), nullable or not."""
+    api = schemathesis.openapi.from_url(f"{site.url}/api/v1/openapi.json")
+    reads = [
+        result.ok()
+        for result in api.get_all_operations()
+        if result.ok().method.upper() == "GET"
+        and result.ok().path.startswith(("/api/v1/papers", "/api/v1/events"))
+    ]
+    assert len(reads) == 4
+    for operation in reads:
+
+        @given(case=operation.as_strategy())
+        @settings(
+            max_examples=15,
+            deadline=None,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        )
+        def keeps_its_schema(case: schemathesis.Case) -> None:
+            case.call_and_validate()
+
+        keeps_its_schema()
