@@ -144,7 +144,8 @@ def _diff_html(diff: FieldDiff) -> Markup:
     if diff.stacked:
         parts = Markup("").join(Markup("<p>{}</p>").format(_line_html(line)) for line in diff.lines)
         return Markup('<div class="stacked">{}</div>').format(parts)
-    return Markup("").join(_folded_html(diff.label, line) for line in diff.lines)
+    # A record's field changes on one line; a publication's fields take one each.
+    return Markup("<br>").join(_folded_html(diff.label, line) for line in diff.lines)
 
 
 def _folded_html(label: str, line: Line) -> Markup:

@@ -114,7 +114,7 @@ class TestPaperPage:
             f"https://doi.org/{FEDCG_LINK.doi}",
             f"https://doi.org/{FEDCG_RETRACTION.doi}",
         ]
-        matched = page.xpath("//dd[@class='found']")[0]
+        matched = page.xpath("//dd[@class='matched']")[0]
         assert _text(matched) == (
             "A bibliographic match scored 0.93 (title 0.97, all authors in common, year +1)"
         )

@@ -279,6 +279,10 @@ class TestTargets:
         )
         content = entry.findtext(f"{atom}content") or ""
         assert content.startswith('<p class="summary">Retraction of the version published in')
+        assert (
+            f'<dd class="change-notice">DOI <bdi>{RETRACTION_DOI}</bdi><br>'
+            "dated <bdi>2025-03-14</bdi><br>recorded by <bdi>Retraction Watch</bdi></dd>"
+        ) in content
         assert f'<a href="https://doi.org/{RETRACTION_DOI}">' in content
         assert entry.find(f"{atom}category").get("term") == "paper.retracted"  # type: ignore[union-attr]
 
