@@ -78,6 +78,10 @@ _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
     EventType.LINKED: "linked to arXiv",
     EventType.REMOVED: "no longer in the author's arXiv results",
+    EventType.PUBLISHED: "published",
+    EventType.PUBLICATION_CHANGED: "published version changed",
+    EventType.CORRECTED: "published version corrected",
+    EventType.RETRACTED: "published version retracted",
 }
 # The sample change `syncd webhooks test` sends.
 _SAMPLE_ID = "2401.00001"

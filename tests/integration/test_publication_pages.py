@@ -171,6 +171,9 @@ class TestLists:
             ), path
             assert published[FLOWTRAIN] is None, path  # a candidate is no publication
             assert published[OXYGEN] is None, path
+        latest = _tree(site, "/").xpath("//ul[@class='papers']/li")[0]
+        assert latest.findtext(".//span[@class='arxiv']") == FEDCG  # its retraction came last
+        assert _text(latest.xpath(".//span[@class='what']")[0]) == "published version retracted"
 
 
 class TestApiAndCli:
