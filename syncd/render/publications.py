@@ -30,9 +30,9 @@ __all__ = [
     "publication_headline",
     "publication_place",
     "publication_summary",
-    "publication_type",
     "recorder_words",
     "score_words",
+    "type_words",
 ]
 
 DOI_URL = "https://doi.org/{}"
@@ -107,7 +107,7 @@ def score_words(link: Mapping[str, Any]) -> str:
     return f"scored {float(link.get('score') or 0):.2f}{shown}"
 
 
-def publication_type(value: str | None) -> str:
+def type_words(value: str | None) -> str:
     """A source's type as a person says it: ``journal article`` for ``journal-article``."""
     return _clean(value).replace("-", " ").replace("_", " ")
 
@@ -139,7 +139,7 @@ def publication_headline(event_type: str, changes: Mapping[str, Any]) -> str:
         return f"now published {where}"
     if event_type == EventType.RETRACTED:
         return "published version retracted"
-    kind = publication_type((changes.get("notice") or {}).get("type")) or "notice"
+    kind = type_words((changes.get("notice") or {}).get("type")) or "notice"
     return f"{kind} to the published version"
 
 
@@ -154,7 +154,7 @@ def publication_summary(event_type: str, changes: Mapping[str, Any]) -> str:
         previous = publication_place(changes.get("previous") or {})
         return f"Now published {where}, {found_words(publication)}; previously {previous}"
     notice = changes.get("notice") or {}
-    kind = publication_type(notice.get("type")) or "notice"
+    kind = type_words(notice.get("type")) or "notice"
     to = "of" if notice_is_retraction(str(notice.get("type") or "")) else "to"
     return f"{kind.capitalize()} {to} the version published {where}: {notice_words(notice)}"
 
@@ -172,14 +172,14 @@ def publication_diffs(event_type: str, changes: Mapping[str, Any]) -> tuple[Fiel
         return (FieldDiff("publication", "Published version", (line,)),)
     if event_type in (EventType.CORRECTED, EventType.RETRACTED):
         notice = changes.get("notice") or {}
-        label = publication_type(notice.get("type")).capitalize() or "Notice"
+        label = type_words(notice.get("type")).capitalize() or "Notice"
         lines = [
             _labelled("DOI ", notice.get("doi")),
             _labelled("dated ", notice.get("date")),
             _labelled("recorded by ", recorder_words(notice.get("source"))),
         ]
         return (FieldDiff("notice", label, tuple(line for line in lines if line)),)
-    venue, kind = _clean(publication.get("venue")), publication_type(publication.get("type"))
+    venue, kind = _clean(publication.get("venue")), type_words(publication.get("type"))
     lines = [
         _labelled("", " · ".join(filter(None, [venue, kind]))),
         _labelled("published ", publication.get("date")),

@@ -22,7 +22,7 @@ from syncd.domain.publications import (
     link_json,
     notice_is_retraction,
 )
-from syncd.render.publications import doi_url, found_words, publication_type, recorder_words
+from syncd.render.publications import doi_url, found_words, recorder_words, type_words
 from syncd.service.app import App
 
 __all__ = ["ShownNotice", "ShownPublication", "listed_publications", "publication_context"]
@@ -78,7 +78,7 @@ def _shown(link: PublicationLink) -> ShownPublication:
         venue=link.venue,
         doi=link.doi,
         doi_url=doi_url(link.doi) if link.doi else None,
-        type=publication_type(link.type),
+        type=type_words(link.type),
         date=link.date,
         title=link.title,
         found=_sentence(found_words(link_json(link))),
@@ -87,7 +87,7 @@ def _shown(link: PublicationLink) -> ShownPublication:
 
 def _notice(notice: Notice) -> ShownNotice:
     return ShownNotice(
-        kind=publication_type(notice.type).capitalize() or "Notice",
+        kind=type_words(notice.type).capitalize() or "Notice",
         doi=notice.doi,
         doi_url=doi_url(notice.doi),
         date=notice.date,
