@@ -13,9 +13,10 @@ from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import for_terminal
 from syncd.domain.views import event_json, field_evolution, paper_json, revision_json
-from syncd.domain.vocabulary import AUTHOR_EVENTS
+from syncd.domain.vocabulary import AUTHOR_EVENTS, PUBLICATION_EVENTS
 from syncd.errors import NotFoundError
 from syncd.render.describe import event_headline
+from syncd.render.publications import publication_headline
 from syncd.service.app import App
 from syncd.service.authors import named_author
 from syncd.service.groups import named_group
@@ -142,11 +143,15 @@ def events(args: argparse.Namespace, app: App) -> int:
 
 def _event_subject(event: Event) -> tuple[str, str, str]:
     """What an event is about, as its PAPER, KINDS and TITLE cells: an author's event is
-    about no paper (it is filed under one) and reads as its line."""
+    about no paper (it is filed under one) and reads as its line; a publication event
+    says where first (``published in Nature Machine Intelligence: <title>``), as a
+    narrow terminal cuts the end."""
     if event.type in AUTHOR_EVENTS:
         headline = event_headline(event.type, None, None, None, (), changes=event.changes)
         return "-", "-", headline
     title = (event.record.title or "") if event.record is not None else "-"
+    if event.type in PUBLICATION_EVENTS:
+        title = f"{publication_headline(event.type, event.changes)}: {title}"
     return event.arxiv_id or event.paper_key, ",".join(event.kinds) or "-", title
 
 

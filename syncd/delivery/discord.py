@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from syncd.domain.model import Event
-from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, PUBLICATION_EVENTS, EventType
 from syncd.render.describe import Described, describe
 from syncd.render.markdown import MARKDOWN
 from syncd.render.text import (
@@ -41,6 +41,10 @@ _COLOURS: dict[str, int] = {
     EventType.REMOVED: 0xCF222E,  # red
     EventType.AUTHOR_ADDED: 0x8250DF,  # purple
     EventType.REVIEW_NEEDED: 0xBF8700,  # dark yellow: someone is asked to act
+    EventType.PUBLISHED: 0x1B7C83,  # teal
+    EventType.PUBLICATION_CHANGED: 0x1B7C83,
+    EventType.CORRECTED: 0xBC4C00,  # orange
+    EventType.RETRACTED: 0x82071E,  # dark red: the published version was taken back
 }
 # What no event's type colours: "…and K more", and a type without a colour of its own.
 _NEUTRAL_COLOUR = 0x8B949E  # grey
@@ -69,10 +73,11 @@ def discord_message(described: Described) -> dict[str, Any]:
         "value": fit_text(described.author, MARKDOWN, _AUTHOR_CHARS).strip() or "—",
         "inline": True,
     }
-    # An author's event is about no paper: it has no version and no changed field to show.
+    # An author's event is about no paper, a publication event about no arXiv version:
+    # neither has a version or a changed field to show.
     embed["fields"] = (
         [author]
-        if described.event_type in AUTHOR_EVENTS
+        if described.event_type in AUTHOR_EVENTS | PUBLICATION_EVENTS
         else [
             {"name": "Version", "value": _version(described), "inline": True},
             {"name": "Changed", "value": ", ".join(described.kinds) or "—", "inline": True},

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from syncd.domain.identifiers import unknown_id_advice
+from syncd.domain.publications import Notice, PublicationLink
 from syncd.domain.record import Record, versioned_id
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
@@ -84,14 +85,19 @@ class VersionDate:
 
 @dataclass(frozen=True, slots=True)
 class PaperDetails:
-    """What a paper's page shows beyond its row: who holds it, its versions and their dates.
+    """What a paper's page shows beyond its row: who holds it, its versions and their dates,
+    where it was published.
 
     ``followed_authors`` are the followed authors whose record holds the paper
-    as theirs (tracked), by name; ``versions`` run from v1 to the current one.
+    as theirs (tracked), by name; ``versions`` run from v1 to the current one;
+    ``publication`` is its current published version (accepted or confirmed),
+    ``notices`` the corrections and retractions of that version, oldest first.
     """
 
     followed_authors: tuple[str, ...]
     versions: tuple[VersionDate, ...]
+    publication: PublicationLink | None = None
+    notices: tuple[Notice, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from syncd.domain.history import withdrawal_notice
 from syncd.domain.model import EndpointSummary, Event, Paper, PaperDetails, Revision
+from syncd.domain.publications import link_json, notice_json
 from syncd.domain.reports import REPORT_COLUMNS, Report
 from syncd.domain.vocabulary import AUTHOR_EVENTS
 
@@ -33,7 +34,9 @@ def paper_json(paper: Paper, details: PaperDetails) -> dict[str, Any]:
     """A paper as ``syncd papers --json`` lists it: what its page shows.
 
     ``authors`` are arXiv's list; ``followed_authors`` those of them followed
-    here who hold the paper; ``author`` the one whose record this row is.
+    here who hold the paper; ``author`` the one whose record this row is;
+    ``publication`` its published version (``link_json``), null when none is
+    known, and ``notices`` the corrections and retractions of that version.
     """
     record = paper.record
     primary = [record.primary_category] if record.primary_category else []
@@ -58,6 +61,8 @@ def paper_json(paper: Paper, details: PaperDetails) -> dict[str, Any]:
         "author": paper.author,
         "followed_authors": list(details.followed_authors),
         "claimed": paper.claimed,
+        "publication": link_json(details.publication) if details.publication else None,
+        "notices": [notice_json(notice) for notice in details.notices],
     }
 
 

@@ -24,8 +24,14 @@ from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.model import Event
 from syncd.domain.record import Record
 from syncd.domain.textcontrols import without_bidi_controls
-from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, PUBLICATION_EVENTS, EventType
 from syncd.render.field_diffs import FieldDiff, Segment, field_diffs, kind_label
+from syncd.render.publications import (
+    doi_url,
+    publication_diffs,
+    publication_headline,
+    publication_summary,
+)
 
 __all__ = [
     "ARXIV_ABSTRACT_URL",
@@ -72,6 +78,10 @@ _TYPE_WORDS: dict[str, str] = {
     EventType.ADDED: "new paper",
     EventType.LINKED: "linked to arXiv",
     EventType.REMOVED: "no longer in the author's arXiv results",
+    EventType.PUBLISHED: "published",
+    EventType.PUBLICATION_CHANGED: "published version changed",
+    EventType.CORRECTED: "published version corrected",
+    EventType.RETRACTED: "published version retracted",
 }
 # The sample change `syncd webhooks test` sends.
 _SAMPLE_ID = "2401.00001"
@@ -94,7 +104,9 @@ class Described:
     ``title`` is the paper's whole title (its key when it has none),
     ``summary`` what happened in words, ``diffs`` the changed fields (for a
     new or linked paper without changes: its authors and abstract as they
-    stand), ``links`` the arXiv abstract page and the paper's page here.
+    stand; for a publication event the published version or the notice),
+    ``links`` the arXiv abstract page, a publication event's DOIs and the
+    paper's page here.
     Every string is plain text, unescaped.
     """
 
@@ -137,15 +149,21 @@ def describe(event: Event, *, public_url: str | None) -> Described:
     title = (record.title or "").strip() if record is not None else ""
     title = title or event.paper_key
     version = record.version if record is not None else None
-    diffs = field_diffs(event.changes)
+    withdrawn = record is not None and record.withdrawn
+    if event.type in PUBLICATION_EVENTS:
+        summary = publication_summary(event.type, event.changes)
+        diffs = list(publication_diffs(event.type, event.changes))
+    else:
+        summary = _summary(event.type, version, event.kinds, withdrawn)
+        diffs = field_diffs(event.changes)
     if not diffs and record is not None and event.type != EventType.REMOVED:
         diffs = _as_it_stands(record)
     links = []
     if event.arxiv_id is not None:
         links.append(Link(f"arXiv:{event.arxiv_id}", ARXIV_ABSTRACT_URL.format(event.arxiv_id)))
+    links += _publication_links(event)
     if public_url is not None:
         links.append(Link("history", f"{public_url}{paper_path(event.paper_key)}"))
-    withdrawn = record is not None and record.withdrawn
     return Described(
         event_type=event.type,
         author=", ".join(event.names),
@@ -154,8 +172,10 @@ def describe(event: Event, *, public_url: str | None) -> Described:
         version=version,
         kinds=event.kinds,
         withdrawn=withdrawn,
-        headline=event_headline(event.type, title, event.arxiv_id, version, event.kinds),
-        summary=_summary(event.type, version, event.kinds, withdrawn),
+        headline=event_headline(
+            event.type, title, event.arxiv_id, version, event.kinds, changes=event.changes
+        ),
+        summary=summary,
         diffs=tuple(diffs),
         links=tuple(links),
         created_at=event.created_at,
@@ -259,13 +279,16 @@ def event_headline(
 
     Plain text; whoever puts it into markup escapes it.  An ``author.added``
     reads as ``following_line`` of its ``changes``, an ``author.review_needed``
-    as ``review_line``.
+    as ``review_line``; a publication event says where (``NestPipe: … (2604.06956):
+    published in Nature Machine Intelligence``), not the preprint's version.
     """
     if event_type == EventType.AUTHOR_ADDED:
         return following_line(changes or {})
     if event_type == EventType.REVIEW_NEEDED:
         return review_line(changes or {})
     where = f" ({arxiv_id})" if arxiv_id else ""
+    if event_type in PUBLICATION_EVENTS:
+        return f"{short_title(title)}{where}: {publication_headline(event_type, changes or {})}"
     what = ", ".join(filter(None, [_TYPE_WORDS.get(event_type, ""), kind_words(kinds)]))
     shown_version = f" v{version}" if version is not None else ""
     return f"{short_title(title)}{where}{shown_version}: {what or 'changed'}"
@@ -332,6 +355,21 @@ def _describe_author(event: Event, public_url: str | None) -> Described:
         links=tuple(links),
         created_at=event.created_at,
     )
+
+
+def _publication_links(event: Event) -> list[Link]:
+    """A publication event's links: the published version's DOI, and the notice's."""
+    if event.type not in PUBLICATION_EVENTS:
+        return []
+    links = []
+    doi = (event.changes.get("publication") or {}).get("doi")
+    if doi:
+        links.append(Link(f"DOI {without_bidi_controls(str(doi))}", doi_url(str(doi))))
+    notice_doi = (event.changes.get("notice") or {}).get("doi")
+    if notice_doi:
+        label = f"notice DOI {without_bidi_controls(str(notice_doi))}"
+        links.append(Link(label, doi_url(str(notice_doi))))
+    return links
 
 
 def _as_it_stands(record: Record) -> list[FieldDiff]:

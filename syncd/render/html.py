@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from syncd.domain.record import Record
+from syncd.render.describe import Link
 from syncd.render.field_diffs import (
     FieldDiff,
     Line,
@@ -29,6 +30,7 @@ from syncd.render.field_diffs import (
 __all__ = [
     "FieldChange",
     "changes_html",
+    "described_html",
     "field_changes",
     "names_diff",
     "record_html",
@@ -65,9 +67,24 @@ def field_changes(changes: Mapping[str, Mapping[str, Any]]) -> list[FieldChange]
 
 def changes_html(changes: Mapping[str, Mapping[str, Any]]) -> Markup:
     """A stored ``changes`` mapping as a definition list, one entry per changed field."""
+    return _fields_html(field_changes(changes))
+
+
+def described_html(summary: str, diffs: Sequence[FieldDiff], links: Sequence[Link]) -> Markup:
+    """A change that is no diff of the record (where a paper was published, a notice on
+    that version): its sentence, its fields as a definition list, and its links."""
+    fields = _fields_html([FieldChange(d.field, d.label, _diff_html(d)) for d in diffs])
+    anchors = Markup(" · ").join(
+        Markup('<a href="{}">{}</a>').format(link.url, _isolated(link.label)) for link in links
+    )
+    shown = Markup('<p class="links">{}</p>').format(anchors) if links else Markup("")
+    return Markup('<p class="summary">{}</p>{}{}').format(summary, fields, shown)
+
+
+def _fields_html(changes: Sequence[FieldChange]) -> Markup:
     items = [
         Markup('<dt>{}</dt><dd class="change-{}">{}</dd>').format(c.label, c.field, c.html)
-        for c in field_changes(changes)
+        for c in changes
     ]
     return Markup('<dl class="changes">{}</dl>').format(Markup("").join(items))
 
@@ -127,7 +144,8 @@ def _diff_html(diff: FieldDiff) -> Markup:
     if diff.stacked:
         parts = Markup("").join(Markup("<p>{}</p>").format(_line_html(line)) for line in diff.lines)
         return Markup('<div class="stacked">{}</div>').format(parts)
-    return Markup("").join(_folded_html(diff.label, line) for line in diff.lines)
+    # A record's field changes on one line; a publication's fields take one each.
+    return Markup("<br>").join(_folded_html(diff.label, line) for line in diff.lines)
 
 
 def _folded_html(label: str, line: Line) -> Markup:

@@ -60,6 +60,7 @@ from syncd.storage.papers import (
     stored_keys,
     write_papers,
 )
+from syncd.storage.publication_reads import PublicationReads
 from syncd.storage.publications import Publications
 from syncd.storage.purge import Purge, purge_author, purge_preview
 from syncd.storage.runs import SyncRuns, finish_run
@@ -86,6 +87,7 @@ __all__ = [
     "Harvests",
     "Outbox",
     "Papers",
+    "PublicationReads",
     "Publications",
     "SharedPacer",
     "Storage",
@@ -114,7 +116,9 @@ class Storage:
         self.harvests = Harvests(self.db)
         self.cooldowns = Cooldowns(self.db)
         self.installation = Installation(self.db)
+        # Where papers were published: what lookups write, and what pages and the API show.
         self.publications = Publications(self.db)
+        self.publication_reads = PublicationReads(self.db)
         # SQLite has one replica, which paces its requests in process.
         self.pacer = SharedPacer(self.db) if self.db.dialect == "postgresql" else None
 

@@ -19,6 +19,7 @@ from syncd.domain.vocabulary import PaperStatus
 from syncd.storage.database import Database, among, chunks, utc
 from syncd.storage.paper_reads import stories_of
 from syncd.storage.papers import paper_select
+from syncd.storage.publication_reads import published
 from syncd.storage.schema import authors_table, paper_authors_table, revisions_table
 from syncd.storage.stories import tracked_names
 
@@ -62,20 +63,25 @@ class PaperSets:
 
     def details(self, papers: Sequence[Paper]) -> dict[int, PaperDetails]:
         """What each paper's page shows beyond its row, by paper id, read for all at once:
-        the followed authors who track it and its versions with arXiv's dates."""
+        the followed authors who track it, its versions with arXiv's dates, and its
+        published version with that version's notices."""
         with self._db.transaction() as conn:
             holders = tracked_names(conn, [p.id for p in papers])
+            publications = published(conn, [p.id for p in papers])
         dates = self._version_dates([p.id for p in papers])
-        return {
-            paper.id: PaperDetails(
+        details = {}
+        for paper in papers:
+            publication, notices = publications.get(paper.id, (None, ()))
+            details[paper.id] = PaperDetails(
                 followed_authors=holders.get(paper.id, ()),
                 versions=tuple(
                     VersionDate(version, dates.get((paper.id, version)))
                     for version in range(1, (paper.record.version or 0) + 1)
                 ),
+                publication=publication,
+                notices=notices,
             )
-            for paper in papers
-        }
+        return details
 
     def _version_dates(self, paper_ids: Sequence[int]) -> dict[tuple[int, int], datetime]:
         """arXiv's date of each version the papers' histories hold, by (paper id, version)."""

@@ -22,20 +22,18 @@ from sqlalchemy.engine import Connection
 
 from syncd.domain.model import Event
 from syncd.domain.publications import (
-    Evidence,
     KnownPublications,
     LinkState,
-    MatchLevel,
     Notice,
     PublicationLink,
     PublicationPlan,
-    PublicationSource,
     ReviewItem,
     link_key,
 )
 from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import EventType, PaperStatus
 from syncd.errors import NotFoundError
+from syncd.storage import rows
 from syncd.storage.database import Database, among, chunks, now, utc
 from syncd.storage.models import DuePaper
 from syncd.storage.publication_events import publish_planned
@@ -189,7 +187,7 @@ class Publications:
                     paper_key=row.paper_key,
                     arxiv_id=row.arxiv_id,
                     title=Record.from_dict(row.record).title,
-                    link=_link(row),
+                    link=rows.publication_link(row),
                 )
                 for row in conn.execute(query)
             ]
@@ -319,35 +317,13 @@ def _known(conn: Connection, paper_ids: Sequence[int]) -> dict[int, KnownPublica
     for chunk in chunks(paper_ids):
         query = sa.select(link).where(among(conn, link.c.paper_id, chunk)).order_by(link.c.id)
         for row in conn.execute(query):
-            links[row.paper_id].append(_link(row))
+            links[row.paper_id].append(rows.publication_link(row))
         query = sa.select(notice.c.paper_id, notice.c.doi).where(
             among(conn, notice.c.paper_id, chunk)
         )
         for row in conn.execute(query):
             notices[row.paper_id].add(row.doi)
     return {i: KnownPublications(tuple(links[i]), frozenset(notices[i])) for i in paper_ids}
-
-
-def _link(row: Any) -> PublicationLink:
-    """A ``PublicationLink`` from a publication_links row."""
-    return PublicationLink(
-        doi=row.doi,
-        venue=row.venue,
-        type=row.type,
-        date=row.date,
-        title=row.title,
-        url=row.url,
-        evidence=Evidence(
-            level=MatchLevel(row.level),
-            source=PublicationSource(row.source),
-            how=row.how,
-            score=row.score,
-            title_similarity=row.title_similarity,
-            author_share=row.author_share,
-            year_gap=row.year_gap,
-        ),
-        state=LinkState(row.state),
-    )
 
 
 def _take_turn(

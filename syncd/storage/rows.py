@@ -7,11 +7,27 @@ from typing import Any
 import sqlalchemy as sa
 
 from syncd.domain.model import Event, Paper, PaperState, Revision, SyncRun
+from syncd.domain.publications import (
+    Evidence,
+    LinkState,
+    MatchLevel,
+    Notice,
+    PublicationLink,
+    PublicationSource,
+)
 from syncd.domain.record import Record
 from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
 from syncd.storage.database import utc
 
-__all__ = ["event", "paper", "paper_state", "revision", "sync_run"]
+__all__ = [
+    "event",
+    "paper",
+    "paper_state",
+    "publication_link",
+    "publication_notice",
+    "revision",
+    "sync_run",
+]
 
 
 def paper_state(row: sa.Row[Any]) -> PaperState:
@@ -88,4 +104,33 @@ def sync_run(row: sa.Row[Any]) -> SyncRun:
         requests=row.requests,
         entries=row.entries,
         events=row.events,
+    )
+
+
+def publication_link(row: sa.Row[Any]) -> PublicationLink:
+    """A ``PublicationLink`` with its ``Evidence`` from a publication_links row."""
+    return PublicationLink(
+        doi=row.doi,
+        venue=row.venue,
+        type=row.type,
+        date=row.date,
+        title=row.title,
+        url=row.url,
+        evidence=Evidence(
+            level=MatchLevel(row.level),
+            source=PublicationSource(row.source),
+            how=row.how,
+            score=row.score,
+            title_similarity=row.title_similarity,
+            author_share=row.author_share,
+            year_gap=row.year_gap,
+        ),
+        state=LinkState(row.state),
+    )
+
+
+def publication_notice(row: sa.Row[Any], target_doi: str) -> Notice:
+    """A ``Notice`` from a publication_notices row; ``target_doi``: its link's DOI."""
+    return Notice(
+        doi=row.doi, type=row.type, date=row.date, source=row.source, target_doi=target_doi
     )

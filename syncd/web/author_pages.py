@@ -2,7 +2,8 @@
 
 Each author's identifiers link to arXiv and ORCID, a status line says how its
 cycles went and when the next is due, and its papers are listed: tracked
-(claimed ones marked), and candidates with the reason each is held.  The
+(claimed ones marked, with where each was published), and candidates with
+the reason each is held.  The
 author's Atom feed is ``/feeds/events.atom?author=NAME``, announced for
 autodiscovery.  Like every page: no script, every string escaped and isolated.
 """
@@ -30,6 +31,7 @@ from syncd.service.authors import next_syncs
 from syncd.web.authors_api import NamePath, find_author
 from syncd.web.index import NextSync
 from syncd.web.pages import page_renderer
+from syncd.web.published import listed_publications
 
 __all__ = ["author_pages_router"]
 
@@ -71,6 +73,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
             status=_statuses(app, summary)[name],
             tracked=tracked,
             claimed=app.storage.authors.claimed_ids(name),
+            published=listed_publications(app, tracked),
             candidates=candidates,
             reason=describe_reason,
             others=others,

@@ -20,9 +20,9 @@ from markupsafe import Markup
 
 from syncd.domain.history import HistoryStep
 from syncd.domain.model import Event
-from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType
+from syncd.domain.vocabulary import AUTHOR_EVENTS, PUBLICATION_EVENTS, EventType
 from syncd.render.describe import describe
-from syncd.render.html import changes_html, record_html, removal_html
+from syncd.render.html import changes_html, described_html, record_html, removal_html
 
 __all__ = ["MAX_BYTES", "Fragments"]
 
@@ -43,11 +43,15 @@ class Fragments:
 
     def event(self, event: Event) -> Markup:
         """What changed in ``event``; a new paper's record when nothing was compared, or
-        what a removed one was last known as."""
+        what a removed one was last known as; where it was published, and the notices on
+        that version, in words."""
 
         def render() -> Markup:
             if event.type in AUTHOR_EVENTS:
                 return Markup("<p>{}</p>").format(describe(event, public_url=None).summary)
+            if event.type in PUBLICATION_EVENTS:
+                told = describe(event, public_url=None)
+                return described_html(told.summary, told.diffs, told.links)
             if event.changes:
                 return changes_html(event.changes)
             if event.type == EventType.REMOVED:

@@ -37,6 +37,7 @@ from syncd.web.groups_read_api import (
 )
 from syncd.web.index import NextSync, by_latest_change
 from syncd.web.pages import page_renderer
+from syncd.web.published import listed_publications
 
 __all__ = ["GroupHealth", "GroupLine", "group_pages_router", "health"]
 
@@ -136,6 +137,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             changes=changes,
             owners={arxiv_id: sorted(names & members) for arxiv_id, names in owners.items()},
             failing={name for name in group.members if name in runs and runs[name].failing},
+            published=listed_publications(app, shown),
             strip_of=group.members,
             **links,
         )

@@ -52,6 +52,7 @@ from syncd.web.index import (
     sync_status,
 )
 from syncd.web.paper_page import compare_context, paper_context
+from syncd.web.published import listed_publications
 
 __all__ = [
     "CSP",
@@ -202,6 +203,7 @@ def _index(
     return {
         "papers": by_latest_change(found, changes),
         "changes": changes,
+        "published": listed_publications(app, found),
         "total": len(every),
         "counts": counts,
         "authors": authors,

@@ -2,7 +2,9 @@
 
 Like arXiv's abstract page, the current record comes first (with links to
 the abstract page, the PDF, each version and the DOI); then what arXiv
-lacks: the submission history with arXiv's date and syncd's for each
+lacks: where it was published (``syncd.web.published``: its published
+version with the evidence, candidates for review, notices, a banner when it
+is retracted), the submission history with arXiv's date and syncd's for each
 revision, every change against the revision before it (newest first, from
 ``syncd.domain.history``), the events announced about the paper, and a
 comparison of any two revisions.
@@ -36,6 +38,7 @@ from syncd.render.html import changes_html
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.fragments import Fragments
+from syncd.web.published import publication_context
 
 __all__ = ["ARXIV", "compare_context", "paper_context"]
 
@@ -95,6 +98,9 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
         "choices": [(s.ref, s.label) for s in shown],
         "arxiv": ARXIV,
         "kind_label": kind_label,
+        # Whether syncd looks for published versions: a page says so when it found none.
+        "publications_enabled": app.settings.publications.enabled,
+        **publication_context(app.storage.publication_reads.of_paper(paper.id)),
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from syncd.domain.publications import LinkState, MatchLevel, PublicationSource
 from syncd.domain.vocabulary import AuthorOrigin, Decision, EventType, Origin, PaperStatus
 
 __all__ = [
@@ -23,14 +24,17 @@ __all__ = [
     "EndpointOut",
     "ErrorOut",
     "EventOut",
+    "EvidenceOut",
     "GroupIn",
     "GroupOut",
     "GroupPapersOut",
     "MembersIn",
+    "NoticeOut",
     "PaperOut",
     "PaperRef",
     "PublicationDecisionIn",
     "PublicationDecisionOut",
+    "PublicationOut",
     "RecordOut",
     "ReportCountsOut",
     "ReportOut",
@@ -75,6 +79,50 @@ class VersionOut(_Out):
     )
 
 
+class EvidenceOut(_Out):
+    """The parts of a bibliographic match's score; null for a certain match."""
+
+    title_similarity: float | None = Field(description="the normalised titles' likeness, 0 to 1")
+    author_share: float | None = Field(description="the share of authors in common, 0 to 1")
+    year_gap: int | None = Field(description="the publication's year less the preprint's")
+
+
+class PublicationOut(_Out):
+    """A published version of a paper and why it is taken to be the paper's."""
+
+    doi: str | None = Field(description="lower case; null for a journal reference without one")
+    venue: str | None = Field(description="the journal's or the proceedings' title")
+    type: str | None = Field(description="the source's type: journal-article, ...")
+    date: str | None = Field(description="ISO 8601, as precise as the source gives it")
+    title: str | None = Field(description="the published version's own title")
+    url: str | None
+    source: PublicationSource = Field(description="who told syncd about it")
+    match: MatchLevel = Field(
+        description="arxiv: arXiv's own doi or journal_ref; link: a relation between the two"
+        " works in Crossref or OpenAlex; bibliographic: a match scored on title, authors, year"
+    )
+    how: str = Field(
+        description="the route: arxiv-doi, arxiv-journal-ref, crossref-relation-doi,"
+        " crossref-relation-arxiv-id, openalex-merged, crossref-search, person"
+    )
+    score: float = Field(description="1 for a certain match; else the bibliographic score")
+    evidence: EvidenceOut
+    state: LinkState = Field(
+        description="accepted or confirmed (by a person) for a paper's publication; candidate"
+        " while it waits for review; rejected; replaced by a better one"
+    )
+
+
+class NoticeOut(_Out):
+    """A notice on a published version: a correction, a retraction, ..."""
+
+    doi: str = Field(description="the notice's own DOI, lower case")
+    type: str = Field(description="Crossref's update type: correction, retraction, erratum, ...")
+    date: str | None = Field(description="ISO 8601, as precise as the source gives it")
+    source: str = Field(description="who recorded it: publisher, retraction-watch, ...")
+    publication_doi: str = Field(description="the DOI of the version it is about")
+
+
 class PaperOut(_Out):
     """A tracked paper as it stands now (``syncd papers --json``): what its page shows."""
 
@@ -97,6 +145,13 @@ class PaperOut(_Out):
         description="every followed author who holds the paper as theirs (tracked), by name"
     )
     claimed: bool = Field(description="in the shown author's own arXiv feed (ORCID iD or arXiv id)")
+    publication: PublicationOut | None = Field(
+        description="the published version (accepted, or confirmed by a person); null when"
+        " none is known"
+    )
+    notices: list[NoticeOut] = Field(
+        description="corrections and retractions of the published version, oldest first"
+    )
 
 
 class RevisionOut(_Out):
@@ -140,7 +195,12 @@ class EventOut(_Out):
         " author: see changes.author"
     )
     kinds: list[str]
-    changes: dict[str, dict[str, Any]]
+    changes: dict[str, dict[str, Any]] = Field(
+        description='per changed field {"old", "new"}; for an author\'s event "author"; for'
+        ' paper.published "publication" (a publication, as a paper\'s), for'
+        ' paper.publication_changed also "previous", for paper.corrected and paper.retracted'
+        ' also "notice" (as a paper\'s notices)'
+    )
     record: RecordOut | None = Field(
         description="the paper as it stands; for paper.removed (and a paper back unchanged)"
         " its last known state; null for an author's event, and for an event of a paper"
@@ -299,7 +359,7 @@ class ReviewOut(_Out):
     paper: str
     arxiv_id: str | None
     title: str | None
-    publication: dict[str, Any]
+    publication: PublicationOut
 
 
 class PublicationDecisionIn(_Out):
