@@ -71,12 +71,13 @@ class PublicationReads:
             notices=notices.get(paper_id, ()),
         )
 
-    def current_of(self, paper_ids: Collection[int]) -> dict[int, PublicationLink]:
-        """Each paper's current publication, by paper id; papers without one are left out."""
+    def current_of(self, paper_ids: Collection[int]) -> dict[int, PaperPublications]:
+        """Each paper's current publication with its notices (the candidates left out), by
+        paper id, for the lists; papers without one are left out."""
         with self._db.transaction() as conn:
             return {
-                paper_id: rows.publication_link(row)
-                for paper_id, row in _current_rows(conn, paper_ids).items()
+                paper_id: PaperPublications(link, (), notices)
+                for paper_id, (link, notices) in published(conn, paper_ids).items()
             }
 
 

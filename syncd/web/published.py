@@ -3,15 +3,15 @@
 The paper's page shows its published version with the evidence in words,
 the candidates waiting for a person (never as fact), every notice on the
 version, and a banner when one retracts it; the lists (the index, a group's
-and an author's papers) show each paper's venue and DOI.  The words are
-``syncd.render.publications``', as in the events' messages; the templates
-escape and isolate every string a source gave.
+and an author's papers) show each paper's venue and DOI, and whether it was
+retracted.  The words are ``syncd.render.publications``', as in the events'
+messages; the templates escape and isolate every string a source gave.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from syncd.domain.model import Paper
@@ -40,6 +40,7 @@ class ShownPublication:
     date: str | None
     title: str | None
     found: str
+    retracted: bool = False  # a notice retracts it: the lists say so beside the venue
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +70,12 @@ def publication_context(publications: PaperPublications) -> dict[str, Any]:
 
 def listed_publications(app: App, papers: Sequence[Paper]) -> dict[int, ShownPublication]:
     """Each listed paper's published version, by paper id, read for all at once."""
-    current = app.storage.publication_reads.current_of([paper.id for paper in papers])
-    return {paper_id: _shown(link) for paper_id, link in current.items()}
+    listed = app.storage.publication_reads.current_of([paper.id for paper in papers])
+    return {
+        paper_id: replace(_shown(shown.current), retracted=shown.retracted)
+        for paper_id, shown in listed.items()
+        if shown.current is not None
+    }
 
 
 def _shown(link: PublicationLink) -> ShownPublication:

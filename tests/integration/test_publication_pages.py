@@ -167,7 +167,7 @@ class TestLists:
             ), path
             assert published[FEDCG] == (
                 "published in IEEE Transactions on Neural Networks and Learning Systems"
-                f" · DOI {FEDCG_LINK.doi}"
+                f" · DOI {FEDCG_LINK.doi} · retracted"
             ), path
             assert published[FLOWTRAIN] is None, path  # a candidate is no publication
             assert published[OXYGEN] is None, path
