@@ -19,13 +19,10 @@ works is read page by page (at most ``MAX_PAGES``).
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterator, Sequence
+from typing import Unpack
 from urllib.parse import quote
 
-import httpx
 import structlog
 
 from syncd.config import ArxivSettings, PublicationsSettings
@@ -41,11 +38,9 @@ from syncd.sources.crossref._parser import (
     readable_works,
 )
 from syncd.sources.polite import (
-    CooldownStore,
-    Pacer,
+    Plumbing,
     ServiceClient,
     publication_policy,
-    utc_now,
 )
 
 __all__ = [
@@ -85,27 +80,10 @@ class CrossrefClient(ServiceClient):
         self,
         publications: PublicationsSettings,
         arxiv: ArxivSettings,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        pacer: Pacer | None = None,
-        cooldowns: CooldownStore | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        now: Callable[[], datetime] = utc_now,
-        rng: random.Random | None = None,
+        **plumbing: Unpack[Plumbing],
     ) -> None:
         policy = publication_policy("Crossref", publications.crossref_interval, publications, arxiv)
-        super().__init__(
-            publications.crossref_url,
-            policy,
-            transport=transport,
-            pacer=pacer,
-            cooldowns=cooldowns,
-            sleep=sleep,
-            clock=clock,
-            now=now,
-            rng=rng,
-        )
+        super().__init__(publications.crossref_url, policy, **plumbing)
         self._mailto = arxiv.contact
 
     def _params(self, params: dict[str, str | int]) -> dict[str, str | int]:

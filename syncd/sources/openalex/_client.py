@@ -9,24 +9,17 @@ at a time, never a list.  Paced by ``openalex_interval`` through
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable
-from datetime import datetime
+from typing import Unpack
 from urllib.parse import quote
-
-import httpx
 
 from syncd.config import ArxivSettings, PublicationsSettings
 from syncd.domain.publications import LinkedWork
 from syncd.errors import ConfigError, RequestRefused
 from syncd.sources.openalex._parser import merged_publication, parse_work
 from syncd.sources.polite import (
-    CooldownStore,
-    Pacer,
+    Plumbing,
     ServiceClient,
     publication_policy,
-    utc_now,
 )
 
 __all__ = ["OpenAlexClient"]
@@ -45,30 +38,13 @@ class OpenAlexClient(ServiceClient):
         self,
         publications: PublicationsSettings,
         arxiv: ArxivSettings,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        pacer: Pacer | None = None,
-        cooldowns: CooldownStore | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        now: Callable[[], datetime] = utc_now,
-        rng: random.Random | None = None,
+        **plumbing: Unpack[Plumbing],
     ) -> None:
         if publications.openalex_key is None:
             raise ConfigError("OpenAlex is asked only with [publications] openalex_key set")
         self._key = publications.openalex_key.get_secret_value()
         policy = publication_policy("OpenAlex", publications.openalex_interval, publications, arxiv)
-        super().__init__(
-            publications.openalex_url,
-            policy,
-            transport=transport,
-            pacer=pacer,
-            cooldowns=cooldowns,
-            sleep=sleep,
-            clock=clock,
-            now=now,
-            rng=rng,
-        )
+        super().__init__(publications.openalex_url, policy, **plumbing)
 
     def linked_work(self, arxiv_id: str) -> LinkedWork | None:
         """The publication OpenAlex merged into the work of ``arxiv_id``'s arXiv DOI; ``None``

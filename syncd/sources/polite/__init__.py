@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from syncd.sources.polite._client import ServiceClient
+from syncd.sources.polite._client import Plumbing, ServiceClient
 from syncd.sources.polite._connection import PoliteConnection, utc_now
 from syncd.sources.polite._pacing import (
     PROCESS_COOLDOWNS,
@@ -22,6 +22,7 @@ __all__ = [
     "CooldownStore",
     "LocalCooldowns",
     "Pacer",
+    "Plumbing",
     "PoliteConnection",
     "ProcessPacer",
     "ServiceClient",

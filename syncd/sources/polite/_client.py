@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import Self, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -16,9 +16,23 @@ from syncd.sources.polite._connection import PoliteConnection, utc_now
 from syncd.sources.polite._pacing import CooldownStore, Pacer, host_of, process_pacer
 from syncd.sources.polite._policy import ConnectionPolicy
 
-__all__ = ["ServiceClient"]
+__all__ = ["Plumbing", "ServiceClient"]
 
 T = TypeVar("T")
+
+
+class Plumbing(TypedDict, total=False):
+    """What a service's client may be handed besides its settings (each has a default):
+    tests hand a transport, a clock and a sleep; the service hands the database's pacer
+    and cooldowns."""
+
+    transport: httpx.BaseTransport | None
+    pacer: Pacer | None
+    cooldowns: CooldownStore | None
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    now: Callable[[], datetime]
+    rng: random.Random | None
 
 
 class ServiceClient:
@@ -30,29 +44,20 @@ class ServiceClient:
     """
 
     def __init__(
-        self,
-        base_url: str,
-        policy: ConnectionPolicy,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        pacer: Pacer | None = None,
-        cooldowns: CooldownStore | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        now: Callable[[], datetime] = utc_now,
-        rng: random.Random | None = None,
+        self, base_url: str, policy: ConnectionPolicy, **plumbing: Unpack[Plumbing]
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.requests: Counter[str] = Counter()
+        pacer = plumbing.get("pacer")
         self._connection = PoliteConnection(
             policy,
             pacer=pacer if pacer is not None else process_pacer(host_of(self.base_url)),
-            transport=transport,
-            sleep=sleep,
-            clock=clock,
-            now=now,
-            rng=rng,
-            cooldowns=cooldowns,
+            transport=plumbing.get("transport"),
+            sleep=plumbing.get("sleep", time.sleep),
+            clock=plumbing.get("clock", time.monotonic),
+            now=plumbing.get("now", utc_now),
+            rng=plumbing.get("rng"),
+            cooldowns=plumbing.get("cooldowns"),
         )
 
     def __enter__(self) -> Self:
