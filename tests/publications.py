@@ -31,6 +31,7 @@ from syncd.domain.publications import (
 )
 from syncd.domain.record import Record
 from syncd.domain.vocabulary import EventType
+from syncd.storage.rows import publication_link_values
 from syncd.storage.schema import (
     authors_table,
     events_table,
@@ -129,24 +130,9 @@ def insert_link(
     conn: sa.Connection, paper: int, link: PublicationLink, when: datetime = WHEN
 ) -> int:
     """A publication_links row for ``link`` of paper id ``paper``; its id."""
-    evidence = link.evidence
-    row = {
+    row = publication_link_values(link) | {
         "paper_id": paper,
         "key": link_key(link),
-        "doi": link.doi,
-        "venue": link.venue,
-        "type": link.type,
-        "date": link.date,
-        "title": link.title,
-        "url": link.url,
-        "source": evidence.source.value,
-        "level": evidence.level.value,
-        "how": evidence.how,
-        "score": evidence.score,
-        "title_similarity": evidence.title_similarity,
-        "author_share": evidence.author_share,
-        "year_gap": evidence.year_gap,
-        "state": link.state.value,
         "found_at": when,
         "decided_at": None,
     }

@@ -64,7 +64,7 @@ from syncd.errors import ConflictError, UpstreamError
 from syncd.service.planning import log_events
 from syncd.sources.crossref import CrossrefClient
 from syncd.sources.openalex import OpenAlexClient
-from syncd.sources.polite import host_of
+from syncd.sources.polite import Plumbing, host_of
 from syncd.storage import DuePaper, Storage
 
 __all__ = [
@@ -99,26 +99,22 @@ def publication_sources(
     """The configured sources, each paced on its host (through ``storage``: shared by
     replicas on PostgreSQL) and cooling down when it throttles us, as arXiv's hosts do."""
     publications = settings.publications
+
+    def paced(url: str) -> Plumbing:
+        return {
+            "pacer": storage.host_pacer(host_of(url)),
+            "cooldowns": storage.cooldowns,
+            "sleep": sleep,
+        }
+
     with ExitStack() as stack:
         crossref = stack.enter_context(
-            CrossrefClient(
-                publications,
-                settings.arxiv,
-                pacer=storage.host_pacer(host_of(publications.crossref_url)),
-                cooldowns=storage.cooldowns,
-                sleep=sleep,
-            )
+            CrossrefClient(publications, settings.arxiv, **paced(publications.crossref_url))
         )
         openalex = None
         if publications.openalex_key is not None:
             openalex = stack.enter_context(
-                OpenAlexClient(
-                    publications,
-                    settings.arxiv,
-                    pacer=storage.host_pacer(host_of(publications.openalex_url)),
-                    cooldowns=storage.cooldowns,
-                    sleep=sleep,
-                )
+                OpenAlexClient(publications, settings.arxiv, **paced(publications.openalex_url))
             )
         yield PublicationSources(crossref, openalex)
 

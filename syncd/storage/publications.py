@@ -369,7 +369,7 @@ def _write_plan(
         for row in conn.execute(sa.select(link.c.key, link.c.id).where(link.c.paper_id == paper_id))
     }
     for planned in plan.links:
-        values = _link_values(planned)
+        values = rows.publication_link_values(planned)
         if decided and planned.state in _DECIDED:
             values["decided_at"] = when
         key = link_key(planned)
@@ -380,27 +380,6 @@ def _write_plan(
             inserted = conn.execute(link.insert().values(row).returning(link.c.id))
             ids[key] = int(inserted.scalar_one())
     _write_notices(conn, paper_id, plan.notices, ids, when=when)
-
-
-def _link_values(link: PublicationLink) -> dict[str, Any]:
-    """The publication_links columns a link sets (its paper, key and dates aside)."""
-    evidence = link.evidence
-    return {
-        "doi": link.doi,
-        "venue": link.venue,
-        "type": link.type,
-        "date": link.date,
-        "title": link.title,
-        "url": link.url,
-        "source": evidence.source.value,
-        "level": evidence.level.value,
-        "how": evidence.how,
-        "score": evidence.score,
-        "title_similarity": evidence.title_similarity,
-        "author_share": evidence.author_share,
-        "year_gap": evidence.year_gap,
-        "state": link.state.value,
-    }
 
 
 def _write_notices(

@@ -24,6 +24,7 @@ __all__ = [
     "paper",
     "paper_state",
     "publication_link",
+    "publication_link_values",
     "publication_notice",
     "revision",
     "sync_run",
@@ -127,6 +128,27 @@ def publication_link(row: sa.Row[Any]) -> PublicationLink:
         ),
         state=LinkState(row.state),
     )
+
+
+def publication_link_values(link: PublicationLink) -> dict[str, Any]:
+    """The publication_links columns a link sets (its paper, key and dates aside)."""
+    evidence = link.evidence
+    return {
+        "doi": link.doi,
+        "venue": link.venue,
+        "type": link.type,
+        "date": link.date,
+        "title": link.title,
+        "url": link.url,
+        "source": evidence.source.value,
+        "level": evidence.level.value,
+        "how": evidence.how,
+        "score": evidence.score,
+        "title_similarity": evidence.title_similarity,
+        "author_share": evidence.author_share,
+        "year_gap": evidence.year_gap,
+        "state": link.state.value,
+    }
 
 
 def publication_notice(row: sa.Row[Any], target_doi: str) -> Notice:
