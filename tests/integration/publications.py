@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from syncd.domain.vocabulary import EventType
 from syncd.storage.schema import (
+    deliveries_table,
     papers_table,
     publication_links_table,
     publication_notices_table,
@@ -231,3 +232,17 @@ def openalex() -> Iterator[FakeOpenAlex]:
     """A fake OpenAlex on loopback answering requests that carry ``OPENALEX_KEY``."""
     with FakeOpenAlex(key=OPENALEX_KEY) as fake:
         yield fake
+
+
+def delivery_recorded(syncd: Syncd, arxiv_id: str) -> bool:
+    """Whether the store records every delivery of the paper's publication events as done."""
+    stored = [int(e["seq"]) for e in publication_events(syncd, arxiv_id)]
+    d = deliveries_table
+    engine = sa.create_engine(syncd.database_url)
+    try:
+        with engine.connect() as conn:
+            query = sa.select(d.c.delivered_at).where(d.c.event_seq.in_(stored))
+            done = list(conn.scalars(query))
+    finally:
+        engine.dispose()
+    return bool(stored) and bool(done) and all(when is not None for when in done)
