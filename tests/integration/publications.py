@@ -4,6 +4,8 @@ seeded author that arrive after its baseline, announced, as a real sync finds th
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -246,3 +248,29 @@ def delivery_recorded(syncd: Syncd, arxiv_id: str) -> bool:
     finally:
         engine.dispose()
     return bool(stored) and bool(done) and all(when is not None for when in done)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, not an address
+        return host == "localhost"
+
+
+@pytest.fixture
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Every connection this process opens during the test goes to loopback: any other is
+    refused and named when the test ends (subprocesses run the same config, at the fakes)."""
+    elsewhere: list[object] = []
+    connect = socket.socket.connect
+
+    def checked(sock: socket.socket, address: Any) -> None:
+        host = address[0] if isinstance(address, tuple) else None  # else a Unix socket
+        if host is not None and not _is_loopback(host):
+            elsewhere.append(address)
+            raise ConnectionRefusedError(f"not loopback: {address!r}")
+        connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", checked)
+    yield elsewhere
+    assert elsewhere == [], f"connections beyond loopback: {elsewhere}"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from syncd.domain.vocabulary import EventType
 from tests.conftest import ON_BOTH_DATABASES
 from tests.fakecrossref import FakeCrossref
@@ -25,7 +27,7 @@ from tests.integration.publications import (
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
-pytestmark = ON_BOTH_DATABASES
+pytestmark = [ON_BOTH_DATABASES, pytest.mark.usefixtures("loopback_only")]
 
 NEAR_MISS = "2607.00601"
 NEAR_MISS_TITLE = "Rollout and training co-design for agents"

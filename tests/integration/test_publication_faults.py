@@ -35,6 +35,8 @@ from tests.integration.publications import (
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR
 
+pytestmark = pytest.mark.usefixtures("loopback_only")
+
 DOWN = "2607.00801"
 DOWN_DOI = "10.1038/s42256-026-00801-0"
 # The failed link requests in syncd's metrics (prometheus_client adds ``_total``).

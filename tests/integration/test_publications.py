@@ -4,6 +4,8 @@ key), a bibliographic match, and an author's baseline recorded quietly."""
 
 from __future__ import annotations
 
+import pytest
+
 from syncd.domain.vocabulary import EventType
 from tests.conftest import ON_BOTH_DATABASES
 from tests.fakecrossref import FakeCrossref, arxiv_doi
@@ -28,7 +30,7 @@ from tests.integration.publications import (
 from tests.receiver import Receiver
 from tests.scenario import AUTHOR, NESTPIPE, OXYGEN
 
-pytestmark = ON_BOTH_DATABASES
+pytestmark = [ON_BOTH_DATABASES, pytest.mark.usefixtures("loopback_only")]
 
 ALL_AUTHORS = (AUTHOR, *COAUTHORS)
 
