@@ -28,7 +28,12 @@ from tests.hypothesis_profiles import load_profile
 # Before any test module is imported: their @settings start from the profile.
 load_profile()
 
-pytest_plugins = ["tests.helpers", "tests.integration.daemons", "tests.integration.pacing"]
+pytest_plugins = [
+    "tests.helpers",
+    "tests.integration.daemons",
+    "tests.integration.pacing",
+    "tests.integration.publications",
+]
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "SYNCD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

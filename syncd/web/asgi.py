@@ -246,7 +246,7 @@ def _own_target(location: bytes, public_url: str | None) -> bytes:
 
 def _takes_body(scope: Scope) -> bool:
     """Whether the request is one of the few that take a body: the operators' writes."""
-    writes = (f"{API_PREFIX}/authors", f"{API_PREFIX}/groups")
+    writes = (f"{API_PREFIX}/authors", f"{API_PREFIX}/groups", f"{API_PREFIX}/publications")
     return bool(scope["method"] == "POST" and scope["path"].startswith(writes))
 
 

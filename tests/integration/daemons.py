@@ -29,8 +29,10 @@ class Daemon:
         lease: float = 30,
         interval: float = 1,
         endpoint: str = "",
+        tables: str = "",
     ) -> None:
-        """``endpoint`` holds more keys of the receiver's ``[[webhooks]]`` table (filters)."""
+        """``endpoint`` holds more keys of the receiver's ``[[webhooks]]`` table (filters),
+        ``tables`` more tables of the config (``[publications]``)."""
         self.port = free_port()
         self.log = syncd.workdir / f"daemon-{self.port}.log"
         syncd.sections = f"""
@@ -53,6 +55,7 @@ url = "{receiver.url}"
 secret = "{WEBHOOK_SECRET}"
 timeout = 10
 {endpoint}
+{tables}
 """
         config = syncd.config
         with self.log.open("w") as out:
