@@ -244,6 +244,12 @@ def test_an_authors_baseline_records_its_publications_quietly(
 
     assert [(link["doi"], link["state"]) for link in links(syncd)[NESTPIPE]] == [(doi, "accepted")]
     assert publication_events(syncd) == []
+    # Quiet, not hidden: the paper's object says where it was published.
+    (listed,) = [p for p in syncd.json("papers") if p["arxiv_id"] == NESTPIPE]
+    assert (listed["publication"]["doi"], listed["publication"]["venue"]) == (
+        doi,
+        "Proceedings of KDD",
+    )
     assert not [r for r in receiver.delivered if (r.json or {}).get("type") in PUBLICATION_TYPES]
 
     crossref.add_notice(doi, "10.1145/3711896.3736002", type="correction", date=(2026, 8, 3))
