@@ -8,15 +8,16 @@ vocabularies (``CYCLE_RESULTS``, ``EVENT_TYPES``, ...): a value outside one is
 counted as ``other`` so a bug can never grow a series per paper, URL or event.
 
 Database-backed gauges (papers per status, the webhook outbox, versions set aside, the
-harvest's dates, the cooldowns of arXiv hosts that throttle us) are read at
-scrape time by a ``StoreCollector``; when the database does not answer the
-scrape still succeeds, without those gauges, and
-``syncd_metrics_collection_errors_total`` goes up.
+harvest's dates, the cooldowns of hosts that throttle us, publication links) are read
+at scrape time by a ``StoreCollector``; when the database does not answer the scrape
+still succeeds, without those gauges, and ``syncd_metrics_collection_errors_total``
+goes up.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -271,10 +272,8 @@ _COLLECTION_ERRORS = Counter(
 def _initialise() -> None:
     """Create every labelled series at 0, so dashboards and rate() see them from the start."""
     _BUILD_INFO.info({"version": __version__, "python": platform.python_version()})
-    for source in PUBLICATION_REQUESTS[0]:
-        for kind in PUBLICATION_REQUESTS[1]:
-            for result in PUBLICATION_REQUESTS[2]:
-                _PUBLICATION_REQUESTS.labels(source, kind, result)
+    for labels in itertools.product(*PUBLICATION_REQUESTS):
+        _PUBLICATION_REQUESTS.labels(*labels)
     for counter, values in (
         (_SYNC_CYCLES, CYCLE_RESULTS),
         (_AUTHOR_FEEDS, AUTHOR_FEED_RESULTS),
@@ -368,10 +367,8 @@ def observe_events(events: Iterable[tuple[str, Sequence[str]]]) -> None:
 
 def observe_publication_request(source: str, kind: str, *, ok: bool) -> None:
     """Count one request of a publication lookup, and whether it answered."""
-    sources, kinds, _ = PUBLICATION_REQUESTS
-    _PUBLICATION_REQUESTS.labels(
-        _known(source, sources), _known(kind, kinds), "ok" if ok else "failed"
-    ).inc()
+    labels = _known(source, PUBLICATION_REQUESTS[0]), _known(kind, PUBLICATION_REQUESTS[1])
+    _PUBLICATION_REQUESTS.labels(*labels, "ok" if ok else "failed").inc()
 
 
 def observe_revisions(count: int) -> None:
@@ -423,6 +420,8 @@ class StoreSnapshot:
     last_harvest: float | None = None
     # Seconds until each throttling arXiv host may be asked again (0: now), by host.
     cooldowns: Mapping[str, float] = field(default_factory=dict)
+    # Publication links by state, papers due a lookup and failing (when [publications] is on).
+    publications: Mapping[str, int] = field(default_factory=dict)
 
 
 class StoreCollector(Collector):
@@ -445,7 +444,9 @@ class StoreCollector(Collector):
         snapshot = self._snapshot()
         if snapshot is None:
             return []
-        papers, pending, dead, set_aside, harvest_from, last_harvest, cooldowns = _store_families()
+        papers, pending, dead, set_aside, harvest_from, last_harvest, cooldowns, publications = (
+            _store_families()
+        )
         counts = dict.fromkeys(PAPER_STATUSES, 0) | dict(snapshot.papers_by_status)
         for status, count in sorted(counts.items()):
             papers.add_metric([status], count)
@@ -454,7 +455,9 @@ class StoreCollector(Collector):
         set_aside.add_metric([], snapshot.versions_set_aside)
         for host, seconds in sorted(snapshot.cooldowns.items()):
             cooldowns.add_metric([host], seconds)
-        found = [papers, pending, dead, set_aside, cooldowns]
+        for state, count in sorted(snapshot.publications.items()):
+            publications.add_metric([state], count)
+        found = [papers, pending, dead, set_aside, cooldowns, publications]
         # Absent before the first harvest: a 0 would read as a harvest in 1970.
         harvest = ((harvest_from, snapshot.harvest_from), (last_harvest, snapshot.last_harvest))
         for family, value in harvest:
@@ -508,6 +511,11 @@ def _store_families() -> tuple[GaugeMetricFamily, ...]:
             "Seconds until an arXiv host that throttled us may be asked again (0: now), by host;"
             " every replica reads the same cooldown.",
             labels=["host"],
+        ),
+        GaugeMetricFamily(
+            "syncd_publications",
+            "Publication links by state; due: papers due a lookup; failing: whose last failed.",
+            labels=["state"],
         ),
     )
 

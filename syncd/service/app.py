@@ -185,6 +185,9 @@ class App:
             ),
             last_harvest=harvest.last_success_at.timestamp() if harvest.last_success_at else None,
             cooldowns=cooldowns,
+            publications=(
+                self.storage.publications.standing() if self.settings.publications.enabled else {}
+            ),
         )
 
     def endpoint_summaries(self) -> list[EndpointSummary]:

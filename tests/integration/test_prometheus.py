@@ -62,6 +62,8 @@ EXPECTED_TYPES = {
     "syncd_harvest_records_total": "counter",
     "syncd_harvest_from_timestamp_seconds": "gauge",
     "syncd_last_successful_harvest_timestamp_seconds": "gauge",
+    "syncd_publication_requests_total": "counter",
+    "syncd_publications": "gauge",
 }
 
 SNAPSHOT = StoreSnapshot(
@@ -71,6 +73,7 @@ SNAPSHOT = StoreSnapshot(
     harvest_from=time.time() - 86400,
     last_harvest=time.time(),
     cooldowns={"export.arxiv.org": 240.0, "arxiv.org": 0.0},
+    publications={"accepted": 12, "candidate": 2, "due": 40, "failing": 1},
 )
 
 T = TypeVar("T")
@@ -102,6 +105,8 @@ def _observe_a_little_of_everything() -> None:
     metrics.observe_delivery("retry", None)
     metrics.observe_sweeps(due=3, not_due=500)
     metrics.observe_harvest_page(1000)
+    metrics.observe_publication_request("crossref", "link", ok=True)
+    metrics.observe_publication_request("openalex", "link", ok=False)
 
 
 @pytest.fixture(scope="module")
@@ -276,6 +281,9 @@ def test_prometheus_reads_the_store_gauges(prometheus: Prometheus) -> None:
     result = prometheus.get("/api/v1/query", query="syncd_arxiv_cooldown_seconds")["result"]
     cooldowns = {item["metric"]["host"]: float(item["value"][1]) for item in result}
     assert cooldowns == {"export.arxiv.org": 240.0, "arxiv.org": 0.0}
+    result = prometheus.get("/api/v1/query", query="syncd_publications")["result"]
+    publications = {item["metric"]["state"]: float(item["value"][1]) for item in result}
+    assert publications == {"accepted": 12.0, "candidate": 2.0, "due": 40.0, "failing": 1.0}
 
 
 def test_promtool_lints_the_metrics_clean(syncd_server: HttpServer) -> None:

@@ -47,6 +47,12 @@ FAILED_LINKS = re.compile(
 )
 
 
+def _failing(metrics: str) -> float:
+    """The ``failing`` series of the ``syncd_publications`` gauge."""
+    found = re.search(r'^syncd_publications\{state="failing"\} ([0-9.e+]+)$', metrics, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
 def _linked_by_crossref(syncd: Syncd, crossref: FakeCrossref, arxiv_id: str, doi: str) -> None:
     """Crossref's relation names the paper's arXiv DOI from its publication ``doi``."""
     crossref.publish(
@@ -118,6 +124,14 @@ def test_a_daemon_counts_a_failed_source_in_its_metrics(
         return sum(float(value) for value in found)
 
     eventually(lambda: failed_links() >= 1, 30, "a failed Crossref link request in /metrics")
+    # The store's gauge says how many papers wait on a failed lookup, read from the database:
+    # every tracked paper, as one failed link request was for all of them.
+    tracked = [p for p in syncd.json("papers") if p["status"] == "tracked" and p["arxiv_id"]]
+    eventually(
+        lambda: _failing(daemon.get("/metrics").text) == len(tracked),
+        30,
+        "the failing lookups in the syncd_publications gauge",
+    )
     daemon.stop()
     assert publication_events(syncd) == []
     assert links(syncd) == {}
