@@ -306,6 +306,7 @@ class TestStoreCollector:
             "syncd_harvest_from_timestamp_seconds",
             "syncd_last_successful_harvest_timestamp_seconds",
             "syncd_arxiv_cooldown_seconds",
+            "syncd_publications",
         }
         assert calls == []
 
