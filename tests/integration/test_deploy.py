@@ -53,6 +53,7 @@ ALERT_NAMES = {
     "SyncdUpstreamErrors",
     "SyncdDeliveriesDeadLettered",
     "SyncdOutboxGrowing",
+    "SyncdPublicationLookupsFailing",
 }
 # What the task asks the dashboard to show, by panel title.
 DASHBOARD_PANELS = {
