@@ -49,6 +49,7 @@ ROWS = (
     "startup",
     "author_import",
     "harvest",
+    "publications",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -81,6 +82,9 @@ class Plan:
     import_authors: int
     import_reps: int
     harvest_reps: int
+    publication_sizes: tuple[int, ...]  # tracked papers looked up over two intervals
+    publication_cpu_papers: int
+    publication_reps: int
 
 
 FULL = Plan(
@@ -110,6 +114,9 @@ FULL = Plan(
     import_authors=1_000,
     import_reps=7,
     harvest_reps=7,
+    publication_sizes=(100, 1_000, 10_000),
+    publication_cpu_papers=1_000,
+    publication_reps=5,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -136,6 +143,9 @@ QUICK = Plan(
     import_authors=200,
     import_reps=3,
     harvest_reps=2,
+    publication_sizes=(100, 1_000),
+    publication_cpu_papers=200,
+    publication_reps=2,
 )
 
 
@@ -477,6 +487,15 @@ def _harvest(ctx: _Context) -> dict[str, Any]:
     return harvest.run(ctx.plan.harvest_reps)
 
 
+def _publications(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import publications  # noqa: PLC0415
+
+    plan = ctx.plan
+    return publications.run(
+        ctx.kinds, plan.publication_sizes, plan.publication_cpu_papers, plan.publication_reps
+    )
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -493,6 +512,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "startup": _startup,
     "author_import": _author_import,
     "harvest": _harvest,
+    "publications": _publications,
 }
 
 
@@ -625,7 +645,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             )
         )
     # Rows whose module renders its own lines, each imported only when measured.
-    for row in ("web", "digest", "history", "startup", "harvest"):
+    for row in ("web", "digest", "history", "startup", "harvest", "publications"):
         if row in rows:
             out += importlib.import_module(f"benchmarks.{row}").table_rows(rows[row])
     from benchmarks import fanout  # noqa: PLC0415

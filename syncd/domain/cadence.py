@@ -42,6 +42,7 @@ __all__ = [
     "next_cycle",
     "next_sync",
     "schedule_period",
+    "slot_start",
     "stable_share",
     "sweep_due",
     "sweep_slot",
@@ -73,9 +74,16 @@ def feed_due(author: str, last_read: datetime | None, now: datetime, interval: f
 def sweep_slot(author: str, now: datetime, interval: float) -> datetime:
     """When the author's current sweep slot began: the latest moment at or before ``now``
     whose distance from the epoch is the author's phase plus a whole number of intervals."""
+    return slot_start(stable_share(author), now, interval)
+
+
+def slot_start(share: float, now: datetime, interval: float) -> datetime:
+    """When the current slot of phase ``share`` (in [0, 1)) began: the latest moment at or
+    before ``now`` whose distance from the epoch is ``share`` of ``interval`` plus a whole
+    number of intervals."""
     # In whole microseconds, as datetimes count: a slot's start is then exact.
     period = round(interval * 1e6)
-    phase = int(stable_share(author) * period)
+    phase = int(share * period)
     elapsed = (now - _EPOCH) // _MICROSECOND
     return _EPOCH + (elapsed - (elapsed - phase) % period) * _MICROSECOND
 

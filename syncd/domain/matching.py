@@ -43,13 +43,16 @@ A person decides a candidate: ``confirm`` makes it the paper's publication
 candidate, or the current publication itself, for good and silently: the
 paper then has no publication until a later lookup finds another.
 
-When a paper is looked up again (``next_lookup``): each paper has its own
-slot in every interval, at its stable share of it (as authors' sweeps do,
-``syncd.domain.cadence``), and the next lookup is in the first of its slots
-at least half an interval away.  So lookups of papers added together spread
-evenly, a paper is looked up once per interval (the slot after the one just
-used), and never sooner than half an interval nor later than one and a half
-after the last.  A source that failed is tried again sooner, backing off
+When a paper is looked up again (``next_lookup``): each paper has its slot
+in every interval, one of ``LOOKUP_SLOTS`` evenly spaced ones (hourly for a
+week), chosen by its stable share (``syncd.domain.cadence``), and the next
+lookup is in the first of its slots at least half an interval away.  So
+lookups of papers added together spread evenly, a paper is looked up once
+per interval (the slot after the one just used), and never sooner than half
+an interval nor later than one and a half after the last; and the papers of
+one slot come due together, so their links and notices are asked in batches
+(were every paper at its own moment, each would cost a request of each).
+A source that failed is tried again sooner, backing off
 (``retry_after_failure``).
 """
 
@@ -61,7 +64,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from syncd.domain.bibliographic import score_work
-from syncd.domain.cadence import sweep_slot
+from syncd.domain.cadence import slot_start, stable_share
 from syncd.domain.publications import (
     Evidence,
     KnownPublications,
@@ -85,6 +88,7 @@ from syncd.domain.vocabulary import EventType
 
 __all__ = [
     "FIRST_RETRY",
+    "LOOKUP_SLOTS",
     "Lookup",
     "Thresholds",
     "arxiv_link",
@@ -104,6 +108,8 @@ _ARXIV_DOI_PREFIX = "10.48550/"
 _DOI_SEPARATORS = re.compile(r"[\s,;]+")
 # How long after a source's first failure it is tried again; doubled at each failure after.
 FIRST_RETRY = 600.0
+# The slots papers are looked up in, per interval (module doc): hourly for a week.
+LOOKUP_SLOTS = 168
 _ANNOUNCED = (LinkState.ACCEPTED, LinkState.CONFIRMED)
 
 
@@ -405,10 +411,11 @@ def reject(known: KnownPublications, key: str) -> PublicationPlan:
 
 def next_lookup(paper_key: str, now: datetime, interval: float) -> datetime:
     """When the paper is looked up again after a lookup at ``now``: the first of its slots
-    (``cadence.sweep_slot`` of ``paper_key``) at least half an interval away (module doc)."""
+    (one of ``LOOKUP_SLOTS``, by ``paper_key``) at least half an interval away (module doc)."""
     period = timedelta(seconds=interval)
+    share = int(stable_share(paper_key) * LOOKUP_SLOTS) / LOOKUP_SLOTS
     # The latest slot before half an interval from now, then the one after it.
-    return sweep_slot(paper_key, now + period / 2 - timedelta(microseconds=1), interval) + period
+    return slot_start(share, now + period / 2 - timedelta(microseconds=1), interval) + period
 
 
 def retry_after_failure(failures: int, now: datetime, interval: float) -> datetime:

@@ -52,6 +52,7 @@ from syncd.domain.model import Event
 from syncd.domain.publications import (
     LinkedWork,
     LinkState,
+    MatchLevel,
     Notice,
     PublicationLink,
     PublicationPlan,
@@ -251,9 +252,16 @@ def _linked(paper: DuePaper, found: _Findings) -> bool:
 
 
 def _needs_links(paper: DuePaper) -> bool:
-    """Whether a paper is asked for links: not when arXiv's own record gives its DOI."""
+    """Whether a paper is asked for links: not when arXiv's own record gives its DOI, nor
+    when its publication is already a certain link with a DOI, which nothing outranks
+    (``strength``): such a paper is watched for notices only."""
     own = arxiv_link(paper.record)
-    return own is None or own.doi is None
+    if own is not None and own.doi is not None:
+        return False
+    current = paper.known.current
+    return (
+        current is None or current.doi is None or current.evidence.level is MatchLevel.BIBLIOGRAPHIC
+    )
 
 
 def _ask_links(sources: PublicationSources, papers: Sequence[DuePaper], found: _Findings) -> None:

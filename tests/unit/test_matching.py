@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from syncd.domain.matching import (
     FIRST_RETRY,
+    LOOKUP_SLOTS,
     Lookup,
     Thresholds,
     arxiv_link,
@@ -529,3 +531,15 @@ def test_a_plan_keeps_the_rules(
     ]
     assert event_types(result) == expected
     assert all(after.current and n.target_doi == after.current.doi for n in result.notices)
+
+
+def test_papers_come_due_together_in_few_slots_so_their_lookups_are_batched() -> None:
+    keys = [f"2304.{n:05d}" for n in range(10_000)]
+    dues = Counter(next_lookup(key, NOW, WEEK) for key in keys)
+    assert len(dues) <= LOOKUP_SLOTS
+    # Evenly: no slot holds more than twice its share of the papers.
+    assert max(dues.values()) <= 2 * len(keys) / LOOKUP_SLOTS
+    # A paper's slots stay a whole interval apart, in the same slot of each interval.
+    for key in keys[:50]:
+        following = next_lookup(key, NOW, WEEK)
+        assert next_lookup(key, following, WEEK) - following == timedelta(seconds=WEEK)
