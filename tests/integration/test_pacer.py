@@ -237,9 +237,9 @@ def test_a_crossref_client_takes_its_turns_on_its_hosts_row(database_url: str) -
             assert pacer is not None
             publications = PublicationsSettings(crossref_url=crossref.url, crossref_interval=0.05)
             with CrossrefClient(publications, ArxivSettings(), pacer=pacer) as client:
-                client.work("10.1000/unknown")
+                client.notices(["10.1000/unknown"])
                 stamped = _host_stamp(storage.engine, host_of(crossref.url))
-                client.work("10.1000/unknown")
+                client.notices(["10.1000/unknown"])
             assert len(crossref.requests) == 2
             assert stamped is not None
             later = _host_stamp(storage.engine, host_of(crossref.url))

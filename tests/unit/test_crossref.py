@@ -23,9 +23,9 @@ from syncd.sources.crossref import (
     clean_title,
     linked_works,
     notice_targets,
-    parse_work,
     parse_work_list,
     readable_works,
+    work_from_item,
 )
 from syncd.sources.polite import ProcessPacer, host_of, process_pacer
 from tests.fakecrossref import FakeCrossref
@@ -77,7 +77,7 @@ class TestParser:
         assert threadfin.date == "2023-01-30" and threadfin.source is PublicationSource.CROSSREF
 
     def test_a_recorded_work_lists_its_correction_from_updated_by(self) -> None:
-        work = parse_work(_body("work-updated-by.json"))
+        work = work_from_item(json.loads(_body("work-updated-by.json"))["message"])
         assert work.doi == "10.1371/journal.pone.0033693"
         assert work.venue == "PLoS ONE" and work.date == "2012-03-21"
         assert work.authors[0].endswith("Sadasivan")
@@ -169,8 +169,8 @@ class TestParser:
     def test_a_work_without_a_title_is_refused(self) -> None:
         answer = recorded("crossref/work-updated-by.json")
         answer["message"]["title"] = []
-        with pytest.raises(PublicationSourceError, match="no title"):
-            parse_work(json.dumps(answer).encode())
+        with pytest.raises(ValueError, match="no title"):
+            work_from_item(answer["message"])
 
 
 class TestClient:
@@ -256,18 +256,22 @@ class TestClient:
         ]
         assert client.requests == {"notices": 2}
 
-    def test_a_work_lists_its_notices_and_an_unknown_or_arxiv_doi_is_none(
+    def test_a_linked_work_carries_the_notices_its_updated_by_lists(
         self, crossref: FakeCrossref
     ) -> None:
-        crossref.publish("10.1000/paper", title="A paper", authors=("Ada Lovelace",), year=2024)
+        crossref.publish(
+            "10.1000/paper",
+            title="A paper",
+            authors=("Ada Lovelace",),
+            year=2024,
+            preprint="2401.00003",
+            link="doi",
+        )
         crossref.add_notice("10.1000/paper", "10.1000/paper-fix", date=(2025, 2, 1))
         with _client(crossref.url) as client:
-            work = client.work("10.1000/PAPER")
-            assert client.work("10.48550/arXiv.2401.00003") is None
-            assert client.work("10.1000/unknown") is None
-        assert work is not None and [n.doi for n in work.notices] == ["10.1000/paper-fix"]
-        assert work.notices[0].date == "2025-02-01"
-        assert [r.status for r in crossref.requests_of("work")] == [200, 404, 404]
+            (linked,) = client.linked_works(["2401.00003"])
+        assert [n.doi for n in linked.work.notices] == ["10.1000/paper-fix"]
+        assert linked.work.notices[0].date == "2025-02-01"
 
     def test_a_source_that_is_down_fails_visibly(self, crossref: FakeCrossref) -> None:
         crossref.fail(503)
@@ -323,12 +327,12 @@ class TestPoliteness:
             with CrossrefClient(
                 publications, arxiv, clock=lambda: 100.0, sleep=slept.append
             ) as client:
-                client.work("10.1000/unknown")
+                client.notices(["10.1000/unknown"])
         assert slept == [pytest.approx(0.2)]
 
     def test_without_a_contact_no_mailto_is_sent(self, crossref: FakeCrossref) -> None:
         with _client(crossref.url, contact=None) as client:
-            client.work("10.1000/unknown")
+            client.notices(["10.1000/unknown"])
         (request,) = crossref.requests
         assert request.param("mailto") is None
         assert request.user_agent is not None and "mailto:" not in request.user_agent

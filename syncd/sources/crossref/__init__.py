@@ -14,9 +14,9 @@ from syncd.sources.crossref._parser import (
     clean_title,
     linked_works,
     notice_targets,
-    parse_work,
     parse_work_list,
     readable_works,
+    work_from_item,
 )
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "clean_title",
     "linked_works",
     "notice_targets",
-    "parse_work",
     "parse_work_list",
     "readable_works",
+    "work_from_item",
 ]

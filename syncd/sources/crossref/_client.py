@@ -21,19 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import Unpack
-from urllib.parse import quote
 
 import structlog
 
 from syncd.config import ArxivSettings, PublicationsSettings
 from syncd.domain.bibliographic import YEAR_WINDOW
 from syncd.domain.publications import LinkedWork, Notice, Work, normalize_doi
-from syncd.errors import RequestRefused
 from syncd.sources.crossref._parser import (
     WorkList,
     linked_works,
     notice_targets,
-    parse_work,
     parse_work_list,
     readable_works,
 )
@@ -73,7 +70,7 @@ def _batches(values: Sequence[str], size: int) -> Iterator[Sequence[str]]:
 class CrossrefClient(ServiceClient):
     """Crossref, asked politely; use it as a context manager.
 
-    ``requests`` counts requests by kind: ``link``, ``search``, ``notices``, ``work``.
+    ``requests`` counts requests by kind: ``link``, ``search``, ``notices``.
     """
 
     def __init__(
@@ -145,14 +142,3 @@ class CrossrefClient(ServiceClient):
             for page in self._list("notices", params):
                 found.extend(notice_targets(page.items, set(batch)))
         return found
-
-    def work(self, doi: str) -> Work | None:
-        """The work of ``doi`` (with the notices its ``updated-by`` lists); ``None`` when
-        Crossref knows no such DOI (arXiv's DataCite DOIs among them)."""
-        path = "/works/" + quote(doi, safe="/")
-        try:
-            return self._get("work", path, self._params({}), parse_work, _SETTING)
-        except RequestRefused as exc:
-            if exc.status == 404:
-                return None
-            raise

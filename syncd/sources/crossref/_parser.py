@@ -44,7 +44,6 @@ __all__ = [
     "linked_works",
     "notice_targets",
     "parse_json",
-    "parse_work",
     "parse_work_list",
     "readable_works",
     "work_from_item",
@@ -125,15 +124,6 @@ def parse_work_list(body: bytes) -> WorkList:
             "crossref_item_skipped", reason="not an object", count=len(items) - len(objects)
         )
     return WorkList(objects, total)
-
-
-def parse_work(body: bytes) -> Work:
-    """A ``work`` answer's work (``/works/{doi}``)."""
-    item = _message(body, "work")
-    try:
-        return work_from_item(item)
-    except ValueError as exc:
-        raise PublicationSourceError(f"Crossref's work cannot be read: {exc}") from exc
 
 
 def clean_title(value: str) -> str:
