@@ -63,7 +63,7 @@ from syncd.domain.record import split_arxiv_id
 from syncd.domain.vocabulary import Decision
 from syncd.errors import ConflictError, UpstreamError
 from syncd.service.planning import log_events
-from syncd.sources.crossref import CrossrefClient
+from syncd.sources.crossref import NOTICE_BATCH, CrossrefClient
 from syncd.sources.openalex import OpenAlexClient
 from syncd.sources.polite import Plumbing, host_of
 from syncd.storage import DuePaper, Storage
@@ -78,9 +78,9 @@ __all__ = [
 
 _log = structlog.get_logger(__name__)
 
-# Papers looked up together: one Crossref request for their links, one for their
-# notices.  Crossref's filters take this many values in one URL comfortably.
-BATCH = 20
+# Papers looked up together: as many as one request for their notices takes (their
+# links take two: each arXiv id is asked in two forms).
+BATCH = NOTICE_BATCH
 # Papers one scheduled run looks up at most; the rest wait for the next run.
 RUN_LIMIT = 500
 
