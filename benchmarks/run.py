@@ -143,8 +143,8 @@ QUICK = Plan(
     import_authors=200,
     import_reps=3,
     harvest_reps=2,
-    publication_sizes=(100, 1_000),
-    publication_cpu_papers=200,
+    publication_sizes=(100,),
+    publication_cpu_papers=100,
     publication_reps=2,
 )
 
