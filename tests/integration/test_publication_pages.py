@@ -12,9 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import schemathesis
 import sqlalchemy as sa
-from hypothesis import HealthCheck, given, settings
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -22,6 +20,7 @@ from syncd.domain.publications import link_json, notice_json
 from syncd.web.schemas import EventOut, PaperOut
 from tests.conftest import BOTH_DATABASES, database_for
 from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.integration.schemas import api_operations, check_against_its_schema
 from tests.publications import (
     FEDCG_LINK,
     FEDCG_RETRACTION,
@@ -221,24 +220,12 @@ class TestApiAndCli:
 def test_the_paper_and_event_routes_keep_their_schema(site: Site) -> None:
     """With publications and notices recorded, what the read routes answer is what
     /api/v1/openapi.json says (schemathesis), nullable or not."""
-    api = schemathesis.openapi.from_url(f"{site.url}/api/v1/openapi.json")
     reads = [
-        result.ok()
-        for result in api.get_all_operations()
-        if result.ok().method.upper() == "GET"
-        and result.ok().path.startswith(("/api/v1/papers", "/api/v1/events"))
+        operation
+        for operation in api_operations(site)
+        if operation.method.upper() == "GET"
+        and operation.path.startswith(("/api/v1/papers", "/api/v1/events"))
     ]
     assert len(reads) == 4
     for operation in reads:
-
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=15,
-            deadline=None,
-            database=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        )
-        def keeps_its_schema(case: schemathesis.Case) -> None:
-            case.call_and_validate()
-
-        keeps_its_schema()
+        check_against_its_schema(operation, examples=15)

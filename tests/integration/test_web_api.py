@@ -8,8 +8,6 @@ from typing import Any
 
 import httpx
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
 
 from syncd.config import load_settings
 from syncd.domain.record import Record
@@ -20,6 +18,7 @@ from syncd.web.ops import Readiness
 from syncd.web.server import HttpServer
 from tests.fakearxiv import FakeArxiv, make_record
 from tests.integration.conftest import Site, Syncd, serving, sync_ok
+from tests.integration.schemas import api_operations, check_against_its_schema
 from tests.scenario import CALIBRATION_KEY, NESTPIPE
 
 ADMIN_TOKEN = "an-operator-token-of-some-length"
@@ -240,24 +239,12 @@ class TestSchema:
 @pytest.mark.slow
 def test_every_route_keeps_its_schema(site: Site) -> None:
     """For generated input every route answers without a 5xx and as its schema says."""
-    api = schemathesis.openapi.from_url(f"{site.url}/api/v1/openapi.json")
-    operations = [result.ok() for result in api.get_all_operations()]
+    operations = api_operations(site)
     # 5 of papers, events, webhooks; 6 of authors; 5 of groups, 2 more reads of them;
     # 3 of publications' review
     assert len(operations) == 21
     for operation in operations:
-
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=30,
-            deadline=None,
-            database=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        )
-        def keeps_its_schema(case: schemathesis.Case) -> None:
-            case.call_and_validate()
-
-        keeps_its_schema()
+        check_against_its_schema(operation, examples=30)
 
 
 def _paper(arxiv_id: str) -> Record:
