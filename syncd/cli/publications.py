@@ -20,6 +20,7 @@ from syncd.domain.publications import review_json
 from syncd.domain.vocabulary import Decision
 from syncd.errors import ConfigError
 from syncd.service.app import App
+from syncd.service.authors import arxiv_ids
 from syncd.service.publications import (
     check_publications,
     decide_publication,
@@ -35,7 +36,8 @@ def check(args: argparse.Namespace, app: App) -> int:
         raise ConfigError("publications lookups are off: set [publications] enabled = true")
     app.register_endpoints()
     with publication_sources(settings, app.storage) as sources:
-        run = check_publications(app.storage, sources, settings, arxiv_ids=args.ids or None)
+        named = arxiv_ids(args.ids) if args.ids else None
+        run = check_publications(app.storage, sources, settings, arxiv_ids=named)
     print(
         f"publications: {counted(run.checked, 'paper')} looked up,"
         f" {counted(len(run.events), 'event')}, {run.failed} failed"

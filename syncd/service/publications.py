@@ -61,7 +61,7 @@ from syncd.domain.publications import (
 )
 from syncd.domain.record import split_arxiv_id
 from syncd.domain.vocabulary import Decision
-from syncd.errors import ConflictError, UpstreamError
+from syncd.errors import ConflictError, NotFoundError, UpstreamError
 from syncd.service.planning import log_events
 from syncd.sources.crossref import NOTICE_BATCH, CrossrefClient
 from syncd.sources.openalex import OpenAlexClient
@@ -370,14 +370,18 @@ def _bare(arxiv_id: str) -> str:
 def decide_publication(
     storage: Storage, paper: str, doi: str, decision: Decision, when: datetime
 ) -> list[Event]:
-    """A person's word on a link of ``paper`` (its arXiv id or key) to ``doi``: a confirmed
-    candidate is announced; a rejected link, candidate or current, never comes back.
+    """A person's word on a link of ``paper`` (its key, or its arXiv id in any form people
+    paste) to ``doi``: a confirmed candidate is announced; a rejected link, candidate or
+    current, never comes back.
 
     ``doi`` may be ``journal-ref`` (arXiv's journal reference without a DOI).  A
     link the paper does not have, or one in a state the decision does not apply
     to, is a ``ConflictError`` that says why.
     """
-    paper_id, known = storage.publications.known(paper)
+    found = storage.papers.find(paper)
+    if found is None:
+        raise NotFoundError(f"no paper with key or arXiv id {paper!r}")
+    paper_id, known = storage.publications.known(found.key)
     key = normalize_doi(doi) or doi.strip().lower()
     decide = confirm if decision == Decision.CONFIRMED else reject
     try:

@@ -81,7 +81,10 @@ def test_a_near_miss_is_held_for_review_then_confirmed_by_the_cli(
     configure(syncd, crossref, receiver)
     item = _near_miss(syncd, crossref)
 
-    outcome = syncd("publications", "confirm", NEAR_MISS, NEAR_MISS_DOI)
+    # The paper as people paste it, versioned; the DOI as a resolver's address.
+    outcome = syncd(
+        "publications", "confirm", f"arXiv:{NEAR_MISS}v1", f"https://doi.org/{NEAR_MISS_DOI}"
+    )
     assert outcome.code == 0, outcome.err
 
     _announced_as_confirmed(syncd, receiver, item["publication"]["score"])

@@ -70,7 +70,7 @@ def _down_then_back(syncd: Syncd, crossref: FakeCrossref) -> None:
     once only through the lookups after."""
     crossref.fail(None)
     check_ok(syncd, DOWN)
-    check_ok(syncd, DOWN)
+    check_ok(syncd, f"https://arxiv.org/abs/{DOWN}v1")  # the id as people paste it
     check_ok(syncd)
     assert the_publication(syncd, DOWN)["doi"] == DOWN_DOI
     assert [link["doi"] for link in links(syncd)[DOWN]] == [DOWN_DOI]
