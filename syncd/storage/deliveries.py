@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "delivery_row",
     "insert_events",
     "queue_deliveries",
+    "takes",
 ]
 
 # The largest body of a standard digest: a cycle's digest is split, in
@@ -91,6 +92,18 @@ def audiences(conn: Connection, endpoints: Sequence[Any]) -> dict[int, Audience]
     return {e.id: Audience.of(e.authors, e.groups, members) for e in endpoints}
 
 
+def takes(
+    endpoint: Any,
+    audience: Audience,
+    event_type: str,
+    kinds: Sequence[str],
+    names: Collection[str],
+) -> bool:
+    """Whether ``endpoint`` (an endpoints row) takes an event of this type and kinds naming
+    these followed authors: its filters accept it and its ``audience`` takes one of them."""
+    return accepts(endpoint.events, endpoint.kinds, event_type, kinds) and audience.takes(names)
+
+
 def queue_deliveries(
     conn: Connection, published: Sequence[tuple[Event, int]], *, when: datetime
 ) -> None:
@@ -119,8 +132,7 @@ def queue_deliveries(
         taken = [
             (event, paper_id)
             for event, paper_id in published
-            if accepts(endpoint.events, endpoint.kinds, event.type, event.kinds)
-            and audience[endpoint.id].takes(event.names)
+            if takes(endpoint, audience[endpoint.id], event.type, event.kinds, event.names)
         ]
         if not taken:
             continue

@@ -11,7 +11,6 @@ from sqlalchemy.engine import Connection
 
 from syncd.domain.model import Event
 from syncd.domain.record import Record
-from syncd.domain.routing import accepts
 from syncd.domain.vocabulary import AUTHOR_EVENTS, EventType, PaperStatus
 from syncd.errors import NotFoundError
 from syncd.storage import rows
@@ -22,6 +21,7 @@ from syncd.storage.deliveries import (
     delivery_row,
     insert_events,
     queue_deliveries,
+    takes,
 )
 from syncd.storage.models import EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
@@ -284,8 +284,7 @@ def _name_joiners(conn: Connection, joined: Sequence[WrittenPaper], when: dateti
             delivery_row(endpoint.id, row.paper_id, row.seq, when)
             for endpoint in endpoints
             if (row.seq, endpoint.id) not in taken
-            and accepts(endpoint.events, endpoint.kinds, row.type, row.kinds)
-            and audience[endpoint.id].takes(arriving)
+            and takes(endpoint, audience[endpoint.id], row.type, row.kinds, arriving)
             and not audience[endpoint.id].takes(row.authors)
         ]
     if delivery_rows:
