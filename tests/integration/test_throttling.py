@@ -63,12 +63,12 @@ def _most_tries(seconds: float) -> int:
     return tries
 
 
-def _metric(daemon: Daemon, name: str, host: str) -> float:
+def _metric(daemon: Daemon, name: str, host: str) -> float | None:
+    """The value of ``name`` for ``host`` on the daemon's /metrics; None while it has none."""
     found = re.search(
         rf'^{name}\{{host="{re.escape(host)}"\}} (\S+)$', daemon.get("/metrics").text, re.M
     )
-    assert found is not None, name
-    return float(found.group(1))
+    return float(found.group(1)) if found is not None else None
 
 
 # Both databases: on PostgreSQL two replicas share the cooldown (on SQLite there is one).
@@ -101,8 +101,12 @@ def test_a_storm_of_429s_slows_every_replica_and_then_passes(
     assert "arXiv is throttling us" in daemon.get("/").text
     readyz = daemon.get("/readyz").json()["checks"]["arxiv"]
     assert readyz.startswith(f"arXiv is throttling us ({host}: ")
-    assert _metric(daemon, "syncd_arxiv_throttled_total", host) >= 1
-    assert _metric(daemon, "syncd_arxiv_cooldown_seconds", host) >= 0
+    # A process counts the 429s it received itself: with two replicas the one that
+    # claimed the cycle took them, so the count is over both.
+    throttled = [_metric(r, "syncd_arxiv_throttled_total", host) for r in replicas]
+    assert sum(n or 0 for n in throttled) >= 1, throttled
+    cooldown = _metric(daemon, "syncd_arxiv_cooldown_seconds", host)
+    assert cooldown is not None and cooldown >= 0
 
     # Restarted into a cooldown (made long enough to outlast the restart): no request
     # starts before it ends.
