@@ -397,13 +397,14 @@ class TestResponseCap:
         assert len(server.requests) == 1
 
     def test_streamed_body_over_cap(self, fake_time: FakeTime) -> None:
-        """A body without Content-Length is cut off once it passes the cap."""
+        """A body without Content-Length is cut off once it passes the cap, while it parses."""
         pulled: list[int] = []
 
         def chunks() -> Iterator[bytes]:
+            yield ONE[: ONE.index(b"<entry>")]
             for n in range(100):
                 pulled.append(n)
-                yield b"x" * 512
+                yield b"<!-- " + b"x" * 500 + b" -->"
 
         server = Server(fake_time, lambda request: httpx.Response(200, content=chunks()))
         client = make_client(server, max_response_bytes=1024)
@@ -973,7 +974,7 @@ class TestAuthorFeed:
         """The feed asked for is ``.atom``, one <author> per person, not ``.atom2``."""
         server = Server(fake_time, ok(make_feed(paper_ids(3), total=3, start=0, per_page=3)))
         client = make_client(server, author_feed_url="http://arxiv.test/a/")
-        records = client.author_feed("0000-0002-7970-7855")
+        records = client.author_feed("0000-0002-7970-7855").records
         assert [r.arxiv_id for r in records] == paper_ids(3)
         assert str(server.requests[0].url) == "http://arxiv.test/a/0000-0002-7970-7855.atom"
         assert client.requests == 1
@@ -984,7 +985,7 @@ class TestAuthorFeed:
             rb"<opensearch:\w+>\d+</opensearch:\w+>", b"", make_feed(paper_ids(2), total=2, start=0)
         )
         server = Server(fake_time, ok(body))
-        assert len(make_client(server).author_feed("warner_s_1")) == 2
+        assert len(make_client(server).author_feed("warner_s_1").records) == 2
 
     def test_a_feed_announcing_more_than_it_holds_is_refused(self, fake_time: FakeTime) -> None:
         server = Server(fake_time, ok(make_feed(paper_ids(2), total=5, start=0)))
