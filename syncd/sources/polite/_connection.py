@@ -206,10 +206,9 @@ class PoliteConnection:
 
         ``parse`` reads a 200's body, and a 4xx's to find the service's own
         error (it raises it); every request shares the pacing, deadlines,
-        size cap and retries this way.  With ``reader``, a 200's body is fed
-        to a fresh reader from it as it arrives instead (under the same cap
-        and deadline), and never held whole.  ``setting`` is the
-        configuration key that holds ``url``, which a redirect's error names.
+        size cap and retries this way.  With ``reader``, a 200's body is fed to
+        a fresh reader as it arrives instead, never held whole.  ``setting`` is
+        the configuration key that holds ``url``, which a redirect's error names.
         """
         policy = self._policy
         host = host_of(url)
