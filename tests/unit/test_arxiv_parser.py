@@ -602,3 +602,55 @@ class TestHostileInput:
         body = f'<feed xmlns="{ATOM}">'.encode() + b"<a>" * depth + b"</a>" * depth + b"</feed>"
         with pytest.raises(FeedError, match="not well-formed"):
             parse_feed(body)
+
+
+class TestFeedReader:
+    """A body read piece by piece, as the connection hands it over (issue 34)."""
+
+    def test_pieces_of_any_size_read_as_the_whole(self) -> None:
+        """The 100-entry page fed 7 bytes at a time gives the same page as fed whole."""
+        body = fixture("query_all-testing_start0_max100.xml")
+        reader = FeedReader(paged=True)
+        for at in range(0, len(body), 7):
+            reader.feed(body[at : at + 7])
+        assert reader.close() == parse_feed(body)
+
+    def test_keep_reads_the_first_entries_and_counts_the_rest(self) -> None:
+        """With ``keep=2``, entries 3 to 5 are counted, not read: one that is malformed
+        there does not fail the read."""
+        broken = entry("2401.00005v1", title=None)
+        body = feed(*(entry(f"2401.0000{n}v1") for n in range(1, 5)), broken)
+        reader = FeedReader(paged=True, keep=2)
+        reader.feed(body)
+        page = reader.close()
+        assert [r.arxiv_id for r in page.records] == ["2401.00001", "2401.00002"]
+        assert (page.dropped, page.entries, page.total_results) == (3, 5, 5)
+        with pytest.raises(FeedError, match="entry 5"):
+            parse_feed(body)
+
+    @pytest.mark.parametrize("cut", [1, 4, 8])
+    def test_a_declaration_split_between_pieces_is_refused(self, cut: int) -> None:
+        """``<!DOCTYPE`` cut anywhere between two pieces is still seen before parsing."""
+        body = ATTACKS["billion_laughs"].encode()
+        at = body.index(b"<!DOCTYPE") + cut
+        reader = FeedReader(paged=True)
+        reader.feed(body[:at])
+        with pytest.raises(FeedError, match="DOCTYPE or entities"):
+            reader.feed(body[at:])
+
+    def test_a_byte_that_is_not_utf8_is_placed_in_the_whole_body(self) -> None:
+        """A bad byte past the first piece is named at its offset in the body."""
+        good = feed(*(entry(f"2401.{n:05d}v1") for n in range(1, 800)))
+        at = good.rindex(b"<title>") + len(b"<title>")
+        body = good[:at] + b"\xc3\x28" + good[at:]
+        assert at > 64 * 1024
+        with pytest.raises(FeedError, match=f"not UTF-8: byte 0xc3 at offset {at}\\)"):
+            parse_feed(body)
+
+    def test_entries_read_are_dropped_from_the_tree(self) -> None:
+        """After each piece the tree holds at most the entry being read: memory stays
+        that of one entry, however long the feed."""
+        reader = FeedReader(paged=True, keep=0)
+        reader.feed(feed(*(entry(f"2401.{n:05d}v1") for n in range(1, 2000))))
+        root = reader._parser.close()
+        assert len(root) <= 1
