@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import structlog
+
 from syncd import metrics
 from syncd.domain.attribution import split_batch
 from syncd.domain.authors import Author
@@ -34,6 +36,8 @@ from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
 
 __all__ = ["QueryReader", "read_queries"]
+
+_log = structlog.get_logger(__name__)
 
 
 @dataclass(slots=True)
@@ -66,9 +70,12 @@ def read_queries(
     cuts = _read(storage, client, readers, cap)
     if cuts is None:  # the batch holds more than it may read: each author alone
         cuts = [cut for reader in readers for cut in _read(storage, client, [reader], cap) or ()]
-    for cut in cuts:
+    for reader, cut in zip(readers, cuts, strict=True):
         if cut is not None:
             metrics.observe_truncated(ResultSource.QUERY)
+            _log.warning(
+                "author_query_truncated", author=reader.author.name, kept=cut.kept, total=cut.total
+            )
     return cuts
 
 
