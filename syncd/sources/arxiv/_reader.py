@@ -2,11 +2,13 @@
 
 The body is fed piece by piece (a ``syncd.sources.polite.BodyReader``) to the
 hardened pull parser.  Each of the feed's top-level elements (an entry, an
-OpenSearch counter) is read as soon as it ends and then dropped from the
-tree, so what the reader holds at any time is one entry and the records it
-kept.  It keeps at most ``keep`` records: the entries past them are counted
-(``FeedPage.dropped``) but not read, so an author feed of 50,000 entries costs
-the memory of ``keep`` records, not of the body or its tree.
+OpenSearch counter) is read as soon as it ends, and the elements read are
+dropped from the tree in batches of ``_HELD``, the most entries a page of the
+API may hold (removed one at a time, they would cost more than the parse, and
+a page never needs it), so the reader holds at most that many entries' tree
+and the records it kept.  It keeps at most ``keep`` records: the entries past them
+are counted (``FeedPage.dropped``) but not read, so an author feed of 50,000
+entries costs the memory of ``keep`` records, not of the body or its tree.
 
 Every protection of the whole-body parse holds piece by piece: a DOCTYPE or
 entity declaration is refused as soon as a piece holds it (or two pieces
@@ -19,8 +21,8 @@ same way, so there is one parse of an arXiv feed.
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
+from typing import cast
 
 from lxml import etree
 
@@ -44,13 +46,16 @@ __all__ = ["FeedPage", "FeedReader", "parse_author_feed", "parse_feed"]
 
 # What the reader is told of: the elements that may be the feed's children.
 _TOP_LEVEL = (ENTRY, *COUNTERS)
-_DECLARATIONS = (b"<!DOCTYPE", b"<!ENTITY")
-# The bytes of a piece kept to find a declaration that starts in it and ends in the next.
-_OVERLAP = max(len(mark) for mark in _DECLARATIONS) - 1
+# The bytes of a piece kept to find a declaration (``<!DOCTYPE``, ``<!ENTITY``) that
+# starts in it and ends in the next.
+_OVERLAP = len(b"<!DOCTYPE") - 1
 # What error messages look at to say what a body that is not a feed looks like.
 _HEAD_BYTES = 4096
 # How a body already in memory is fed: pieces of the size a network read gives.
 _PIECE_BYTES = 64 * 1024
+# The most elements read that stay in the tree before they are dropped, all at once:
+# the most entries a page of the API holds (its max_results), 2,000.
+_HELD = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +91,14 @@ class FeedReader:
         self._joined = joined
         self._keep = keep
         self._parser = hardened_pull_parser(_TOP_LEVEL)
-        self._utf8 = codecs.getincrementaldecoder("utf-8")()
-        self._not_utf8 = ""  # where the body first stops being UTF-8, for the error
         self._head = b""
         self._tail = b""
-        self._size = 0
+        # The piece before the one being parsed (libxml2 may find a fault in it late).
+        self._previous = b""
+        self._size = 0  # the bytes before ``_previous``
+        self._held = 0
         self._blank = True
-        self._root_checked = False
+        self._root: etree._Element | None = None  # known once its first child ended
         self._counters: dict[str, int] = {}
         self._records: list[Record] = []
         self._dropped = 0
@@ -103,7 +109,7 @@ class FeedReader:
         # and external entities before libxml2 sees them.  The parser is forced
         # to UTF-8, so these ASCII patterns cannot hide behind another encoding.
         window = self._tail + piece
-        if any(mark in window for mark in _DECLARATIONS):
+        if b"<!DOCTYPE" in window or b"<!ENTITY" in window:
             raise FeedError(DTD_REFUSED + shape_hint(self._head or window))
         self._tail = piece[-_OVERLAP:]
         self._parse_piece(piece)
@@ -112,11 +118,10 @@ class FeedReader:
         """The page the body made, once all of it was fed."""
         if self._blank:
             raise FeedError("the response body is empty")
-        self._note_utf8(b"", final=True)
         try:
             root = self._parser.close()
         except etree.LxmlError as exc:
-            raise self._not_xml(exc) from exc
+            raise self._not_xml(exc, b"") from exc
         self._check_root(root)
         return self._page()
 
@@ -128,24 +133,25 @@ class FeedReader:
             self._blank = False
         if len(self._head) < _HEAD_BYTES:
             self._head += piece[: _HEAD_BYTES - len(self._head)]
-        self._note_utf8(piece)
-        self._size += len(piece)
         try:
             self._parser.feed(piece)
         except etree.LxmlError as exc:
-            raise self._not_xml(exc) from exc
-        for _event, element in self._parser.read_events():
-            assert isinstance(element, etree._Element)  # "end" events carry elements
+            raise self._not_xml(exc, piece) from exc
+        self._size += len(self._previous)
+        self._previous = piece
+        for _event, ended in self._parser.read_events():
+            element = cast("etree._Element", ended)  # "end" events carry elements
             parent = element.getparent()
-            if parent is None or parent.getparent() is not None:
-                continue  # the root, or inside an entry: read with its entry
-            if not self._root_checked:
+            if parent is None or parent is not self._root:
+                if self._root is not None or parent is None or parent.getparent() is not None:
+                    continue  # the root, or inside an entry: read with its entry
                 self._check_root(parent)
             self._take(element)
-            # Done with it and with the feed's own children before it.
-            element.clear()
-            while element.getprevious() is not None:
-                del parent[0]
+            self._held += 1
+            if self._held > _HELD:  # done with those before it, the feed's own children too
+                while element.getprevious() is not None:
+                    del parent[0]
+                self._held = 1
 
     def _take(self, element: etree._Element) -> None:
         """Read one of the feed's children: an entry (kept or counted) or a counter."""
@@ -164,7 +170,7 @@ class FeedReader:
 
     def _check_root(self, root: etree._Element) -> None:
         """Refuse a document that declared a DTD after all, or whose root is not an Atom feed."""
-        self._root_checked = True
+        self._root = root
         docinfo = root.getroottree().docinfo
         doctype = getattr(docinfo, "doctype", "")  # missing from lxml-stubs
         if doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
@@ -175,24 +181,32 @@ class FeedReader:
                 " (an HTML error page from a proxy?)"
             )
 
-    def _note_utf8(self, piece: bytes, *, final: bool = False) -> None:
-        """Remember where the body first stops being UTF-8 (offset and byte), for ``_not_xml``."""
-        if self._not_utf8:
-            return
-        pending = self._utf8.getstate()[0]
-        try:
-            self._utf8.decode(piece, final)
-        except UnicodeDecodeError as exc:
-            data = pending + piece
-            offset = self._size - len(pending) + exc.start
-            self._not_utf8 = f" (not UTF-8: byte 0x{data[exc.start]:02x} at offset {offset})"
-
-    def _not_xml(self, exc: etree.LxmlError) -> FeedError:
-        """The error for a body that does not parse, with what it looks like when that is clear."""
-        hint = shape_hint(self._head) or self._not_utf8
+    def _not_xml(self, exc: etree.LxmlError, piece: bytes) -> FeedError:
+        """The error for a body that does not parse at ``piece`` (``b""``: at its end), with
+        what it looks like when that is clear."""
+        hint = shape_hint(self._head) or self._not_utf8(piece)
         if not hint and self._head.lstrip().startswith(b"<"):
             hint = " (cut short?)"
         return FeedError(f"the body is not well-formed XML{hint}: {exc}")
+
+    def _not_utf8(self, piece: bytes) -> str:
+        """Where the last two pieces stop being UTF-8 (byte and offset in the body), or "".
+
+        The parser meets a fault in the piece it was fed, or late in the one
+        before; earlier pieces parsed, so they were UTF-8.
+        """
+        data = self._previous + piece
+        start = self._size
+        # A piece may begin inside a character that started in the piece before it.
+        skip = 0
+        while start and skip < min(3, len(data)) and 0x80 <= data[skip] < 0xC0:
+            skip += 1
+        try:
+            data[skip:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            at = skip + exc.start
+            return f" (not UTF-8: byte 0x{data[at]:02x} at offset {start + at})"
+        return ""
 
     def _page(self) -> FeedPage:
         """The page from the counters and the entries read."""
