@@ -48,6 +48,7 @@ __all__ = [
     "ReportRowOut",
     "ReviewOut",
     "RevisionOut",
+    "TruncationOut",
     "VersionOut",
 ]
 

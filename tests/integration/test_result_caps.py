@@ -115,7 +115,7 @@ def test_a_name_query_past_the_cap_is_cut_and_nothing_vanishes(
 ) -> None:
     """Ada has 40 tracked papers; 30 newer ones make 70, past a cap of 25: each cycle reads
     the newest 25 only, and however many cycles pass, none of the 45 unread papers is
-    counted absent or removed.  Mary, batched with her, is read whole."""
+    counted absent, removed or withdrawn.  Mary, batched with her, is read whole."""
     _publish(arxiv, ADA, range(1, 41))
     _publish(arxiv, MARY, range(101, 104))
     capped = _capped(syncd, cap=100)
@@ -132,6 +132,7 @@ def test_a_name_query_past_the_cap_is_cut_and_nothing_vanishes(
     assert _truncated("truncated", "query") == before + 5
     events = capped.json("events")
     assert [e for e in events if e["type"] == "paper.removed"] == []
+    assert [e for e in events if "withdrawn" in e["kinds"]] == []
     papers = capped.papers()
     assert all(papers[key]["status"] == "tracked" for key in tracked)
     assert _absences(capped) == 0
