@@ -107,14 +107,15 @@ def utc_now() -> datetime:
 class _Answer:
     """A response read under the size cap; ``body`` is ``None`` when it exceeded the cap.
 
-    A body fed to a ``BodyReader`` is not kept: ``read`` is what the reader
-    made of it, or ``refused`` the error it raised.
+    A body fed to a ``BodyReader`` (``fed``) is not kept: ``read`` is what
+    the reader made of it, or ``refused`` the error it raised.
     """
 
     status: int
     reason: str
     headers: httpx.Headers
     body: bytes | None
+    fed: bool = False
     read: Any = None
     refused: UpstreamError | None = None
 
@@ -304,7 +305,7 @@ class PoliteConnection:
         try:
             for chunk in capped_chunks(response, self._policy.max_response_bytes, deadline):
                 reader.feed(chunk)
-            return replace(answer, read=reader.close())
+            return replace(answer, fed=True, read=reader.close())
         except BodyTooLarge:
             return replace(answer, body=None)
         except UpstreamError as exc:
@@ -358,7 +359,7 @@ def _accepted(
             )
         if answer.refused is not None:
             raise answer.refused
-        if answer.read is not None:
+        if answer.fed:
             return cast("T", answer.read)
         return parse(answer.body)
     if 300 <= status < 400:
