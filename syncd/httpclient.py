@@ -33,9 +33,11 @@ import httpx
 __all__ = [
     "MAX_RETRY_AFTER",
     "RETRY_AFTER_STATUSES",
+    "BodyTooLarge",
     "DeadlineBackend",
     "DeadlineTransport",
     "attempt_deadline",
+    "capped_chunks",
     "failure_reason",
     "parse_http_date",
     "parse_retry_after",
@@ -229,16 +231,37 @@ def read_capped(
 
 def _read_whole(chunks: Iterator[bytes], limit: int, deadline: float) -> bytes | None:
     """All of ``chunks``, or ``None`` past ``limit``; ``httpx.ReadTimeout`` past ``deadline``."""
-    read: list[bytes] = []
+    try:
+        return b"".join(_capped(chunks, limit, deadline))
+    except BodyTooLarge:
+        return None
+
+
+class BodyTooLarge(Exception):
+    """A body, declared or read, is longer than the cap it is read under."""
+
+
+def capped_chunks(response: httpx.Response, limit: int, deadline: float) -> Iterator[bytes]:
+    """The chunks of a streamed ``response``'s body as they arrive, under ``read_capped``'s rules.
+
+    For a body parsed as it arrives, never held whole: ``BodyTooLarge`` as
+    soon as it exceeds ``limit``, ``httpx.ReadTimeout`` past ``deadline``.
+    """
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    return _capped(response.iter_bytes(), limit, deadline)
+
+
+def _capped(chunks: Iterator[bytes], limit: int, deadline: float) -> Iterator[bytes]:
     size = 0
     for chunk in chunks:
         size += len(chunk)
         if size > limit:
-            return None
+            raise BodyTooLarge
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout("the response took longer than the timeout to arrive")
-        read.append(chunk)
-    return b"".join(read)
+        yield chunk
 
 
 def _read_prefix(chunks: Iterator[bytes], limit: int, deadline: float) -> bytes:

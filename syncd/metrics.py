@@ -37,7 +37,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from syncd import __version__
-from syncd.domain.vocabulary import EVENT_TYPES, KINDS, PaperStatus
+from syncd.domain.vocabulary import EVENT_TYPES, KINDS, PaperStatus, ResultSource
 
 __all__ = [
     "AUTHOR_FEED_RESULTS",
@@ -50,6 +50,7 @@ __all__ = [
     "PAPER_STATUSES",
     "PUBLICATION_REQUESTS",
     "REGISTRY",
+    "RESULT_SOURCES",
     "STATUS_CLASSES",
     "SWEEP_RESULTS",
     "StoreCollector",
@@ -67,6 +68,7 @@ __all__ = [
     "observe_revisions",
     "observe_sweeps",
     "observe_throttled",
+    "observe_truncated",
     "observe_upstream",
     "observe_version_refused",
     "register_store_collector",
@@ -95,6 +97,8 @@ AUTHOR_FEED_RESULTS = ("ok", "failed", "emptied", "unknown")
 # While harvesting, each cycle finds every author's full API sweep due (its slot
 # of sweep_interval not yet swept) or not due.
 SWEEP_RESULTS = ("due", "not_due")
+# What an author's cycle reads up to [arxiv] max_results_per_author: name query, own feed.
+RESULT_SOURCES: tuple[str, ...] = tuple(ResultSource)
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", "error")
 EVENT_KINDS = KINDS
 DELIVERY_OUTCOMES = ("delivered", "retry", "gone", "dead")
@@ -109,26 +113,8 @@ HTTP_DROP_REASONS = ("over_limit", "idle_timeout", "head_timeout", "response_tim
 _CYCLE_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1200, 1800)
 # 50 ms (delivered in the cycle that committed the event) up to 3 days (an
 # endpoint that was down over a weekend and retried with backoff).
-_DELIVERY_BUCKETS = (
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1,
-    2.5,
-    5,
-    10,
-    30,
-    60,
-    300,
-    900,
-    3600,
-    4 * 3600,
-    12 * 3600,
-    86400,
-    2 * 86400,
-    3 * 86400,
-)
+_DELIVERY_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
+_DELIVERY_BUCKETS += tuple(hours * 3600.0 for hours in (1, 4, 12, 24, 48, 72))
 
 # -- the metrics ------------------------------------------------------------------
 
@@ -162,6 +148,13 @@ _AUTHOR_SWEEPS = Counter(
     "syncd_author_sweeps",
     "While harvesting, authors whose full API sweep each cycle found due or not due.",
     ["result"],
+    registry=REGISTRY,
+)
+_TRUNCATED = Counter(
+    "syncd_author_results_truncated",
+    "Reads of an author's results cut at arxiv.max_results_per_author (the older papers left"
+    " unread, never counted absent), by source: query (name query) or feed (own arXiv feed).",
+    ["source"],
     registry=REGISTRY,
 )
 _HARVESTED_RECORDS = Counter(
@@ -278,6 +271,7 @@ def _initialise() -> None:
         (_SYNC_CYCLES, CYCLE_RESULTS),
         (_AUTHOR_FEEDS, AUTHOR_FEED_RESULTS),
         (_AUTHOR_SWEEPS, SWEEP_RESULTS),
+        (_TRUNCATED, RESULT_SOURCES),
         (_UPSTREAM_REQUESTS, STATUS_CLASSES),
         (_EVENTS, EVENT_TYPES),
         (_EVENT_KINDS, EVENT_KINDS),
@@ -328,6 +322,11 @@ def observe_sweeps(due: int, not_due: int) -> None:
     """Count one cycle's authors whose sweep was due and not due."""
     _AUTHOR_SWEEPS.labels("due").inc(due)
     _AUTHOR_SWEEPS.labels("not_due").inc(not_due)
+
+
+def observe_truncated(source: str) -> None:
+    """Count one read of an author's results cut at the cap, by ``RESULT_SOURCES``."""
+    _TRUNCATED.labels(_known(source, RESULT_SOURCES)).inc()
 
 
 def observe_harvest_page(records: int) -> None:

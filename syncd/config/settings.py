@@ -86,6 +86,8 @@ class ArxivSettings(Section):
     # at most once per author_feed_interval seconds: claims change rarely.
     author_feed_url: str = "https://arxiv.org/a/"
     author_feed_interval: float = Field(86400.0, ge=0, le=WEEK)
+    # The newest results a cycle reads of an author's query and feed each; the rest: unread.
+    max_results_per_author: int = Field(10_000, ge=1, le=1_000_000)
     # A throttle's first cooldown step, and the longest one (syncd.domain.throttle).
     throttle_cooldown: float = Field(60.0, gt=0, le=DAY)
     throttle_cooldown_max: float = Field(3600.0, gt=0, le=DAY)

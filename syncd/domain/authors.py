@@ -14,6 +14,7 @@ from typing import Any
 
 from syncd.domain.author_names import author_term
 from syncd.domain.identifiers import unknown_id_advice
+from syncd.domain.model import Truncation
 from syncd.domain.moments import human_time
 from syncd.domain.vocabulary import AuthorOrigin
 
@@ -91,6 +92,8 @@ class AuthorSummary:
     # The id of its own feed that arXiv knows no author by, and since when (issue 30).
     unknown_id: str | None = None
     unknown_id_since: datetime | None = None
+    # Its last reads cut at [arxiv] max_results_per_author (issue 34).
+    truncated: tuple[Truncation, ...] = ()
 
     @property
     def name(self) -> str:
@@ -128,6 +131,10 @@ def author_json(summary: AuthorSummary, next_sync: datetime | None) -> dict[str,
         "needs_review": summary.needs_review,
         "unknown_id": summary.unknown_id,
         "unknown_id_since": _time(summary.unknown_id_since),
+        "truncated": [
+            {"source": str(cut.source), "at": cut.kept, "of": cut.total}
+            for cut in summary.truncated
+        ],
         "last_success": _time(summary.last_success),
         "last_failure": _time(summary.last_failure),
         "last_error": summary.last_error,
@@ -162,6 +169,7 @@ def status_line(summary: AuthorSummary, next_at: datetime | None) -> str:
     if summary.unknown_id is not None:
         since = when(summary.unknown_id_since)
         parts.insert(0, f"{unknown_id_advice(summary.unknown_id)} (since {since})")
+    parts[:0] = [cut.phrase for cut in summary.truncated]
     if summary.last_failure is not None:
         reason = summary.last_error or _NO_REASON
         parts.append(f"last failure {when(summary.last_failure)}: {reason}")

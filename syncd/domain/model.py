@@ -16,7 +16,7 @@ from typing import Any
 from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.publications import Notice, PublicationLink
 from syncd.domain.record import Record, versioned_id
-from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RunStatus
+from syncd.domain.vocabulary import EventType, Origin, PaperStatus, ResultSource, RunStatus
 
 __all__ = [
     "AuthorSyncState",
@@ -35,6 +35,7 @@ __all__ = [
     "SeedRevision",
     "SyncRun",
     "SyncStats",
+    "Truncation",
     "VersionDate",
     "VersionGap",
     "VersionRefusal",
@@ -109,6 +110,26 @@ class AuthorSyncState:
     claimed: int
     # The id of the author's feed when arXiv last answered that it knows no author by it.
     feed_unknown_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """A read of an author's results cut at the cap: the ``kept`` newest of ``total``.
+
+    ``total`` is what arXiv said it holds (``totalResults``, or the entries
+    its feed listed); a read that reached the cap counts as cut even when
+    arXiv holds exactly that many.  What was not read is unread, never absent.
+    """
+
+    source: ResultSource
+    kept: int
+    total: int
+
+    @property
+    def phrase(self) -> str:
+        """The status in words: "name query truncated at 10,000 of 52,310 results"."""
+        what = "name query" if self.source == ResultSource.QUERY else "own feed"
+        return f"{what} truncated at {self.kept:,} of {self.total:,} results"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ __all__ = [
     "PaperStatus",
     "Put",
     "RecordField",
+    "ResultSource",
     "RevisionSource",
     "RunStatus",
     "SeedKnowledge",
@@ -118,6 +119,14 @@ class AuthorOrigin(StrEnum):
 
     CONFIG = "config"  # an [[authors]] table, reconciled at start; changed in the file
     RUNTIME = "runtime"  # `syncd authors add` or the API
+
+
+class ResultSource(StrEnum):
+    """What an author's cycle reads their papers from, each capped at
+    ``[arxiv] max_results_per_author``."""
+
+    QUERY = "query"  # the name query (or the author's custom query)
+    FEED = "feed"  # the author's own arXiv feed (orcid / arxiv_author_id)
 
 
 class Decision(StrEnum):

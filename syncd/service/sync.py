@@ -6,7 +6,10 @@ the end of the cycle (``planner.Observed``).  Then the cycle loads what its
 decisions need (``planner.Snapshot``), links seed papers, lets the pure
 planner decide the writes, and applies them in one transaction per author.
 Any upstream answer that cannot be trusted fails the cycle before anything
-is written.  Authors without a custom query share batched OR queries.
+is written.  Authors without a custom query share batched OR queries, and
+each author's query and own feed are read up to ``[arxiv]
+max_results_per_author`` (``syncd.service.queries``, ``syncd.service.claims``):
+a cycle whose query was cut there counts no absence.
 
 While harvesting (``sweep_all``), an author's cycle is its periodic full
 sweep, once per slot of ``[harvest] sweep_interval``; between sweeps, an
@@ -39,19 +42,18 @@ import structlog
 
 from syncd import metrics
 from syncd.config import SyncSettings
-from syncd.domain.attribution import NameIndex, split_batch
+from syncd.domain.attribution import NameIndex
 from syncd.domain.authors import Author
 from syncd.domain.cadence import SweepStanding, choose_sweeps, sweep_due, sweep_slot
-from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats
+from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats, Truncation
 from syncd.domain.planner import (
     Observed,
     Plan,
 )
 from syncd.domain.record import Record
-from syncd.domain.vocabulary import RunStatus
+from syncd.domain.vocabulary import ResultSource, RunStatus
 from syncd.errors import (
     ConflictError,
-    FeedError,
     Interrupted,
     StoreError,
     Throttled,
@@ -59,9 +61,10 @@ from syncd.errors import (
 )
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
-from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
+from syncd.service.batches import author_batches, last_claims, oldest_first
 from syncd.service.claims import FeedReading, read_feed
 from syncd.service.planning import log_events, observe, plan_author, seed_author
+from syncd.service.queries import QueryReader, read_queries
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
@@ -322,6 +325,8 @@ class _Cycle:
     claims: list[str] | None = None
     # The feed's id, when arXiv answered this cycle that it knows no author by it.
     unknown_feed: str | None = None
+    # What was read this cycle (name query, own feed), each cut at the cap or whole (None).
+    reads: dict[ResultSource, Truncation | None] = field(default_factory=dict)
     requests: int = 0
     # Earlier versions fetched to link seeds, by versioned id.
     fetched: dict[str, Record] = field(default_factory=dict)
@@ -381,22 +386,11 @@ def _sync_batch(
 
 
 def _gather(storage: Storage, client: ArxivClient, cycles: Sequence[_Cycle]) -> None:
-    """Stream the batch's pages, handing each entry to the authors it may be by."""
-    query = batch_query([c.author for c in cycles])
-    for page in client.search(query):
-        fault_point("sync.page_fetched")
-        if len(cycles) == 1:
-            _take(storage, cycles[0], page.records)
-            continue
-        shares, orphans = split_batch(page.records, [c.author.name for c in cycles])
-        if orphans:
-            # A lost entry reads as an absent paper: fail rather than guess.
-            raise FeedError(
-                "batched query returned entries no author's name matches: "
-                + ", ".join(str(r.arxiv_id) for r in orphans[:5])
-            )
-        for cycle in cycles:
-            _take(storage, cycle, shares.get(cycle.author.name, ()))
+    """Stream the batch's pages, each author's entries up to the cap into their cycle
+    (``syncd.service.queries``)."""
+    readers = [QueryReader(c.author, c.observed) for c in cycles]
+    for cycle, cut in zip(cycles, read_queries(storage, client, readers), strict=True):
+        cycle.reads[ResultSource.QUERY] = cut
 
 
 def _take(storage: Storage, cycle: _Cycle, records: Sequence[Record]) -> None:
@@ -441,6 +435,7 @@ def _take_claims(storage: Storage, cycle: _Cycle, reading: FeedReading) -> None:
     cycle.unknown_feed = reading.unknown_id
     if reading.claims is None:
         return
+    cycle.reads[ResultSource.FEED] = reading.truncated
     # An entry the name query also returned is taken as the query had it.
     _take(storage, cycle, [r for r in reading.claims if r.arxiv_id not in cycle.observed.seen])
     cycle.claims = [r.arxiv_id or "" for r in reading.claims]
@@ -461,7 +456,8 @@ def _plan_and_apply(
             cycle.observed,
             fetched=cycle.fetched,
             settings=round_.settings,
-            complete=cycle.complete,
+            # A query cut at the cap did not read the older papers: none is absent.
+            complete=cycle.complete and cycle.reads.get(ResultSource.QUERY) is None,
             claims=cycle.claims or (),
             baseline=cycle.complete and state.baseline_at is None,
             followed=round_.followed,
@@ -482,6 +478,7 @@ def _plan_and_apply(
             unknown_feed=cycle.unknown_feed,
             baseline=baseline,
             read_seq=cycle.read_seq,
+            reads=cycle.reads,
         )
         return plan, events
 

@@ -28,11 +28,17 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from syncd.domain.model import Event, PaperWrite, SyncStats
+from syncd.domain.model import Event, PaperWrite, SyncStats, Truncation
 from syncd.domain.planner import announcement
+from syncd.domain.vocabulary import ResultSource
 from syncd.errors import ConflictError
 from syncd.faults import fault_point
-from syncd.storage.author_feeds import AuthorFeeds, record_claims, record_unknown_feed
+from syncd.storage.author_feeds import (
+    AuthorFeeds,
+    record_claims,
+    record_reads,
+    record_unknown_feed,
+)
 from syncd.storage.authors import Authors
 from syncd.storage.baselines import (
     Baselines,
@@ -177,6 +183,7 @@ class Storage:
         unknown_feed: str | None = None,
         baseline: Mapping[str, Any] | None = None,
         read_seq: int | None = None,
+        reads: Mapping[ResultSource, Truncation | None] | None = None,
     ) -> list[Event]:
         """Write a good cycle's papers, revisions and events and close its run, atomically.
 
@@ -189,7 +196,8 @@ class Storage:
         first complete sync; it is dated, and publishes one ``author.added``
         whose ``changes`` are these.  ``read_seq``: the author's write sequence
         the plan started from; ``StalePlan`` (nothing stored) if another apply
-        wrote their papers since (``claim_writes``).
+        wrote their papers since (``claim_writes``).  ``reads``: whether each
+        source read this cycle (name query, own feed) was cut at the cap.
         """
         when = now()
         with self.db.transaction() as conn:
@@ -206,6 +214,8 @@ class Storage:
                 record_claims(conn, owner, claims, when)
             if unknown_feed is not None:
                 record_unknown_feed(conn, owner, unknown_feed, when)
+            if reads:
+                record_reads(conn, owner, reads)
             if baseline is not None:
                 record_baseline(conn, owner, when)
                 written = [*written, *_announced(writes, written, baseline)]

@@ -1,22 +1,26 @@
 """An author's own arXiv feed as stored: when it was last read, the papers it claims,
-and whether arXiv knows no author by its id (issue 30).
+and whether arXiv knows no author by its id (issue 30); and whether the author's
+last reads (name query, own feed) were cut at the cap (issue 34).
 
-The writes run inside ``Storage.apply_cycle``'s transaction: the claims and the
-feed's date commit with the cycle's papers or not at all.
+The writes run inside ``Storage.apply_cycle``'s transaction: the claims, the
+feed's date and the reads' state commit with the cycle's papers or not at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.model import Truncation
+from syncd.domain.vocabulary import ResultSource
 from syncd.storage.database import Database, chunks, utc
 from syncd.storage.schema import authors_table, paper_authors_table, papers_table
 
-__all__ = ["AuthorFeeds", "record_claims", "record_unknown_feed"]
+__all__ = ["AuthorFeeds", "record_claims", "record_reads", "record_unknown_feed", "truncations"]
 
 
 class AuthorFeeds:
@@ -76,3 +80,28 @@ def record_unknown_feed(conn: Connection, author_id: int, feed_id: str, when: da
         .where(a.c.id == author_id)
         .values(feed_fetched_at=when, feed_unknown_id=feed_id, feed_unknown_since=since)
     )
+
+
+def record_reads(
+    conn: Connection, author_id: int, reads: Mapping[ResultSource, Truncation | None]
+) -> None:
+    """The author's reads this cycle, by source: cut (a ``Truncation``) or whole (``None``).
+
+    A source not read this cycle keeps what its last read said.
+    """
+    values: dict[str, Any] = {}
+    for source, cut in reads.items():
+        values[f"{source}_truncated_at"] = cut.kept if cut is not None else None
+        values[f"{source}_results"] = cut.total if cut is not None else None
+    if values:
+        conn.execute(authors_table.update().where(authors_table.c.id == author_id).values(values))
+
+
+def truncations(row: Any) -> tuple[Truncation, ...]:
+    """The author's last reads that were cut, from a row of ``authors``."""
+    found: list[Truncation] = []
+    for source in ResultSource:
+        kept = getattr(row, f"{source}_truncated_at")
+        if kept is not None:
+            found.append(Truncation(source, kept, getattr(row, f"{source}_results") or kept))
+    return tuple(found)

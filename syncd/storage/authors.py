@@ -28,6 +28,7 @@ from syncd.domain.planner import review
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, Put, RunStatus
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage import rows
+from syncd.storage.author_feeds import truncations
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
 from syncd.storage.papers import paper_select, write_papers
@@ -431,6 +432,7 @@ def _summary(row: Any, counts: dict[str, int], runs: dict[str, Any]) -> AuthorSu
         needs_review=counts.get(NEEDS_REVIEW, 0) > 0,
         unknown_id=row.feed_unknown_id,
         unknown_id_since=utc(row.feed_unknown_since) if row.feed_unknown_since else None,
+        truncated=truncations(row),
         last_started=runs.get("started"),
         last_success=runs.get("success"),
         last_failure=runs.get("failure"),

@@ -77,6 +77,12 @@ authors_table = sa.Table(
     # when: the author's state until a read of the feed succeeds or the identifiers change.
     sa.Column("feed_unknown_id", sa.String(64)),
     sa.Column("feed_unknown_since", _TIME),
+    # The last name query / own feed read cut at [arxiv] max_results_per_author (issue 34):
+    # how many were read and how many arXiv said it holds; NULL when read whole.
+    sa.Column("query_truncated_at", sa.Integer),
+    sa.Column("query_results", sa.Integer),
+    sa.Column("feed_truncated_at", sa.Integer),
+    sa.Column("feed_results", sa.Integer),
     sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 

@@ -12,7 +12,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from syncd.domain.publications import LinkState, MatchLevel, PublicationSource
-from syncd.domain.vocabulary import AuthorOrigin, Decision, EventType, Origin, PaperStatus
+from syncd.domain.vocabulary import (
+    AuthorOrigin,
+    Decision,
+    EventType,
+    Origin,
+    PaperStatus,
+    ResultSource,
+)
 
 __all__ = [
     "AuthorDetailOut",
@@ -41,6 +48,7 @@ __all__ = [
     "ReportRowOut",
     "ReviewOut",
     "RevisionOut",
+    "TruncationOut",
     "VersionOut",
 ]
 
@@ -233,6 +241,14 @@ class ErrorOut(_Out):
     error: str
 
 
+class TruncationOut(_Out):
+    """A read of an author's results cut at the cap: "truncated at N"."""
+
+    source: ResultSource = Field(description="query: the name query; feed: their own arXiv feed")
+    at: int = Field(description="how many results were read (the newest)")
+    of: int = Field(description="how many arXiv said it holds")
+
+
 class AuthorOut(_Out):
     """A followed author (``syncd authors list --json``)."""
 
@@ -252,6 +268,10 @@ class AuthorOut(_Out):
         " an arXiv account, or correct or remove it; null when arXiv knows it (or none is set)"
     )
     unknown_id_since: str | None = Field(description="since when arXiv has said so")
+    truncated: list[TruncationOut] = Field(
+        description="the author's last reads cut at [arxiv] max_results_per_author: the papers"
+        " past the cap were not read (never counted absent); empty when every read was whole"
+    )
     last_success: str | None
     last_failure: str | None
     last_error: str | None = Field(description="why the last failed cycle failed")

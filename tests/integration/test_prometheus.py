@@ -40,6 +40,7 @@ EXPECTED_TYPES = {
     "syncd_last_successful_sync_timestamp_seconds": "gauge",
     "syncd_author_feeds_total": "counter",
     "syncd_author_sweeps_total": "counter",
+    "syncd_author_results_truncated_total": "counter",
     "syncd_upstream_requests_total": "counter",
     "syncd_upstream_retries_total": "counter",
     "syncd_upstream_backoff_seconds_total": "counter",

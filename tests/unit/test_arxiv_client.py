@@ -397,13 +397,14 @@ class TestResponseCap:
         assert len(server.requests) == 1
 
     def test_streamed_body_over_cap(self, fake_time: FakeTime) -> None:
-        """A body without Content-Length is cut off once it passes the cap."""
+        """A body without Content-Length is cut off once it passes the cap, while it parses."""
         pulled: list[int] = []
 
         def chunks() -> Iterator[bytes]:
+            yield ONE[: ONE.index(b"<entry>")]
             for n in range(100):
                 pulled.append(n)
-                yield b"x" * 512
+                yield b"<!-- " + b"x" * 500 + b" -->"
 
         server = Server(fake_time, lambda request: httpx.Response(200, content=chunks()))
         client = make_client(server, max_response_bytes=1024)
@@ -472,6 +473,25 @@ class TestSearch:
         ]
         assert all(r.url.path == "/api/query" for r in server.requests)
         assert server.times == [1000.0, 1003.0, 1006.0]
+
+    def test_a_limit_stops_the_search_at_that_many_results(self, fake_time: FakeTime) -> None:
+        """``limit=15`` of 25 results: the second request asks for the 5 missing, and no
+        third is sent (issue 34: an author's name query read up to the cap)."""
+        ids = paper_ids(25)
+        server = pages_server(
+            fake_time,
+            [make_feed(ids[0:10], total=25, start=0), make_feed(ids[10:15], total=25, start=10)],
+        )
+        with make_client(server) as client:
+            pages = list(client.search('au:"Ada Lovelace"', limit=15))
+        assert [r.arxiv_id for p in pages for r in p.records] == ids[:15]
+        assert [(p["start"], p["max_results"]) for p in server.params] == [("0", "10"), ("10", "5")]
+
+    def test_a_page_longer_than_asked_is_refused_unread(self, fake_time: FakeTime) -> None:
+        """A page of 12 entries for max_results=10 keeps none past 10, and is refused."""
+        server = pages_server(fake_time, [make_feed(paper_ids(12), total=25, start=0)])
+        with make_client(server) as client, pytest.raises(FeedError, match="holds 12 entries"):
+            list(client.search('au:"Ada Lovelace"'))
 
     def test_pages_are_yielded_as_they_arrive(self, fake_time: FakeTime) -> None:
         """The first page is yielded before the second is requested."""
@@ -973,10 +993,21 @@ class TestAuthorFeed:
         """The feed asked for is ``.atom``, one <author> per person, not ``.atom2``."""
         server = Server(fake_time, ok(make_feed(paper_ids(3), total=3, start=0, per_page=3)))
         client = make_client(server, author_feed_url="http://arxiv.test/a/")
-        records = client.author_feed("0000-0002-7970-7855")
+        records = client.author_feed("0000-0002-7970-7855").records
         assert [r.arxiv_id for r in records] == paper_ids(3)
         assert str(server.requests[0].url) == "http://arxiv.test/a/0000-0002-7970-7855.atom"
         assert client.requests == 1
+
+    def test_a_feed_longer_than_the_cap_keeps_its_first_entries(self, fake_time: FakeTime) -> None:
+        """``max_results_per_author = 2`` of a 5-entry feed: the first 2 are records, the
+        other 3 counted (issue 34), the feed still checked whole against totalResults."""
+        server = Server(fake_time, ok(make_feed(paper_ids(5), total=5, start=0, per_page=5)))
+        page = make_client(server, max_results_per_author=2).author_feed("warner_s_1")
+        assert [r.arxiv_id for r in page.records] == paper_ids(2)
+        assert (page.dropped, page.entries) == (3, 5)
+        short = Server(fake_time, ok(make_feed(paper_ids(5), total=6, start=0, per_page=5)))
+        with pytest.raises(FeedError, match="holds 5 entries but says totalResults 6"):
+            make_client(short, max_results_per_author=2).author_feed("warner_s_1")
 
     def test_a_feed_without_opensearch_counters_is_whole(self, fake_time: FakeTime) -> None:
         """arXiv's author feeds may leave the counters out: the feed is not paged."""
@@ -984,7 +1015,7 @@ class TestAuthorFeed:
             rb"<opensearch:\w+>\d+</opensearch:\w+>", b"", make_feed(paper_ids(2), total=2, start=0)
         )
         server = Server(fake_time, ok(body))
-        assert len(make_client(server).author_feed("warner_s_1")) == 2
+        assert len(make_client(server).author_feed("warner_s_1").records) == 2
 
     def test_a_feed_announcing_more_than_it_holds_is_refused(self, fake_time: FakeTime) -> None:
         server = Server(fake_time, ok(make_feed(paper_ids(2), total=5, start=0)))

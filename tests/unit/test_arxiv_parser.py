@@ -10,8 +10,9 @@ import pytest
 
 from syncd.domain.record import Record, normalize_text
 from syncd.errors import ApiError, FeedError
-from syncd.sources.arxiv import FeedPage, parse_feed
-from syncd.sources.arxiv._parser import _parse_tree, clean_text
+from syncd.sources.arxiv import FeedPage, FeedReader, parse_feed
+from syncd.sources.arxiv._parser import clean_text
+from syncd.sources.arxiv._reader import _HELD
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv-api"
 
@@ -54,6 +55,13 @@ def feed(*entries: str, total: int | str | None = None, start: int = 0) -> bytes
         f"<opensearch:itemsPerPage>10</opensearch:itemsPerPage>"
         f"{''.join(entries)}</feed>"
     ).encode()
+
+
+def _parse_unchecked(body: bytes) -> FeedPage:
+    """``body`` through the reader's parser, skipping the byte check for declarations."""
+    reader = FeedReader(paged=True)
+    reader._parse_piece(body)
+    return reader.close()
 
 
 def only_record(body: bytes) -> Record:
@@ -567,7 +575,7 @@ class TestHostileInput:
         """Without the byte check, the hardened parser still refuses each attack unexpanded."""
         started = time.perf_counter()
         with pytest.raises(FeedError) as caught:
-            _parse_tree(ATTACKS[name].encode())
+            _parse_unchecked(ATTACKS[name].encode())
         assert time.perf_counter() - started < 1.0
         message = str(caught.value)
         cause = str(caught.value.__cause__ or "")
@@ -586,7 +594,7 @@ class TestHostileInput:
         naming the file; instead the structural check refuses the DOCTYPE.
         """
         with pytest.raises(FeedError, match="DOCTYPE or entities") as caught:
-            _parse_tree(ATTACKS[name].encode())
+            _parse_unchecked(ATTACKS[name].encode())
         assert "passwd" not in str(caught.value.__cause__ or "")
 
     def test_deep_nesting_is_refused(self) -> None:
@@ -595,3 +603,55 @@ class TestHostileInput:
         body = f'<feed xmlns="{ATOM}">'.encode() + b"<a>" * depth + b"</a>" * depth + b"</feed>"
         with pytest.raises(FeedError, match="not well-formed"):
             parse_feed(body)
+
+
+class TestFeedReader:
+    """A body read piece by piece, as the connection hands it over (issue 34)."""
+
+    def test_pieces_of_any_size_read_as_the_whole(self) -> None:
+        """The 100-entry page fed 7 bytes at a time gives the same page as fed whole."""
+        body = fixture("query_all-testing_start0_max100.xml")
+        reader = FeedReader(paged=True)
+        for at in range(0, len(body), 7):
+            reader.feed(body[at : at + 7])
+        assert reader.close() == parse_feed(body)
+
+    def test_keep_reads_the_first_entries_and_counts_the_rest(self) -> None:
+        """With ``keep=2``, entries 3 to 5 are counted, not read: one that is malformed
+        there does not fail the read."""
+        broken = entry("2401.00005v1", title=None)
+        body = feed(*(entry(f"2401.0000{n}v1") for n in range(1, 5)), broken)
+        reader = FeedReader(paged=True, keep=2)
+        reader.feed(body)
+        page = reader.close()
+        assert [r.arxiv_id for r in page.records] == ["2401.00001", "2401.00002"]
+        assert (page.dropped, page.entries, page.total_results) == (3, 5, 5)
+        with pytest.raises(FeedError, match="entry 5"):
+            parse_feed(body)
+
+    @pytest.mark.parametrize("cut", [1, 4, 8])
+    def test_a_declaration_split_between_pieces_is_refused(self, cut: int) -> None:
+        """``<!DOCTYPE`` cut anywhere between two pieces is still seen before parsing."""
+        body = ATTACKS["billion_laughs"].encode()
+        at = body.index(b"<!DOCTYPE") + cut
+        reader = FeedReader(paged=True)
+        reader.feed(body[:at])
+        with pytest.raises(FeedError, match="DOCTYPE or entities"):
+            reader.feed(body[at:])
+
+    def test_a_byte_that_is_not_utf8_is_placed_in_the_whole_body(self) -> None:
+        """A bad byte past the first piece is named at its offset in the body."""
+        good = feed(*(entry(f"2401.{n:05d}v1") for n in range(1, 800)))
+        at = good.rindex(b"<title>") + len(b"<title>")
+        body = good[:at] + b"\xc3\x28" + good[at:]
+        assert at > 64 * 1024
+        with pytest.raises(FeedError, match=f"not UTF-8: byte 0xc3 at offset {at}\\)"):
+            parse_feed(body)
+
+    def test_entries_read_are_dropped_from_the_tree(self) -> None:
+        """Of 5,000 entries the tree holds at most ``_HELD`` at any time: memory stays that
+        of a few hundred entries, however long the feed."""
+        reader = FeedReader(paged=True, keep=10)
+        reader.feed(feed(*(entry(f"2401.{n:05d}v1") for n in range(1, 5001))))
+        root = reader._parser.close()
+        assert 0 < len(root) <= _HELD

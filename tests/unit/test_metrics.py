@@ -457,3 +457,18 @@ def test_sweep_metrics() -> None:
     not_due = Delta("syncd_author_sweeps_total", {"result": "not_due"})
     metrics.observe_sweeps(due=3, not_due=497)
     assert (due(), not_due()) == (3, 497)
+
+
+def test_truncation_metrics() -> None:
+    """Reads cut at the cap, by source; both series exist from the start, others count as other."""
+    for source in metrics.RESULT_SOURCES:
+        labels = {"source": source}
+        assert REGISTRY.get_sample_value("syncd_author_results_truncated_total", labels) is not None
+    query = Delta("syncd_author_results_truncated_total", {"source": "query"})
+    feed = Delta("syncd_author_results_truncated_total", {"source": "feed"})
+    other = Delta("syncd_author_results_truncated_total", {"source": "other"})
+    metrics.observe_truncated("query")
+    metrics.observe_truncated("feed")
+    metrics.observe_truncated("feed")
+    metrics.observe_truncated("harvest")
+    assert (query(), feed(), other()) == (1, 2, 1)

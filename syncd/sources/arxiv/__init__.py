@@ -12,14 +12,12 @@ from syncd.sources.arxiv._client import (
 from syncd.sources.arxiv._pacing import CooldownStore, Pacer, arxiv_host
 from syncd.sources.arxiv._parser import (
     AuthorFeedFormat,
-    FeedPage,
     clean_text,
     hardened_parser,
     hardened_pull_parser,
-    parse_author_feed,
-    parse_feed,
     refuse_declarations,
 )
+from syncd.sources.arxiv._reader import FeedPage, FeedReader, parse_author_feed, parse_feed
 
 __all__ = [
     "AUTHOR_FEED_FORMAT",
@@ -29,6 +27,7 @@ __all__ = [
     "AuthorFeedFormat",
     "CooldownStore",
     "FeedPage",
+    "FeedReader",
     "Pacer",
     "arxiv_host",
     "clean_text",

@@ -4,11 +4,16 @@ Polite: every request goes through ``ArxivConnection``
 (``syncd.sources.arxiv._connection``): one connection, paced, retried while
 worth it, throttling heeded for every replica.
 
-Suspicious: every body is read with a size cap and parsed by ``parse_feed``,
-and a search is paged only while the pages add up: a page that is empty, short,
+Suspicious: every body is read with a size cap and parsed as it arrives
+(``FeedReader``), and a search is paged only while the pages add up: a page that is empty, short,
 too long, repeats an id, or disagrees about ``totalResults`` fails the search
 with ``FeedError`` instead of yielding an incomplete result set.  An answer
 for listed ids must hold each of them, at the version asked for, and no other.
+
+Bounded: a search stops at the number of results it is asked for, and an
+author's own feed keeps at most ``[arxiv] max_results_per_author`` entries
+(the rest counted, not read), so an author with 50,000 papers costs the
+memory of the cap, never of the whole answer.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from syncd.domain.record import Record, split_arxiv_id, versioned_id
 from syncd.errors import FeedError, RequestRefused, UnknownAuthorId
 from syncd.sources.arxiv._connection import ArxivConnection
 from syncd.sources.arxiv._pacing import retry_delay
-from syncd.sources.arxiv._parser import AuthorFeedFormat, FeedPage, parse_author_feed, parse_feed
+from syncd.sources.arxiv._parser import AuthorFeedFormat
+from syncd.sources.arxiv._reader import FeedPage, FeedReader, parse_author_feed, parse_feed
 
 __all__ = [
     "AUTHOR_FEED_FORMAT",
@@ -80,16 +86,23 @@ class ArxivClient(ArxivConnection):
     other request to arXiv.
     """
 
-    def search(self, query: str) -> Iterator[FeedPage]:
+    def search(self, query: str, limit: int | None = None) -> Iterator[FeedPage]:
         """Yield every page of ``search_query=query``, newest submission first, as it arrives.
 
-        Raises ``FeedError`` as soon as the pages stop adding up to ``totalResults``.
+        With ``limit``, stop once that many results are read: the caller
+        knows the search was cut when it read ``limit`` of them (the rest,
+        older, is then unread, not absent).  Raises ``FeedError`` as soon as
+        the pages stop adding up to ``totalResults``.
         """
-        size = self._settings.page_size
         start = 0
         total: int | None = None
         seen: set[str] = set()
         while True:
+            size = self._settings.page_size
+            if limit is not None:
+                if start >= limit:
+                    return
+                size = min(size, limit - start)
             params: dict[str, str | int] = {
                 "search_query": query,
                 "sortBy": "submittedDate",
@@ -97,7 +110,7 @@ class ArxivClient(ArxivConnection):
                 "start": start,
                 "max_results": size,
             }
-            page = self._get(params, {"query": query, "start": start})
+            page = self._get(params, {"query": query, "start": start}, keep=size)
             if start and start >= (total or 0):
                 # The probe below: a full last page must be followed by nothing.
                 if page.records:
@@ -137,18 +150,26 @@ class ArxivClient(ArxivConnection):
         for batch in id_list_batches(ids):
             yield self._fetch_listed(batch)
 
-    def author_feed(self, feed_id: str) -> list[Record]:
-        """The papers of an author's own arXiv feed (``<author_feed_url><feed_id>.atom``).
+    def author_feed(self, feed_id: str) -> FeedPage:
+        """An author's own arXiv feed (``<author_feed_url><feed_id>.atom``), read as it arrives.
 
         ``feed_id`` is an arXiv author id or an ORCID iD.  One request, paced
-        and retried like every other; the feed is not paged, so an answer
-        whose ``totalResults`` says more than it holds, or that lists a
-        paper twice, is refused (``FeedError``).
+        and retried like every other.  Its first ``max_results_per_author``
+        entries are kept as records, the rest counted (``FeedPage.dropped``).
+        The feed is not paged, so an answer whose ``totalResults`` says more
+        than it holds, or that lists a paper twice, is refused (``FeedError``).
         """
         url = f"{self._settings.author_feed_url}{quote(feed_id, safe='')}.{AUTHOR_FEED_FORMAT}"
         context = {"author_feed": feed_id}
+        keep = self._settings.max_results_per_author
+
+        def reader() -> FeedReader:
+            return FeedReader(paged=False, joined=AUTHOR_FEED_FORMAT == "atom2", keep=keep)
+
         try:
-            page = self.request(url, {}, context, _unpaged_feed, setting="arxiv.author_feed_url")
+            page = self.request(
+                url, {}, context, _unpaged_feed, setting="arxiv.author_feed_url", reader=reader
+            )
         except RequestRefused as exc:
             # arxiv-browse answers an id it finds no user by with BadRequest("Author <id> not
             # found"), a 400 (browse/controllers/list_page/author.py); no other 400 comes
@@ -156,13 +177,13 @@ class ArxivClient(ArxivConnection):
             if exc.status == _UNKNOWN_AUTHOR_STATUS:
                 raise UnknownAuthorId(feed_id) from exc
             raise
-        if page.total_results != len(page.records):
+        if page.total_results != page.entries:
             raise FeedError(
-                f"the feed of {feed_id} holds {len(page.records)} entries"
+                f"the feed of {feed_id} holds {page.entries} entries"
                 f" but says totalResults {page.total_results}"
             )
-        _check_page(page, start=0, size=len(page.records), total=None, seen=set())
-        return list(page.records)
+        _check_page(page, start=0, size=page.entries, total=None, seen=set())
+        return page
 
     def _fetch_listed(self, ids: list[str]) -> list[Record]:
         """One ``id_list`` request for ``ids``, its answer checked against them."""
@@ -171,13 +192,21 @@ class ArxivClient(ArxivConnection):
             "start": 0,
             "max_results": len(ids),
         }
-        page = self._get(params, {"id_count": len(ids), "start": 0})
+        page = self._get(params, {"id_count": len(ids), "start": 0}, keep=len(ids))
         _check_id_page(page, ids)
         return list(page.records)
 
-    def _get(self, params: dict[str, str | int], context: dict[str, Any]) -> FeedPage:
-        """One logical API request: paced, retried while worth it, parsed."""
-        return self.request(self._settings.api_url, params, context, parse_feed)
+    def _get(self, params: dict[str, str | int], context: dict[str, Any], *, keep: int) -> FeedPage:
+        """One logical API request: paced, retried while worth it, parsed as it arrives.
+
+        ``keep``: the entries asked for; a page holding more counts them
+        (``FeedPage.dropped``) without reading them, for the checks to refuse.
+        """
+
+        def reader() -> FeedReader:
+            return FeedReader(paged=True, keep=keep)
+
+        return self.request(self._settings.api_url, params, context, parse_feed, reader=reader)
 
 
 def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, seen: set[str]) -> int:
@@ -188,7 +217,7 @@ def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, see
             " (the result set moved while paging)"
         )
     total = page.total_results
-    count = len(page.records)
+    count = page.entries
     if page.start_index != start:
         raise FeedError(f"asked for start={start} but the page says startIndex {page.start_index}")
     if count > size:
@@ -220,7 +249,7 @@ def _check_page(page: FeedPage, *, start: int, size: int, total: int | None, see
 
 def _check_id_page(page: FeedPage, requested: list[str]) -> None:
     """Check an ``id_list`` answer: no more than asked for, all on the page, all asked for."""
-    count = len(page.records)
+    count = page.entries
     if count > len(requested):
         raise FeedError(f"asked for {len(requested)} ids but arXiv sent {count} entries")
     if page.total_results != count:

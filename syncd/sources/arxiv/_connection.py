@@ -20,6 +20,7 @@ from syncd.config import ArxivSettings
 from syncd.errors import FeedError
 from syncd.sources.arxiv._pacing import _COOLDOWNS, _PACER
 from syncd.sources.polite import (
+    BodyReader,
     ConnectionPolicy,
     CooldownStore,
     Pacer,
@@ -97,7 +98,8 @@ class ArxivConnection(PoliteConnection):
         parse: Callable[[bytes], T],
         *,
         setting: str = "arxiv.api_url",
+        reader: Callable[[], BodyReader[T]] | None = None,
     ) -> T:
         """One logical request to any arXiv service (``PoliteConnection.request``);
         ``setting`` defaults to the API's URL."""
-        return super().request(url, params, context, parse, setting=setting)
+        return super().request(url, params, context, parse, setting=setting, reader=reader)

@@ -1,7 +1,7 @@
-"""Turn one arXiv API response body (an Atom feed) into a ``FeedPage`` of ``Record``s.
+"""Read the entries of an arXiv Atom feed into ``Record``s; ``_reader`` feeds them in.
 
-Two steps, as miniflux does it: ``_read_entry`` copies an entry's Atom/arXiv
-fields as they are, ``_build_record`` validates and normalises them into the
+Two steps, as miniflux does it: ``read_entry`` copies an entry's Atom/arXiv
+fields as they are, ``build_record`` validates and normalises them into the
 canonical ``Record``.  Each entry's children are walked once and dispatched on
 their tag (no XPath per field), and text that is already normalised, as the
 current backend sends it, skips ``normalize_text``'s split and join.
@@ -17,7 +17,8 @@ every author of an entry joined in one ``<name>``.  Every record goes through
 The body is untrusted.  arXiv never sends a DOCTYPE, so any document with one,
 or with entity declarations, is refused before and after parsing, and the
 parser itself neither expands entities nor loads anything from the network or
-the file system.
+the file system.  ``syncd.sources.arxiv._reader`` reads a feed as it arrives
+with this module's hardened parser, checks and entry readers.
 """
 
 from __future__ import annotations
@@ -38,17 +39,23 @@ from syncd.domain.record import (
     versioned_id,
 )
 from syncd.domain.withdrawal import detect_withdrawal
-from syncd.errors import ApiError, FeedError
+from syncd.errors import FeedError
 
 __all__ = [
+    "COUNTERS",
+    "DTD_REFUSED",
+    "ENTRY",
+    "ERROR_ID_MARK",
+    "FEED",
     "AuthorFeedFormat",
-    "FeedPage",
+    "build_record",
     "clean_text",
     "hardened_parser",
     "hardened_pull_parser",
-    "parse_author_feed",
-    "parse_feed",
+    "read_counter",
+    "read_entry",
     "refuse_declarations",
+    "shape_hint",
 ]
 
 # An author's feed, ``<author_feed_url><id>.atom`` or ``.atom2``: the same
@@ -60,8 +67,8 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
 _OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
 
-_FEED = _ATOM + "feed"
-_ENTRY = _ATOM + "entry"
+FEED = _ATOM + "feed"
+ENTRY = _ATOM + "entry"
 _ID = _ATOM + "id"
 _TITLE = _ATOM + "title"
 _SUMMARY = _ATOM + "summary"
@@ -78,6 +85,12 @@ _PRIMARY_CATEGORY = _ARXIV + "primary_category"
 _TOTAL_RESULTS = _OPENSEARCH + "totalResults"
 _START_INDEX = _OPENSEARCH + "startIndex"
 _ITEMS_PER_PAGE = _OPENSEARCH + "itemsPerPage"
+# The OpenSearch counters a page of the API carries, in the order a missing one is named.
+COUNTERS: dict[str, str] = {
+    _TOTAL_RESULTS: "totalResults",
+    _START_INDEX: "startIndex",
+    _ITEMS_PER_PAGE: "itemsPerPage",
+}
 
 # Children of <entry> read as plain text, and the _RawEntry field each one fills.
 _TEXT_FIELDS: dict[str, str] = {
@@ -95,20 +108,10 @@ _TEXT_FIELDS: dict[str, str] = {
 _PREFIXES = ((_ATOM, ""), (_ARXIV, "arxiv:"))
 
 # arXiv's error feed: one entry whose id points into the API's error pages.
-_ERROR_ID_MARK = "arxiv.org/api/errors"
+ERROR_ID_MARK = "arxiv.org/api/errors"
 _DOI_URL_MARK = "doi.org/"
-_DTD_REFUSED = "the body declares a DOCTYPE or entities, which arXiv never sends"
+DTD_REFUSED = "the body declares a DOCTYPE or entities, which arXiv never sends"
 _MAX_COUNTER_DIGITS = 18
-
-
-@dataclass(frozen=True, slots=True)
-class FeedPage:
-    """One page of an arXiv API answer: the OpenSearch counters and the entries as records."""
-
-    total_results: int
-    start_index: int
-    items_per_page: int
-    records: tuple[Record, ...]
 
 
 @dataclass(slots=True)
@@ -180,65 +183,6 @@ def hardened_pull_parser(tags: Sequence[str]) -> etree.XMLPullParser:
     return parser
 
 
-def parse_feed(body: bytes) -> FeedPage:
-    """Parse one API response body; raise ``FeedError`` or ``ApiError`` when it is not usable.
-
-    ``ApiError`` carries arXiv's own message when the body is arXiv's error
-    feed; ``FeedError`` names what makes any other body untrustworthy.
-    """
-    return _parse(body, paged=True, joined=False)
-
-
-def parse_author_feed(body: bytes, feed_format: AuthorFeedFormat) -> FeedPage:
-    """Parse an author's own feed in the format it was asked for; errors as ``parse_feed``.
-
-    The feed is one unpaged list: without OpenSearch counters it counts as
-    whole.  In ``.atom2`` an entry's one <name> is split back into the names
-    arXiv joined.
-    """
-    return _parse(body, paged=False, joined=feed_format == "atom2")
-
-
-def _parse(body: bytes, *, paged: bool, joined: bool) -> FeedPage:
-    root = _parse_xml(body)
-    total: int | None = None
-    start: int | None = None
-    per_page: int | None = None
-    records: list[Record] = []
-    for child in root:
-        tag = child.tag
-        if tag == _ENTRY:
-            raw = _read_entry(child, len(records) + 1)
-            if raw.id is not None and _ERROR_ID_MARK in raw.id:
-                message = normalize_text(raw.summary) or "arXiv sent its error feed"
-                raise ApiError(message)
-            records.append(_build_record(raw, len(records) + 1, joined=joined))
-        elif tag == _TOTAL_RESULTS:
-            total = _counter(child, "totalResults", total)
-        elif tag == _START_INDEX:
-            start = _counter(child, "startIndex", start)
-        elif tag == _ITEMS_PER_PAGE:
-            per_page = _counter(child, "itemsPerPage", per_page)
-    if not paged:
-        count = len(records)
-        total = count if total is None else total
-        start, per_page = start or 0, count if per_page is None else per_page
-    if total is None:
-        raise FeedError("the feed has no <opensearch:totalResults>; cannot tell if it is complete")
-    if start is None or per_page is None:
-        missing = "startIndex" if start is None else "itemsPerPage"
-        raise FeedError(f"the feed has no <opensearch:{missing}>")
-    return FeedPage(
-        total_results=total, start_index=start, items_per_page=per_page, records=tuple(records)
-    )
-
-
-def _parse_xml(body: bytes) -> etree._Element:
-    """The root of ``body``, refused when it declares a DTD or entities."""
-    refuse_declarations(body)
-    return _parse_tree(body)
-
-
 def refuse_declarations(body: bytes) -> None:
     """Refuse an empty body, and one declaring a DOCTYPE or entities, before any parser sees it.
 
@@ -250,10 +194,10 @@ def refuse_declarations(body: bytes) -> None:
     # external entities before libxml2 sees them.  The parser is forced to
     # UTF-8, so these ASCII byte patterns cannot hide behind another encoding.
     if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
-        raise FeedError(_DTD_REFUSED + _shape_hint(body))
+        raise FeedError(DTD_REFUSED + shape_hint(body))
 
 
-def _shape_hint(body: bytes) -> str:
+def shape_hint(body: bytes) -> str:
     """What a body that is not arXiv's XML looks like, for the error message; "" if unclear."""
     head = body[:4096].lstrip(b" \t\r\n\xef\xbb\xbf").lower()
     if b"<html" in head:
@@ -263,37 +207,8 @@ def _shape_hint(body: bytes) -> str:
     return ""
 
 
-def _syntax_hint(body: bytes) -> str:
-    """Why a body may not parse: HTML, JSON, bytes that are not UTF-8, or XML cut short."""
-    shape = _shape_hint(body)
-    if shape:
-        return shape
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f" (not UTF-8: byte 0x{body[exc.start]:02x} at offset {exc.start})"
-    return " (cut short?)" if body[:4096].lstrip().startswith(b"<") else ""
-
-
-def _parse_tree(body: bytes) -> etree._Element:
-    """Parse with the hardened parser and check the result's structure."""
-    try:
-        root = etree.fromstring(body, hardened_parser())
-    except etree.LxmlError as exc:
-        raise FeedError(f"the body is not well-formed XML{_syntax_hint(body)}: {exc}") from exc
-    docinfo = root.getroottree().docinfo
-    doctype = getattr(docinfo, "doctype", "")  # missing from lxml-stubs
-    if doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
-        raise FeedError(_DTD_REFUSED + _shape_hint(body))
-    if root.tag != _FEED:
-        raise FeedError(
-            f"the root element is {root.tag[:80]!r}, not an Atom <feed>"
-            " (an HTML error page from a proxy?)"
-        )
-    return root
-
-
-def _counter(element: etree._Element, name: str, previous: int | None) -> int:
+def read_counter(element: etree._Element, name: str, previous: int | None) -> int:
+    """An OpenSearch counter's value; ``previous``: the same counter's value read before."""
     # A second counter would silently replace the first, and markup would cut
     # the text short (``1<b/>0`` reads as 1): either way the count is a guess.
     if previous is not None:
@@ -309,7 +224,7 @@ def _counter(element: etree._Element, name: str, previous: int | None) -> int:
     return int(text)
 
 
-def _read_entry(entry: etree._Element, position: int) -> _RawEntry:
+def read_entry(entry: etree._Element, position: int) -> _RawEntry:
     """Copy an entry's fields as they are, walking its children once.
 
     The repeated children (authors, links, categories) are tested first, so
@@ -379,7 +294,7 @@ def _shown(tag: str) -> str:
     return tag[:80]
 
 
-def _build_record(raw: _RawEntry, position: int, *, joined: bool) -> Record:
+def build_record(raw: _RawEntry, position: int, *, joined: bool) -> Record:
     """Validate an entry's raw fields and normalise them into a canonical ``Record``.
 
     ``joined``: the entry's one <name> holds all its authors (``.atom2``).

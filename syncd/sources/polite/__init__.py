@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syncd.sources.polite._client import Plumbing, ServiceClient
-from syncd.sources.polite._connection import PoliteConnection, utc_now
+from syncd.sources.polite._connection import BodyReader, PoliteConnection, utc_now
 from syncd.sources.polite._pacing import (
     PROCESS_COOLDOWNS,
     CooldownStore,
@@ -18,6 +18,7 @@ from syncd.sources.polite._policy import ConnectionPolicy, publication_policy, u
 
 __all__ = [
     "PROCESS_COOLDOWNS",
+    "BodyReader",
     "ConnectionPolicy",
     "CooldownStore",
     "LocalCooldowns",

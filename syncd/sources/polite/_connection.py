@@ -21,10 +21,12 @@ once the cooldown ends, without a backoff of its own; a cooldown longer than
 ``backoff_max`` is not waited out in place: the request fails with
 ``Throttled``, saying when the next try is, and its caller resumes then.
 
-Every body is read with a size cap and handed to the caller's parser; arXiv's
-API and OAI-PMH (``syncd.sources.arxiv``), Crossref and OpenAlex
-(``syncd.sources.crossref``, ``syncd.sources.openalex``) share all of this
-through ``request``, each with its own ``ConnectionPolicy``.
+Every body is read with a size cap and handed to the caller's parser, or fed
+to the caller's ``BodyReader`` piece by piece as it arrives, so a large body
+is never held whole (arXiv's feeds).  arXiv's API and OAI-PMH
+(``syncd.sources.arxiv``), Crossref and OpenAlex (``syncd.sources.crossref``,
+``syncd.sources.openalex``) share all of this through ``request``, each with
+its own ``ConnectionPolicy``.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ import contextlib
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar, cast
 
 import httpx
 import structlog
@@ -46,11 +48,14 @@ from syncd.errors import (
     PermanentUpstreamError,
     RequestRefused,
     RetryableUpstreamError,
+    UpstreamError,
 )
 from syncd.httpclient import (
     RETRY_AFTER_STATUSES,
+    BodyTooLarge,
     DeadlineTransport,
     attempt_deadline,
+    capped_chunks,
     failure_reason,
     parse_retry_after,
     read_capped,
@@ -65,11 +70,22 @@ from syncd.sources.polite._pacing import (
 )
 from syncd.sources.polite._policy import ConnectionPolicy
 
-__all__ = ["PoliteConnection", "utc_now"]
+__all__ = ["BodyReader", "PoliteConnection", "utc_now"]
 
 _log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class BodyReader(Protocol[T_co]):
+    """A parser fed a 200's body piece by piece as it arrives, instead of the body whole."""
+
+    def feed(self, chunk: bytes) -> None:
+        """Parse the next piece of the body; raise the service's error for a bad one."""
+
+    def close(self) -> T_co:
+        """The body's meaning, once every piece was fed; raise the service's error if none."""
 
 
 # Transport failures that another try may cure.  The rest of httpx's errors
@@ -89,12 +105,19 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class _Answer:
-    """A response read under the size cap; ``body`` is ``None`` when it exceeded the cap."""
+    """A response read under the size cap; ``body`` is ``None`` when it exceeded the cap.
+
+    A body fed to a ``BodyReader`` (``fed``) is not kept: ``read`` is what
+    the reader made of it, or ``refused`` the error it raised.
+    """
 
     status: int
     reason: str
     headers: httpx.Headers
     body: bytes | None
+    fed: bool = False
+    read: Any = None
+    refused: UpstreamError | None = None
 
 
 class PoliteConnection:
@@ -178,13 +201,15 @@ class PoliteConnection:
         parse: Callable[[bytes], T],
         *,
         setting: str,
+        reader: Callable[[], BodyReader[T]] | None = None,
     ) -> T:
         """One logical request to the service: paced, retried while worth it, parsed.
 
         ``parse`` reads a 200's body, and a 4xx's to find the service's own
         error (it raises it); every request shares the pacing, deadlines,
-        size cap and retries this way.  ``setting`` is the configuration key
-        that holds ``url``, which a redirect's error names.
+        size cap and retries this way.  With ``reader``, a 200's body is fed to
+        a fresh reader as it arrives instead, never held whole.  ``setting`` is
+        the configuration key that holds ``url``, which a redirect's error names.
         """
         policy = self._policy
         host = host_of(url)
@@ -213,7 +238,7 @@ class PoliteConnection:
             self.requests += 1
             started = self._clock()
             try:
-                answer = self._send(url, params)
+                answer = self._send(url, params, reader)
             except httpx.HTTPError as exc:
                 reason = failure_reason(exc)
                 self._log_attempt(context, attempt, None, started, error=reason)
@@ -241,7 +266,12 @@ class PoliteConnection:
             f" last failure: {failure}"
         ) from cause
 
-    def _send(self, url: str, params: dict[str, str | int]) -> _Answer:
+    def _send(
+        self,
+        url: str,
+        params: dict[str, str | int],
+        reader: Callable[[], BodyReader[T]] | None,
+    ) -> _Answer:
         """Send one GET and read the body, streamed and capped, when it may be of use."""
         # httpx's timeout bounds each read; a server dripping its headers or
         # body a byte at a time could stretch one attempt forever, and later
@@ -255,10 +285,31 @@ class PoliteConnection:
         ):
             status = response.status_code
             wanted = status == 200 or (400 <= status < 500 and status != 429)
-            body: bytes | None = b""
+            answer = _Answer(status, response.reason_phrase, response.headers, b"")
+            if status == 200 and reader is not None:
+                return self._fed(answer, response, reader(), deadline)
             if wanted:
                 body = read_capped(response, self._policy.max_response_bytes, deadline)
-            return _Answer(status, response.reason_phrase, response.headers, body)
+                return replace(answer, body=body)
+            return answer
+
+    def _fed(
+        self, answer: _Answer, response: httpx.Response, reader: BodyReader[T], deadline: float
+    ) -> _Answer:
+        """``answer`` with its body fed to ``reader`` as it arrives, under the cap and deadline.
+
+        What the reader refuses is kept for ``_accepted`` to raise, after the
+        attempt is logged and paced as any answer is; transport errors
+        propagate, to be retried with a fresh reader.
+        """
+        try:
+            for chunk in capped_chunks(response, self._policy.max_response_bytes, deadline):
+                reader.feed(chunk)
+            return replace(answer, fed=True, read=reader.close())
+        except BodyTooLarge:
+            return replace(answer, body=None)
+        except UpstreamError as exc:
+            return replace(answer, refused=exc)
 
     def _log_attempt(
         self,
@@ -306,6 +357,10 @@ def _accepted(
                 f"the response exceeds {policy.config_section}.max_response_bytes"
                 f" ({policy.max_response_bytes} bytes); not reading it"
             )
+        if answer.refused is not None:
+            raise answer.refused
+        if answer.fed:
+            return cast("T", answer.read)
         return parse(answer.body)
     if 300 <= status < 400:
         location = answer.headers.get("location", "(no Location)")
