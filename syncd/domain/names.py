@@ -64,8 +64,7 @@ _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 # a lookup per byte, ``str.translate`` a dict lookup per character (three times
 # as long, for every name on every record of a harvest).
 _ASCII_FOLD = bytes(
-    ord(" ") if not (chr(c).isalnum() or chr(c) in "- \t\n\r\x0b\x0c") else c
-    for c in range(256)
+    ord(" ") if not (chr(c).isalnum() or chr(c) in "- \t\n\r\x0b\x0c") else c for c in range(256)
 )
 _BRACES = b"{}"
 
@@ -73,6 +72,8 @@ _BRACES = b"{}"
 def _fold_ascii(name: str) -> str:
     """An ASCII ``name`` with its punctuation but hyphens as spaces, its braces gone."""
     return name.encode("ascii").translate(_ASCII_FOLD, _BRACES).decode("ascii")
+
+
 _DASHES_AND_BRACES = str.maketrans(
     {**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212", "-"), "{": None, "}": None}
 )

@@ -555,3 +555,33 @@ class TestArxivsOwn2025Answer:
         others = [e for e in isolated.entries if e.position != 5]
         assert [e.read() for e in others] == [e.read() for e in whole.entries if e.position != 5]
         assert (isolated.token, isolated.response_date) == (whole.token, whole.response_date)
+
+
+class TestTokenCounts:
+    """``cursor`` and ``completeListSize``: read when both are counts, for the progress bar."""
+
+    def test_the_2015_page_counts_its_list(self) -> None:
+        page = parse_page(fixture(LIST))
+        assert (page.cursor, page.list_size) == (0, 58011)
+
+    def test_a_last_page_counts_too(self) -> None:
+        body = list_records_xml([RawPaper("2603.00001")], cursor=10, complete_list_size=11)
+        page = parse_page(body)
+        assert (page.token, page.cursor, page.list_size) == (None, 10, 11)
+
+    def test_the_2025_token_counts_nothing(self) -> None:
+        page = parse_page(list_records_xml([RawPaper("2603.00001")], token="skip%3D1"))
+        assert (page.cursor, page.list_size) == (None, None)
+
+    @pytest.mark.parametrize(
+        ("cursor", "size"),
+        [("5", "-1"), ("x", "10"), ("11", "10"), ("²", "10"), ("5", ""), ("1" * 40, "1" * 41)],
+    )
+    def test_counts_that_are_not_counts_are_left_out(self, cursor: str, size: str) -> None:
+        """Malformed, contradictory or huge counts are no count, and refuse nothing."""
+        body = list_records_xml([RawPaper("2603.00001")], token="t").replace(
+            b"<resumptionToken>",
+            f'<resumptionToken cursor="{cursor}" completeListSize="{size}">'.encode(),
+        )
+        page = parse_page(body)
+        assert (page.token, page.cursor, page.list_size) == ("t", None, None)
