@@ -68,9 +68,11 @@ _log = structlog.get_logger(__name__)
 
 # Expired tokens restart the current set; more than this in one harvest is a loop.
 MAX_RESTARTS = 3
-# One run's pages.  At arXiv's 2,500 records a page (1,000 in its 2015 service)
-# that is one to 2.5 million records, more than a year of its changes: a run
-# past it is a list that does not end, and the next run resumes where it stopped.
+# One run's pages.  At arXiv's 3,500 records a page (RECORDS_LIMIT of arXiv/oaipmh;
+# 1,000 in its 2015 service) that is one to 3.5 million records, more than all of
+# arXiv listed from its first datestamp (``--from 2005-09-16``, about 2.5 million in
+# some 715 pages): a run past it is a list that does not end, and the next run
+# resumes where it stopped.
 MAX_PAGES = 1000
 # Unreadable records nobody follows named in one log line; the rest are counted.
 _NAMED_SKIPS = 10
