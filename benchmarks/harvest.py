@@ -348,6 +348,7 @@ def _main() -> None:
     )
     args = parser.parse_args()
     if args.child:
+        common.use_snapshot()  # the parent run's copy of syncd/, as every row's subprocess
         _child(args.child[0], int(args.child[1]))
         return
     with tempfile.TemporaryDirectory() as name:

@@ -300,6 +300,27 @@ def test_hostile_xml_is_refused_before_parsing(name: str) -> None:
     assert "root:" not in str(caught.value)
 
 
+@pytest.mark.parametrize("bangs", [0, 3, 999, 1000, 5000])
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_declarations_are_found_after_any_number_of_exclamation_marks(
+    name: str, bangs: int
+) -> None:
+    """The declarations are looked for from each "!" of the body, then from the whole body
+    past a thousand of them: wherever they are, however many "!" come before."""
+    head, _, tail = HOSTILE[name].partition("?>")
+    body = f"{head}?>{'<!-- ! -->' * (bangs // 2)}{'!' * (bangs % 2)}{tail}"
+    with pytest.raises(FeedError, match="DOCTYPE or entities"):
+        parse_page(body.encode())
+
+
+@pytest.mark.parametrize("bangs", [1, 999, 1000, 5000])
+def test_exclamation_marks_alone_are_no_declaration(bangs: int) -> None:
+    """An abstract may exclaim: "!" in text, or "<!" in a comment, refuses nothing."""
+    paper = RawPaper("2603.00001", abstract="Wow" + "!" * bangs + " <!DOCTYPE-free")
+    page = parse_page(list_records_xml([paper]))
+    assert page.records[0].abstract.startswith("Wow!")
+
+
 @pytest.mark.parametrize(
     ("text", "moment"),
     [
