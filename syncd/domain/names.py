@@ -39,7 +39,16 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from functools import lru_cache
 
-__all__ = ["NameMatch", "best_match", "could_be", "index_key", "name_match"]
+__all__ = [
+    "NameMatch",
+    "ParsedName",
+    "best_match",
+    "could_be",
+    "index_key",
+    "match_parsed",
+    "name_match",
+    "parse_name",
+]
 
 
 class NameMatch(IntEnum):
@@ -127,7 +136,9 @@ def index_key(name: str) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Name:
+class ParsedName:
+    """A name read into its parts once, to be compared with many (``match_parsed``)."""
+
     given: tuple[str, ...]  # the first given name, then middle names and initials
     particles: tuple[str, ...]
     surname: str
@@ -136,7 +147,7 @@ class _Name:
 
 
 @lru_cache(maxsize=1 << 14)
-def _parse(name: str) -> _Name | None:
+def _parse(name: str) -> ParsedName | None:
     words, suffix = _without_suffix(_words(name))
     if not words:
         return None
@@ -150,7 +161,7 @@ def _parse(name: str) -> _Name | None:
         (particles if particle else given).append(folded)
     surname = last.casefold()
     parts = frozenset(p for w in (*given, *particles, surname) for p in w.split("-"))
-    return _Name(tuple(given), tuple(particles), surname, suffix, parts)
+    return ParsedName(tuple(given), tuple(particles), surname, suffix, parts)
 
 
 class _Fit(Enum):
@@ -194,9 +205,18 @@ def _given_fit(a: tuple[str, ...], b: tuple[str, ...]) -> _Fit:
     return first
 
 
+def parse_name(name: str) -> ParsedName | None:
+    """``name`` read into its parts (None when it has none); the recent ones are remembered."""
+    return _parse(name)
+
+
 def name_match(listed: str, author: str) -> NameMatch:
     """How far the name ``listed`` on a paper can be the followed ``author`` (see the module)."""
-    a, b = _parse(listed), _parse(author)
+    return match_parsed(_parse(listed), _parse(author))
+
+
+def match_parsed(a: ParsedName | None, b: ParsedName | None) -> NameMatch:
+    """``name_match`` of two names already parsed (``parse_name``): a listed one, an author."""
     if a is None or b is None:
         return NameMatch.NONE
     if a.surname != b.surname:
