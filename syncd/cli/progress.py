@@ -1,8 +1,11 @@
-"""How ``syncd backfill`` shows its progress: a bar on a terminal, plain log lines otherwise.
+"""How ``syncd backfill`` and ``syncd harvest`` show progress: a bar on a terminal, log lines
+otherwise.
 
 A backfill's pace is arXiv's, one request per ``request_interval``, so the
 time left is the requests left times that interval, not an extrapolation
-from how fast the first requests happened to go.
+from how fast the first requests happened to go.  A harvest's pages take
+what arXiv takes to answer them besides: its time left is measured, from
+the pages seen (``HarvestReporter``).
 """
 
 from __future__ import annotations
