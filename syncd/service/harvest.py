@@ -138,8 +138,8 @@ class _Ending:
     max_pages: int
     pages: int = 0
     tokens: set[str] = field(default_factory=set)
-    # Each page's records as a digest: the pages of a 2.5-million-record list would hold
-    # every id and datestamp of it (hundreds of MiB) where 715 digests do.
+    # Each page's records as a digest: kept whole, the pages of a 2.5-million-record list
+    # held every id and datestamp of it (hundreds of MiB); its 715 digests are 11 KiB.
     listed: set[bytes] = field(default_factory=set)
 
     def new_list(self, token: str | None = None) -> None:
