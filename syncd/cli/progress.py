@@ -127,13 +127,13 @@ class HarvestReporter(_RunningLine):
 
     The bar fills when arXiv's token counts the list (``cursor`` and
     ``completeListSize``: its 2015 service wrote them, its 2025 rewrite does
-    not); without them it shows how far the list's datestamps have come, as
-    arXiv lists records in datestamp order, and no time left, since arXiv's
-    changes are not spread evenly over its days.  The time left is the
-    records left at the rate observed since the first page shown, said only
-    once ``HONEST_AFTER`` more pages have come: the first pages' rate says
-    little (a connection opening, arXiv's cache, the first page planned
-    against an empty store).
+    not; with ``[harvest] sets``, the current set's list); without them it
+    shows how far the list's datestamps have come, as arXiv lists records in
+    datestamp order, and no time left, since arXiv's changes are not spread
+    evenly over its days.  The time left is the records left at the rate
+    observed since the first page shown, said only once ``HONEST_AFTER`` more
+    pages have come: the first pages' rate says little (a connection
+    opening, arXiv's cache, the first page planned against an empty store).
     """
 
     HONEST_AFTER = 3
