@@ -82,6 +82,8 @@ class Plan:
     import_authors: int
     import_reps: int
     harvest_reps: int
+    harvest_cpu_records: int
+    harvest_memory_sizes: tuple[int, int]  # records: the small harvest's and the large one's
     publication_sizes: tuple[int, ...]  # tracked papers looked up over two intervals
     publication_cpu_papers: int
     publication_reps: int
@@ -114,6 +116,8 @@ FULL = Plan(
     import_authors=1_000,
     import_reps=7,
     harvest_reps=7,
+    harvest_cpu_records=70_000,
+    harvest_memory_sizes=(100_000, 2_500_000),
     publication_sizes=(100, 1_000, 10_000),
     publication_cpu_papers=1_000,
     publication_reps=5,
@@ -143,6 +147,8 @@ QUICK = Plan(
     import_authors=200,
     import_reps=3,
     harvest_reps=2,
+    harvest_cpu_records=7_000,
+    harvest_memory_sizes=(7_000, 35_000),
     publication_sizes=(100,),
     publication_cpu_papers=100,
     publication_reps=2,
@@ -484,7 +490,8 @@ def _author_import(ctx: _Context) -> dict[str, Any]:
 def _harvest(ctx: _Context) -> dict[str, Any]:
     from benchmarks import harvest  # noqa: PLC0415
 
-    return harvest.run(ctx.plan.harvest_reps)
+    plan = ctx.plan
+    return harvest.run(plan.harvest_reps, plan.harvest_cpu_records, plan.harvest_memory_sizes)
 
 
 def _publications(ctx: _Context) -> dict[str, Any]:

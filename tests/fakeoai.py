@@ -135,6 +135,8 @@ class OaiWorld:
     def __init__(self, today: date, wrap: tuple[Wrap, Wrap]) -> None:
         self.today = today
         self.page_size = 3
+        # The 2015 service's token counts (cursor, completeListSize); arXiv's 2025 writes neither.
+        self.counts = False
         self.generation = 0
         self.wrap = wrap
         self.datestamps: dict[str, date] = {}
@@ -177,7 +179,11 @@ class OaiWorld:
         following = _Token(token.since, token.set_spec, end, self.generation)
         records = [raw_paper(papers[i], self.datestamps[i], self.wrap) for i in page]
         body = list_records_xml(
-            records, token=following.text() if end < len(listed) else None, response_date=stamp
+            records,
+            token=following.text() if end < len(listed) else None,
+            response_date=stamp,
+            cursor=token.offset if self.counts else None,
+            complete_list_size=len(listed) if self.counts else None,
         )
         return 200, body
 

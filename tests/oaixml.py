@@ -99,9 +99,24 @@ def list_records_xml(
     *,
     token: str | None = None,
     response_date: str = "2026-03-03T04:30:00Z",
+    cursor: int | None = None,
+    complete_list_size: int | None = None,
 ) -> bytes:
-    """A ``ListRecords`` page; ``token`` ``None`` writes the empty token of a last page."""
-    tail = f"<resumptionToken>{escape(token)}</resumptionToken>" if token else "<resumptionToken/>"
+    """A ``ListRecords`` page; ``token`` ``None`` writes the empty token of a last page.
+
+    ``cursor`` and ``complete_list_size`` go in the token's attributes, as
+    arXiv's 2015 service wrote them (its 2025 rewrite writes neither).
+    """
+    sizes = "".join(
+        f' {name}="{value}"'
+        for name, value in (("cursor", cursor), ("completeListSize", complete_list_size))
+        if value is not None
+    )
+    tail = (
+        f"<resumptionToken{sizes}>{escape(token)}</resumptionToken>"
+        if token
+        else f"<resumptionToken{sizes}/>"
+    )
     inner = "<ListRecords>\n" + "".join(map(record_xml, papers)) + tail + "\n</ListRecords>\n"
     request = '<request verb="ListRecords" metadataPrefix="arXivRaw">http://arxiv/oai</request>'
     return _envelope(response_date, request, inner)

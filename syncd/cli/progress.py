@@ -1,14 +1,18 @@
-"""How ``syncd backfill`` shows its progress: a bar on a terminal, plain log lines otherwise.
+"""How ``syncd backfill`` and ``syncd harvest`` show progress: a bar on a terminal, log lines
+otherwise.
 
 A backfill's pace is arXiv's, one request per ``request_interval``, so the
 time left is the requests left times that interval, not an extrapolation
-from how fast the first requests happened to go.
+from how fast the first requests happened to go.  A harvest's pages take
+what arXiv takes to answer them besides: its time left is measured, from
+the pages seen (``HarvestReporter``).
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
 from typing import TextIO
 
 import structlog
@@ -23,6 +27,7 @@ __all__ = ["BackfillReporter", "HarvestReporter", "describe_plan", "format_durat
 
 _log = structlog.get_logger(__name__)
 _BAR_WIDTH = 24
+_HARVEST_BAR = 16  # narrower: the harvest's line says more, in 80 columns
 
 
 def format_duration(seconds: float) -> str:
@@ -118,19 +123,66 @@ class BackfillReporter(_RunningLine):
 
 
 class HarvestReporter(_RunningLine):
-    """Called after each harvested page: a running count on a terminal, else a log line.
+    """Called after each harvested page: a bar on a terminal, else a log line.
 
-    OAI-PMH tokens say nothing of the list's size (arXiv dropped
-    ``completeListSize`` in 2025), so there is no bar to fill: pages,
-    records and events so far.
+    The bar fills when arXiv's token counts the list (``cursor`` and
+    ``completeListSize``: its 2015 service wrote them, its 2025 rewrite does
+    not; with ``[harvest] sets``, the current set's list); without them it
+    shows how far the list's datestamps have come, as arXiv lists records in
+    datestamp order, and no time left, since arXiv's changes are not spread
+    evenly over its days.  The time left is the records left at the rate
+    observed since the first page shown, said only once ``HONEST_AFTER`` more
+    pages have come: the first pages' rate says little (a connection
+    opening, arXiv's cache, the first page planned against an empty store).
     """
+
+    HONEST_AFTER = 3
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(stream)
+        self._clock = clock
+        self._start: tuple[float, int, int] | None = None  # when, records and pages at first
 
     def __call__(self, progress: HarvestResult) -> None:
         """Show ``progress``."""
         events = len(progress.events) or progress.planned_events
+        rate, left = self._pace(progress)
         if not self._terminal:
             _log.info(
-                "harvest_progress", pages=progress.pages, records=progress.records, events=events
+                "harvest_progress",
+                pages=progress.pages,
+                records=progress.records,
+                events=events,
+                listed=progress.listed,
+                list_size=progress.list_size,
+                reached=progress.reached,
+                seconds_left=None if left is None else round(left),
             )
             return
-        self._draw(f"harvest: {progress.pages} pages, {progress.records} records, {events} events")
+        done, size = progress.listed, progress.list_size
+        if done is not None and size:
+            filled = _HARVEST_BAR * min(done, size) // size
+            where = f"[{'#' * filled}{'.' * (_HARVEST_BAR - filled)}] {done:,}/{size:,}"
+        else:
+            reached = f", listed up to {progress.reached}" if progress.reached else ""
+            where = f"{progress.records:,} records{reached}"
+        pace = f"  {rate:,.0f}/s" if rate is not None else ""
+        ending = f"  about {format_duration(left)} left" if left is not None else ""
+        # What matters most first: a narrow terminal cuts the end of the line.
+        self._draw(f"harvest {where}{pace}{ending}  {events} events  {progress.pages} pages")
+
+    def _pace(self, progress: HarvestResult) -> tuple[float | None, float | None]:
+        """Records a second since the first page shown, and the seconds left at that rate:
+        each None until it is honest (see the class's doc)."""
+        now = self._clock()
+        if self._start is None:
+            self._start = (now, progress.records, progress.pages)
+            return None, None
+        since, records, pages = self._start
+        if progress.pages - pages < self.HONEST_AFTER or now <= since:
+            return None, None
+        rate = (progress.records - records) / (now - since)
+        done, size = progress.listed, progress.list_size
+        if done is None or size is None or rate <= 0:
+            return rate, None
+        return rate, max(size - done, 0) / rate

@@ -28,7 +28,15 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from syncd.domain.linking import Identity, coauthor_keys, identify
-from syncd.domain.names import NameMatch, best_match, index_key, name_match
+from syncd.domain.names import (
+    NameMatch,
+    ParsedName,
+    best_match,
+    index_key,
+    match_parsed,
+    name_match,
+    parse_name,
+)
 from syncd.domain.record import Record
 
 __all__ = [
@@ -59,6 +67,15 @@ class NameIndex:
             key = index_key(author)
             if key is not None:
                 self._by_key.setdefault(key, []).append(author)
+        # Each author read once, when a name first finds them: ``name_match`` would read
+        # them again whenever its cache of recent names (16,384) is smaller than those followed.
+        self._parsed: dict[str, ParsedName | None] = {}
+
+    def _parsed_author(self, author: str) -> ParsedName | None:
+        parsed = self._parsed.get(author)
+        if parsed is None and author not in self._parsed:
+            parsed = self._parsed[author] = parse_name(author)
+        return parsed
 
     def sharing_key(self, listed: str) -> Sequence[str]:
         """The followed authors ``listed`` might be: those of its surname and first initial."""
@@ -70,8 +87,14 @@ class NameIndex:
         found: set[str] = set()
         for listed in names:
             key = index_key(listed)
-            for author in self._by_key.get(key, ()) if key is not None else ():
-                if author not in found and name_match(listed, author) >= NameMatch.INITIALS:
+            sharing = self._by_key.get(key) if key is not None else None
+            if not sharing:
+                continue  # nearly every name of a harvest: one lookup, nothing parsed
+            parsed = parse_name(listed)
+            for author in sharing:
+                if author in found:
+                    continue
+                if match_parsed(parsed, self._parsed_author(author)) >= NameMatch.INITIALS:
                     found.add(author)
         return found
 

@@ -32,6 +32,7 @@ stored, so one change is never announced twice.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -67,9 +68,11 @@ _log = structlog.get_logger(__name__)
 
 # Expired tokens restart the current set; more than this in one harvest is a loop.
 MAX_RESTARTS = 3
-# One run's pages.  At arXiv's 2,500 records a page (1,000 in its 2015 service)
-# that is one to 2.5 million records, more than a year of its changes: a run
-# past it is a list that does not end, and the next run resumes where it stopped.
+# One run's pages.  At arXiv's 3,500 records a page (RECORDS_LIMIT of arXiv/oaipmh;
+# 1,000 in its 2015 service) that is one to 3.5 million records, more than all of
+# arXiv listed from its first datestamp (``--from 2005-09-16``, about 2.5 million in
+# some 715 pages): a run past it is a list that does not end, and the next run
+# resumes where it stopped.
 MAX_PAGES = 1000
 # Unreadable records nobody follows named in one log line; the rest are counted.
 _NAMED_SKIPS = 10
@@ -88,6 +91,11 @@ class HarvestResult:
     planned_events: int = 0
     from_date: date | None = None
     skipped: int = 0  # records that could not be read, of papers nobody here follows
+    # How far the current list has come, for a progress bar: its records through the last
+    # page and its size when arXiv's token counts them, the last page's last datestamp.
+    listed: int | None = None
+    list_size: int | None = None
+    reached: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +138,9 @@ class _Ending:
     max_pages: int
     pages: int = 0
     tokens: set[str] = field(default_factory=set)
-    listed: set[tuple[tuple[str, str], ...]] = field(default_factory=set)
+    # Each page's records as a digest: kept whole, the pages of a 2.5-million-record list
+    # held every id and datestamp of it (hundreds of MiB); its 715 digests are 11 KiB.
+    listed: set[bytes] = field(default_factory=set)
 
     def new_list(self, token: str | None = None) -> None:
         """A set is listed from its start, or from ``token`` (a harvest resumed)."""
@@ -147,11 +157,11 @@ class _Ending:
                 f"arXiv sent the resumptionToken {page.token[:60]!r} again (page"
                 f" {self.pages} of this run): its list loops, stopping here"
             )
-        records = tuple((entry.arxiv_id, entry.datestamp) for entry in page.entries)
+        records = _records_digest(page)
         if records in self.listed:
             raise FeedError(
-                f"page {self.pages} of this run lists the same {len(records)} records as one"
-                " before it under a new token: its list loops, stopping here"
+                f"page {self.pages} of this run lists the same {len(page.entries)} records as"
+                " one before it under a new token: its list loops, stopping here"
             )
         self.tokens.add(page.token)
         self.listed.add(records)
@@ -163,6 +173,12 @@ class _Ending:
                 f"stopped after {self.pages} pages in one run, more than a year of arXiv's"
                 " changes (a list that does not end?); the next harvest resumes from here"
             )
+
+
+def _records_digest(page: OaiPage) -> bytes:
+    """What tells a page's records from another page's: a digest of their ids and datestamps."""
+    listed = "\x00".join(f"{entry.arxiv_id} {entry.datestamp}" for entry in page.entries)
+    return hashlib.blake2b(listed.encode(), digest_size=16).digest()
 
 
 def harvest(
@@ -324,6 +340,9 @@ def _take_page(
         _log.warning("harvest_records_unreadable", count=len(plan.skipped), records=named)
     result.pages += 1
     result.records += len(page.entries)
+    result.listed = page.cursor + len(page.entries) if page.cursor is not None else None
+    result.list_size = page.list_size  # with the cursor, or neither (OaiPage)
+    result.reached = page.entries[-1].datestamp if page.entries else result.reached
     result.skipped += len(plan.skipped)
     result.planned_events += plan.events
     return events
@@ -348,8 +367,13 @@ def _plan_page(
     mine: dict[str, list[Record]] = {}
     skipped: list[OaiEntry] = []
     for entry in live:
-        names = owners.get(entry.arxiv_id, set()) | followed.index.authors_of(entry.authors)
-        names &= followed.authors.keys()
+        # Every record of the page: most name nobody, and cost a lookup per name and no set.
+        names = followed.index.authors_of(entry.authors)
+        held = owners.get(entry.arxiv_id)
+        if held:
+            names |= held
+        if names:
+            names &= followed.authors.keys()
         if not names:
             if entry.problem is not None:
                 skipped.append(entry)

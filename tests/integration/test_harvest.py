@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from syncd.cli.progress import HarvestReporter
 from syncd.storage import HarvestState, Storage
 from syncd.storage.schema import sync_runs_table
 from tests import fakearxiv as fa
@@ -95,6 +96,37 @@ def test_harvest_costs_pages_not_authors(syncd: Syncd) -> None:
     assert len(oai) == 3  # 8 papers changed, 3 a page
     assert all("until" not in r.params for r in oai)
     assert_complete(syncd)
+
+
+@pytest.mark.parametrize("counts", [True, False], ids=["2015-counts", "2025-no-counts"])
+def test_progress_says_how_far_the_list_is_and_a_time_left_only_when_honest(
+    syncd: Syncd, counts: bool
+) -> None:
+    """Each page's ``harvest_progress`` line: the list's records so far and its size when the
+    token counts them, the datestamp reached; a time left only with the size, and only
+    after ``HONEST_AFTER`` pages beyond the first."""
+    harvesting(syncd)
+    assert syncd("sync").code == 0
+    story(syncd.arxiv)
+    syncd.arxiv.oai.page_size = 1
+    syncd.arxiv.oai.counts = counts
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    lines = [json.loads(line) for line in outcome.err.splitlines() if "harvest_progress" in line]
+    assert [line["records"] for line in lines] == list(range(1, 9))
+    assert {line["reached"] for line in lines} == {DAY.isoformat()}
+    honest = HarvestReporter.HONEST_AFTER
+    if counts:
+        assert [(line["listed"], line["list_size"]) for line in lines] == [
+            (n, 8) for n in range(1, 9)
+        ]
+        assert [line["seconds_left"] is None for line in lines] == [True] * honest + [False] * (
+            8 - honest
+        )
+    else:
+        assert {(line["listed"], line["list_size"], line["seconds_left"]) for line in lines} == {
+            (None, None, None)
+        }
 
 
 def test_a_second_harvest_of_the_same_day_announces_nothing(syncd: Syncd) -> None:

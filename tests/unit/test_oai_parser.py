@@ -300,6 +300,27 @@ def test_hostile_xml_is_refused_before_parsing(name: str) -> None:
     assert "root:" not in str(caught.value)
 
 
+@pytest.mark.parametrize("bangs", [0, 3, 999, 1000, 5000])
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_declarations_are_found_after_any_number_of_exclamation_marks(
+    name: str, bangs: int
+) -> None:
+    """The declarations are looked for from each "!" of the body, then from the whole body
+    past a thousand of them: wherever they are, however many "!" come before."""
+    head, _, tail = HOSTILE[name].partition("?>")
+    body = f"{head}?>{'<!-- ! -->' * (bangs // 2)}{'!' * (bangs % 2)}{tail}"
+    with pytest.raises(FeedError, match="DOCTYPE or entities"):
+        parse_page(body.encode())
+
+
+@pytest.mark.parametrize("bangs", [1, 999, 1000, 5000])
+def test_exclamation_marks_alone_are_no_declaration(bangs: int) -> None:
+    """An abstract may exclaim: "!" in text, or "<!" in a comment, refuses nothing."""
+    paper = RawPaper("2603.00001", abstract="Wow" + "!" * bangs + " <!DOCTYPE-free")
+    page = parse_page(list_records_xml([paper]))
+    assert page.records[0].abstract.startswith("Wow!")
+
+
 @pytest.mark.parametrize(
     ("text", "moment"),
     [
@@ -555,3 +576,33 @@ class TestArxivsOwn2025Answer:
         others = [e for e in isolated.entries if e.position != 5]
         assert [e.read() for e in others] == [e.read() for e in whole.entries if e.position != 5]
         assert (isolated.token, isolated.response_date) == (whole.token, whole.response_date)
+
+
+class TestTokenCounts:
+    """``cursor`` and ``completeListSize``: read when both are counts, for the progress bar."""
+
+    def test_the_2015_page_counts_its_list(self) -> None:
+        page = parse_page(fixture(LIST))
+        assert (page.cursor, page.list_size) == (0, 58011)
+
+    def test_a_last_page_counts_too(self) -> None:
+        body = list_records_xml([RawPaper("2603.00001")], cursor=10, complete_list_size=11)
+        page = parse_page(body)
+        assert (page.token, page.cursor, page.list_size) == (None, 10, 11)
+
+    def test_the_2025_token_counts_nothing(self) -> None:
+        page = parse_page(list_records_xml([RawPaper("2603.00001")], token="skip%3D1"))
+        assert (page.cursor, page.list_size) == (None, None)
+
+    @pytest.mark.parametrize(
+        ("cursor", "size"),
+        [("5", "-1"), ("x", "10"), ("11", "10"), ("²", "10"), ("5", ""), ("1" * 40, "1" * 41)],
+    )
+    def test_counts_that_are_not_counts_are_left_out(self, cursor: str, size: str) -> None:
+        """Malformed, contradictory or huge counts are no count, and refuse nothing."""
+        body = list_records_xml([RawPaper("2603.00001")], token="t").replace(
+            b"<resumptionToken>",
+            f'<resumptionToken cursor="{cursor}" completeListSize="{size}">'.encode(),
+        )
+        page = parse_page(body)
+        assert (page.token, page.cursor, page.list_size) == ("t", None, None)

@@ -193,8 +193,28 @@ def refuse_declarations(body: bytes) -> None:
     # arXiv never sends a DOCTYPE: refusing one up front stops entity bombs and
     # external entities before libxml2 sees them.  The parser is forced to
     # UTF-8, so these ASCII byte patterns cannot hide behind another encoding.
-    if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
+    if _declares(body):
         raise FeedError(DTD_REFUSED + shape_hint(body))
+
+
+# "!" is rare in arXiv's XML, "<" is in every tag: found by memchr, the few "!" are checked
+# where they are (searching "<!DOCTYPE" among the "<" cost 1 to 4 us a harvested record,
+# up to a sixth of its CPU; this costs 0.02).
+# A body with more than this many is searched whole, as before.
+_MOST_BANGS = 1000
+_DECLARATIONS = (b"DOCTYPE", b"ENTITY")
+
+
+def _declares(body: bytes) -> bool:
+    """Whether ``body`` holds ``<!DOCTYPE`` or ``<!ENTITY`` anywhere."""
+    position = body.find(b"!")
+    for _ in range(_MOST_BANGS):
+        if position < 0:
+            return False
+        if body[position - 1 : position] == b"<" and body.startswith(_DECLARATIONS, position + 1):
+            return True
+        position = body.find(b"!", position + 1)
+    return b"<!DOCTYPE" in body or b"<!ENTITY" in body
 
 
 def shape_hint(body: bytes) -> str:
