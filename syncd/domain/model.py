@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from syncd.domain.identifiers import unknown_id_advice
@@ -34,7 +35,9 @@ __all__ = [
     "SeedPaper",
     "SeedRevision",
     "SyncRun",
+    "SyncStanding",
     "SyncStats",
+    "SyncTally",
     "VersionDate",
     "VersionGap",
     "VersionRefusal",
@@ -233,6 +236,37 @@ class AuthorSyncs:
         if self.last_failure is None:
             return False
         return self.last_success is None or self.last_failure.id > self.last_success.id
+
+
+class SyncStanding(StrEnum):
+    """Where a followed author's cycles stand: the last finished one succeeded, failed
+    (or was abandoned), or none has finished yet."""
+
+    SYNCED = "synced"
+    FAILING = "failing"
+    NEVER = "never"
+
+
+@dataclass(frozen=True, slots=True)
+class SyncTally:
+    """How the cycles of a set of followed authors go, counted (the status strip's line).
+
+    ``all_failed`` is the latest failed cycle while none of them ever had a
+    good one (what the index says in place of papers), else None.
+    """
+
+    authors: int
+    synced: int
+    failing: int
+    running: int
+    unknown_ids: int
+    last_synced: datetime | None
+    all_failed: SyncRun | None = None
+
+    @property
+    def never(self) -> int:
+        """The authors no cycle has finished for yet."""
+        return self.authors - self.synced - self.failing
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,14 +23,16 @@ from syncd.domain.authors import (
     FollowedAuthor,
 )
 from syncd.domain.basis import NEEDS_REVIEW
-from syncd.domain.model import Event
+from syncd.domain.model import Event, SyncStanding
 from syncd.domain.planner import review
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, Put, RunStatus
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
+from syncd.storage.groups import group_member_ids
 from syncd.storage.papers import paper_select, write_papers
+from syncd.storage.runs import latest_runs, standing_is
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
@@ -241,12 +243,40 @@ class Authors:
         query = sa.select(a).order_by(a.c.name)
         if name is not None:
             query = query.where(a.c.name == name)
+        return self._summarized(query)
+
+    def _summarized(self, query: sa.Select[Any]) -> list[AuthorSummary]:
+        """The authors' rows ``query`` selects, with their papers counted and cycles' ends."""
         with self._db.transaction() as conn:
             found = conn.execute(query).all()
             ids = [row.id for row in found]
             counts = _paper_counts(conn, ids)
             runs = _run_ends(conn, ids)
         return [_summary(row, counts.get(row.id, {}), runs.get(row.id, {})) for row in found]
+
+    def page(
+        self,
+        after: str | None,
+        limit: int,
+        standing: SyncStanding | None = None,
+        group: str | None = None,
+    ) -> list[AuthorSummary]:
+        """At most ``limit`` authors by name after the one named ``after``: every author syncd
+        follows or has followed, or the followed ones at ``standing`` (in the group ``group``
+        names)."""
+        a = authors_table
+        query = sa.select(a).order_by(a.c.name).limit(limit)
+        if after is not None:
+            query = query.where(a.c.name > after)
+        if standing is not None or group is not None:
+            query = query.where(a.c.removed_at.is_(None))
+        if standing is not None:
+            latest = latest_runs()
+            joined = a.outerjoin(latest, latest.c.author_id == a.c.id)
+            query = query.select_from(joined).where(standing_is(latest, standing))
+        if group is not None:
+            query = query.where(a.c.id.in_(group_member_ids(group)))
+        return self._summarized(query)
 
     def candidates(self, name: str) -> list[Candidate]:
         """The author's candidates with the reason each is held, by arXiv id."""
