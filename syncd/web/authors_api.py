@@ -37,7 +37,13 @@ from syncd.web.api import (
     json_response,
 )
 from syncd.web.groups_read_api import find_group
-from syncd.web.paging import AfterQuery, decode_cursor, encode_cursor, next_link
+from syncd.web.paging import (
+    AfterQuery,
+    decode_name,
+    encode_cursor,
+    next_link_header,
+    paged_responses,
+)
 from syncd.web.schemas import (
     AuthorDetailOut,
     AuthorIn,
@@ -64,18 +70,7 @@ StandingQuery = Annotated[
     SyncStanding | None,
     Query(description="followed authors whose last cycle succeeded, failed, or none ended"),
 ]
-_LIST_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {
-        "model": list[AuthorOut],
-        "headers": {
-            "Link": {
-                "description": '`<...?after=CURSOR...>; rel="next"` when more follow',
-                "schema": {"type": "string"},
-            }
-        },
-    },
-    **ERROR_RESPONSES,
-}
+_LIST_RESPONSES = paged_responses(AuthorOut) | ERROR_RESPONSES
 _UNKNOWN: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no author by that name"}
 }
@@ -103,7 +98,7 @@ def authors_page(
 ) -> list[AuthorSummary]:
     """One more than ``limit`` authors (the one more says another page follows) after the
     cursor ``after``, at ``standing`` and in ``group`` when given (a 404 for no such group)."""
-    name = str(decode_cursor(after, str)[0]) if after is not None else None
+    name = decode_name(after)
     if group is not None:
         group = find_group(app, group).name
     return app.storage.authors.page(name, limit + 1, standing, group)
@@ -135,23 +130,9 @@ def authors_router(app: App) -> APIRouter:
     # The dependency declares the bearer scheme in the OpenAPI schema; the route class checks it.
     guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
 
-    @router.get("", response_class=Response, responses=_LIST_RESPONSES)
-    def authors(
-        request: Request,
-        after: AfterQuery = None,
-        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-        status: StandingQuery = None,
-        group: PrintableText | None = None,
-    ) -> Response:
-        """The authors syncd follows or has followed by name, as `syncd authors list --json`,
-        at most ``limit`` after the cursor ``after``; ``status`` (synced, failing, never)
-        and ``group`` narrow them to followed ones."""
-        found = authors_page(app, after, limit, status, group)
-        response = json_response(_shown(app, *found[:limit]))
-        if len(found) > limit:
-            link = next_link(request, encode_cursor(found[limit - 1].name))
-            response.headers["Link"] = f'<{link}>; rel="next"'
-        return response
+    router.add_api_route(
+        "", _lister(app), methods=["GET"], response_class=Response, responses=_LIST_RESPONSES
+    )
 
     @router.get(
         "/{name:path}",
@@ -229,6 +210,27 @@ def token_first(app: App) -> type[APIRoute]:
             return checked
 
     return TokenFirst
+
+
+def _lister(app: App) -> Any:
+    def authors(
+        request: Request,
+        after: AfterQuery = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+        status: StandingQuery = None,
+        group: PrintableText | None = None,
+    ) -> Response:
+        """The authors syncd follows or has followed by name, as `syncd authors list --json`,
+        at most ``limit`` after the cursor ``after``; ``status`` (synced, failing, never)
+        and ``group`` narrow them to followed ones."""
+        found = authors_page(app, after, limit, status, group)
+        response = json_response(_shown(app, *found[:limit]))
+        if len(found) > limit:
+            cursor = encode_cursor(found[limit - 1].name)
+            response.headers["Link"] = next_link_header(request, cursor)
+        return response
+
+    return authors
 
 
 def _decider(app: App, decision: Decision) -> Any:

@@ -13,10 +13,10 @@ Like every page: no script, every string escaped and isolated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request
@@ -38,7 +38,7 @@ from syncd.web.groups_read_api import (
 )
 from syncd.web.index import NextSync, by_latest_change
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterQuery, decode_cursor, encode_cursor, next_link
+from syncd.web.paging import PAGE_SIZE, AfterQuery, decode_name, encode_cursor, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["GroupLine", "group_lines", "group_pages_router"]
@@ -99,7 +99,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         changes = app.storage.papers.latest_changes([p.id for p in papers])
         shown = by_latest_change(papers, changes)[:PAPERS_ON_PAGE]
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
-        cursor = str(decode_cursor(after, str)[0]) if after is not None else None
+        cursor = decode_name(after)
         members = app.storage.groups.members_page(group.name, cursor, PAGE_SIZE + 1)
         listed = members[:PAGE_SIZE]
         more = len(members) > PAGE_SIZE
@@ -122,7 +122,13 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             **links,
         )
 
-    @router.get("/groups")
+    router.add_api_route("/groups", _lister(app, page, group_page), methods=["GET"])
+    return router
+
+
+def _lister(app: App, page: Callable[..., Response], group_page: Callable[..., Response]) -> Any:
+    links = {"group_path": group_path, "group_feed_path": group_feed_path}
+
     def groups(
         request: Request,
         name: Annotated[str | None, Query(max_length=200)] = None,
@@ -130,8 +136,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
     ) -> Response:
         if name is not None:
             return group_page(request, name, after)  # a name a path cannot hold (group_path)
-        cursor = str(decode_cursor(after, str)[0]) if after is not None else None
-        found = app.storage.groups.page(cursor, PAGE_SIZE + 1)
+        found = app.storage.groups.page(decode_name(after), PAGE_SIZE + 1)
         listed = found[:PAGE_SIZE]
         more = len(found) > PAGE_SIZE
         return page(
@@ -142,7 +147,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             **links,
         )
 
-    return router
+    return groups
 
 
 def group_lines(app: App, groups: Sequence[GroupListing]) -> list[GroupLine]:

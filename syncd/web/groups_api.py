@@ -28,7 +28,13 @@ from syncd.web.api import (
 )
 from syncd.web.authors_api import answering, token_first
 from syncd.web.groups_read_api import find_group
-from syncd.web.paging import AfterQuery, decode_cursor, encode_cursor, next_link
+from syncd.web.paging import (
+    AfterQuery,
+    decode_name,
+    encode_cursor,
+    next_link_header,
+    paged_responses,
+)
 from syncd.web.schemas import ErrorOut, GroupIn, GroupOut, MembersIn
 
 __all__ = ["groups_router"]
@@ -36,18 +42,7 @@ __all__ = ["groups_router"]
 GroupPath = Annotated[
     str, Path(max_length=100, pattern=r"^[^\x00-\x1f\x7f/]*$", description="the group's name")
 ]
-_LIST_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {
-        "model": list[GroupOut],
-        "headers": {
-            "Link": {
-                "description": '`<...?after=CURSOR...>; rel="next"` when more follow',
-                "schema": {"type": "string"},
-            }
-        },
-    },
-    **ERROR_RESPONSES,
-}
+_LIST_RESPONSES = paged_responses(GroupOut) | ERROR_RESPONSES
 _UNKNOWN: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no group by that name"}
 }
@@ -72,21 +67,9 @@ def groups_router(app: App) -> APIRouter:
     writes = APIRouter(prefix=prefix, tags=["groups"], route_class=token_first(app))
     guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
 
-    @router.get("", response_class=Response, responses=_LIST_RESPONSES)
-    def groups(
-        request: Request,
-        after: AfterQuery = None,
-        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    ) -> Response:
-        """The groups and their members by name, as `syncd groups list --json`, at most
-        ``limit`` after the cursor ``after``."""
-        name = str(decode_cursor(after, str)[0]) if after is not None else None
-        found = app.storage.groups.named_page(name, limit + 1)
-        response = json_response([group_json(g) for g in found[:limit]])
-        if len(found) > limit:
-            link = next_link(request, encode_cursor(found[limit - 1].name))
-            response.headers["Link"] = f'<{link}>; rel="next"'
-        return response
+    router.add_api_route(
+        "", _lister(app), methods=["GET"], response_class=Response, responses=_LIST_RESPONSES
+    )
 
     @router.get(
         "/{name}", response_class=Response, responses={200: {"model": GroupOut}, **_UNKNOWN}
@@ -138,3 +121,21 @@ def groups_router(app: App) -> APIRouter:
     both.include_router(router)
     both.include_router(writes)
     return both
+
+
+def _lister(app: App) -> Any:
+    def groups(
+        request: Request,
+        after: AfterQuery = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    ) -> Response:
+        """The groups and their members by name, as `syncd groups list --json`, at most
+        ``limit`` after the cursor ``after``."""
+        found = app.storage.groups.named_page(decode_name(after), limit + 1)
+        response = json_response([group_json(g) for g in found[:limit]])
+        if len(found) > limit:
+            cursor = encode_cursor(found[limit - 1].name)
+            response.headers["Link"] = next_link_header(request, cursor)
+        return response
+
+    return groups

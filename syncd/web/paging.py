@@ -11,12 +11,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import HTTPException, Query, Request
 
-__all__ = ["PAGE_SIZE", "AfterQuery", "decode_cursor", "encode_cursor", "next_link"]
+__all__ = [
+    "PAGE_SIZE",
+    "AfterQuery",
+    "decode_cursor",
+    "decode_name",
+    "encode_cursor",
+    "next_link",
+    "next_link_header",
+    "paged_responses",
+]
 
 # The rows a page shows (the API's own limits are syncd.web.api's DEFAULT_LIMIT, MAX_LIMIT).
 PAGE_SIZE = 50
@@ -55,8 +64,27 @@ def decode_cursor(cursor: str, *kinds: type[str] | type[int]) -> tuple[str | int
     return tuple(key)
 
 
+def decode_name(cursor: str | None) -> str | None:
+    """The name a cursor of a list ordered by a unique name holds; None for the first page."""
+    return str(decode_cursor(cursor, str)[0]) if cursor is not None else None
+
+
 def next_link(request: Request, cursor: str) -> str:
     """The address of the page after the one ``request`` asked for: the same filters,
     ``after`` the cursor of its last row."""
     params = dict(request.query_params) | {"after": cursor}
     return f"{request.url.path}?{urlencode(params)}"
+
+
+def next_link_header(request: Request, cursor: str) -> str:
+    """The API's ``Link`` header to the page after the one ``request`` asked for."""
+    return f'<{next_link(request, cursor)}>; rel="next"'
+
+
+def paged_responses(model: Any) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI answer of a paginated list of ``model``: its ``Link`` header."""
+    link = {
+        "description": '`<...?after=CURSOR...>; rel="next"` when more follow',
+        "schema": {"type": "string"},
+    }
+    return {200: {"model": list[model], "headers": {"Link": link}}}
