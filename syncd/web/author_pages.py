@@ -36,7 +36,7 @@ from syncd.service.authors import next_syncs
 from syncd.web.authors_api import NamePath, StandingQuery, authors_page, find_author
 from syncd.web.index import NextSync
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterQuery, encode_cursor, next_link
+from syncd.web.paging import PAGE_SIZE, AfterName, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["author_pages_router"]
@@ -90,7 +90,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
     def authors(
         request: Request,
         name: NameQuery = None,
-        after: AfterQuery = None,
+        after: AfterName = None,
         status: StandingQuery = None,
         group: NameQuery = None,
     ) -> Response:
@@ -98,7 +98,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
             return author(name)  # an author whose name a path cannot hold (author_path)
         found = authors_page(app, after, PAGE_SIZE, status, group)
         shown = found[:PAGE_SIZE]
-        more = next_link(request, encode_cursor(shown[-1].name)) if len(found) > PAGE_SIZE else None
+        more = next_link(request, shown[-1].name) if len(found) > PAGE_SIZE else None
         return render_page(
             "authors.html",
             authors=shown,

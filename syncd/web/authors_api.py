@@ -38,9 +38,7 @@ from syncd.web.api import (
 )
 from syncd.web.groups_read_api import find_group
 from syncd.web.paging import (
-    AfterQuery,
-    decode_name,
-    encode_cursor,
+    AfterName,
     next_link_header,
     paged_responses,
 )
@@ -97,11 +95,10 @@ def authors_page(
     app: App, after: str | None, limit: int, standing: SyncStanding | None, group: str | None
 ) -> list[AuthorSummary]:
     """One more than ``limit`` authors (the one more says another page follows) after the
-    cursor ``after``, at ``standing`` and in ``group`` when given (a 404 for no such group)."""
-    name = decode_name(after)
+    one named ``after``, at ``standing`` and in ``group`` when given (a 404 for no such group)."""
     if group is not None:
         group = find_group(app, group).name
-    return app.storage.authors.page(name, limit + 1, standing, group)
+    return app.storage.authors.page(after, limit + 1, standing, group)
 
 
 def _shown(app: App, *summaries: AuthorSummary) -> list[dict[str, Any]]:
@@ -215,18 +212,18 @@ def token_first(app: App) -> type[APIRoute]:
 def _lister(app: App) -> Any:
     def authors(
         request: Request,
-        after: AfterQuery = None,
+        after: AfterName = None,
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
         status: StandingQuery = None,
         group: PrintableText | None = None,
     ) -> Response:
         """The authors syncd follows or has followed by name, as `syncd authors list --json`,
-        at most ``limit`` after the cursor ``after``; ``status`` (synced, failing, never)
+        at most ``limit`` after the one named ``after``; ``status`` (synced, failing, never)
         and ``group`` narrow them to followed ones."""
         found = authors_page(app, after, limit, status, group)
         response = json_response(_shown(app, *found[:limit]))
         if len(found) > limit:
-            cursor = encode_cursor(found[limit - 1].name)
+            cursor = found[limit - 1].name
             response.headers["Link"] = next_link_header(request, cursor)
         return response
 

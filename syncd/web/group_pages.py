@@ -38,7 +38,7 @@ from syncd.web.groups_read_api import (
 )
 from syncd.web.index import NextSync, by_latest_change
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterQuery, decode_name, encode_cursor, next_link
+from syncd.web.paging import PAGE_SIZE, AfterName, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["GroupLine", "group_lines", "group_pages_router"]
@@ -93,23 +93,22 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         )
 
     @router.get("/groups/{name}")
-    def group_page(request: Request, name: GroupNamePath, after: AfterQuery = None) -> Response:
+    def group_page(request: Request, name: GroupNamePath, after: AfterName = None) -> Response:
         group = find_group(app, name)
         papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
         changes = app.storage.papers.latest_changes([p.id for p in papers])
         shown = by_latest_change(papers, changes)[:PAPERS_ON_PAGE]
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
-        cursor = decode_name(after)
-        members = app.storage.groups.members_page(group.name, cursor, PAGE_SIZE + 1)
+        members = app.storage.groups.members_page(group.name, after, PAGE_SIZE + 1)
         listed = members[:PAGE_SIZE]
         more = len(members) > PAGE_SIZE
         # The first failing members from the page's first on hold every failing one it lists.
-        failing = app.storage.authors.page(cursor, PAGE_SIZE, SyncStanding.FAILING, group.name)
+        failing = app.storage.authors.page(after, PAGE_SIZE, SyncStanding.FAILING, group.name)
         return page(
             "group.html",
             group=group,
             members=listed,
-            more_members=next_link(request, encode_cursor(listed[-1])) if more else None,
+            more_members=next_link(request, listed[-1]) if more else None,
             papers=shown,
             total=len(papers),
             changes=changes,
@@ -132,18 +131,18 @@ def _lister(app: App, page: Callable[..., Response], group_page: Callable[..., R
     def groups(
         request: Request,
         name: Annotated[str | None, Query(max_length=200)] = None,
-        after: AfterQuery = None,
+        after: AfterName = None,
     ) -> Response:
         if name is not None:
             return group_page(request, name, after)  # a name a path cannot hold (group_path)
-        found = app.storage.groups.page(decode_name(after), PAGE_SIZE + 1)
+        found = app.storage.groups.page(after, PAGE_SIZE + 1)
         listed = found[:PAGE_SIZE]
         more = len(found) > PAGE_SIZE
         return page(
             "groups.html",
             groups=group_lines(app, listed),
             first_page=after is None,
-            next_page=next_link(request, encode_cursor(listed[-1].name)) if more else None,
+            next_page=next_link(request, listed[-1].name) if more else None,
             **links,
         )
 

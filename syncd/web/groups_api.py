@@ -29,9 +29,7 @@ from syncd.web.api import (
 from syncd.web.authors_api import answering, token_first
 from syncd.web.groups_read_api import find_group
 from syncd.web.paging import (
-    AfterQuery,
-    decode_name,
-    encode_cursor,
+    AfterName,
     next_link_header,
     paged_responses,
 )
@@ -126,15 +124,15 @@ def groups_router(app: App) -> APIRouter:
 def _lister(app: App) -> Any:
     def groups(
         request: Request,
-        after: AfterQuery = None,
+        after: AfterName = None,
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     ) -> Response:
         """The groups and their members by name, as `syncd groups list --json`, at most
-        ``limit`` after the cursor ``after``."""
-        found = app.storage.groups.named_page(decode_name(after), limit + 1)
+        ``limit`` after the group named ``after``."""
+        found = app.storage.groups.named_page(after, limit + 1)
         response = json_response([group_json(g) for g in found[:limit]])
         if len(found) > limit:
-            cursor = encode_cursor(found[limit - 1].name)
+            cursor = found[limit - 1].name
             response.headers["Link"] = next_link_header(request, cursor)
         return response
 
