@@ -68,7 +68,11 @@ StandingQuery = Annotated[
     SyncStanding | None,
     Query(description="followed authors whose last cycle succeeded, failed, or none ended"),
 ]
-_LIST_RESPONSES = paged_responses(AuthorOut) | ERROR_RESPONSES
+_LIST_RESPONSES = (
+    paged_responses(AuthorOut)
+    | ERROR_RESPONSES
+    | {404: {"model": ErrorOut, "description": "no group by that name"}}
+)
 _UNKNOWN: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no author by that name"}
 }
