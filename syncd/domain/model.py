@@ -14,14 +14,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.publications import Notice, PublicationLink
 from syncd.domain.record import Record, versioned_id
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, RunStatus
 
 __all__ = [
     "AuthorSyncState",
-    "AuthorSyncs",
     "BackfillWrite",
     "EndpointSummary",
     "Event",
@@ -212,30 +210,6 @@ class SyncRun:
     requests: int
     entries: int
     events: int
-
-
-@dataclass(frozen=True, slots=True)
-class AuthorSyncs:
-    """How an author's cycles went: the last good one, the last failed one, one running now."""
-
-    author: str
-    last_success: SyncRun | None
-    last_failure: SyncRun | None  # failed or abandoned
-    running: bool
-    # The id of the author's own feed that arXiv knows no author by (their data, not a failure).
-    unknown_id: str | None = None
-
-    @property
-    def unknown_id_advice(self) -> str | None:
-        """What to do about ``unknown_id``, as a person reads it; None when there is none."""
-        return unknown_id_advice(self.unknown_id) if self.unknown_id is not None else None
-
-    @property
-    def failing(self) -> bool:
-        """Whether the latest finished cycle failed (no good one since)."""
-        if self.last_failure is None:
-            return False
-        return self.last_success is None or self.last_failure.id > self.last_success.id
 
 
 class SyncStanding(StrEnum):

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.domain.model import AuthorSyncs, SyncRun, SyncStanding, SyncStats, SyncTally
+from syncd.domain.model import SyncRun, SyncStanding, SyncStats, SyncTally
 from syncd.domain.vocabulary import RunStatus
 from syncd.errors import StoreError
 from syncd.storage import rows
@@ -178,27 +178,6 @@ class SyncRuns:
             found = conn.scalar(query)
         return utc(found) if found is not None else None
 
-    def by_author(self) -> list[AuthorSyncs]:
-        """Every author's last good and last failed cycle, and whether one is running, by name."""
-        runs = sync_runs_table
-        latest = sa.select(sa.func.max(runs.c.id)).group_by(runs.c.author_id, runs.c.status)
-        query = (
-            sa.select(
-                runs,
-                authors_table.c.name.label("author"),
-                authors_table.c.feed_unknown_id.label("unknown_id"),
-            )
-            .join(authors_table)
-            .where(runs.c.id.in_(latest))
-        )
-        by_name: dict[str, list[SyncRun]] = {}
-        unknown: dict[str, str | None] = {}
-        with self._db.transaction() as conn:
-            for row in conn.execute(query):
-                by_name.setdefault(row.author, []).append(rows.sync_run(row))
-                unknown[row.author] = row.unknown_id
-        return [_author_syncs(name, by_name[name], unknown[name]) for name in sorted(by_name)]
-
     def tally(self, group: str | None = None) -> SyncTally:
         """How the followed authors' cycles go (of the group's members, given ``group``),
         counted by the database in one aggregate: no author is read one by one."""
@@ -300,8 +279,8 @@ def latest_runs() -> sa.Subquery:
 
 def standing_is(latest: sa.Subquery, standing: SyncStanding) -> sa.ColumnElement[bool]:
     """Whether an author's row of ``latest_runs`` (outer-joined: NULLs for an author with
-    no cycle) stands at ``standing``: failing when a failure came after the last success,
-    as ``AuthorSyncs.failing`` says."""
+    no cycle) stands at ``standing``: failing when their latest finished cycle failed or
+    was abandoned (no good one since), synced when it succeeded, never when none ended."""
     ok, failed = latest.c.ok, latest.c.failed
     if standing is SyncStanding.FAILING:
         return sa.and_(failed.is_not(None), sa.or_(ok.is_(None), failed > ok))
@@ -352,20 +331,6 @@ def _latest_failure(conn: Connection, group: str | None) -> SyncRun | None:
         query = query.where(a.c.id.in_(group_member_ids(group)))
     row = conn.execute(query).first()
     return rows.sync_run(row) if row is not None else None
-
-
-def _author_syncs(author: str, latest: list[SyncRun], unknown_id: str | None) -> AuthorSyncs:
-    """``latest`` (an author's last run of each status) as how the author's cycles went."""
-    status = {run.status: run for run in latest}
-    failures = [status[s] for s in (RunStatus.FAILED, RunStatus.ABANDONED) if s in status]
-    return AuthorSyncs(
-        author=author,
-        last_success=status.get(RunStatus.OK),
-        last_failure=max(failures, key=lambda run: run.id, default=None),
-        # Only the newest run: an older one still "running" is an orphan not yet closed.
-        running=max(latest, key=lambda run: run.id).status is RunStatus.RUNNING,
-        unknown_id=unknown_id,
-    )
 
 
 def finish_run(conn: Connection, run_id: int, stats: SyncStats, events: int) -> None:

@@ -43,7 +43,8 @@ def _titles(page: lxml_html.HtmlElement) -> list[str]:
 def test_storage_tells_each_authors_runs_and_each_papers_latest_change(
     syncd: Syncd, arxiv: FakeArxiv
 ) -> None:
-    """by_author: the good run, the failed one after it; latest_changes: events, else revisions."""
+    """tally: the good runs, the failed one after them; latest_changes: events, else
+    revisions."""
     sync_ok(syncd)
     arxiv.revise(NESTPIPE, title="NestPipe, revised")
     sync_ok(syncd)
@@ -51,11 +52,12 @@ def test_storage_tells_each_authors_runs_and_each_papers_latest_change(
     assert syncd("sync").code == 1
     storage = Storage(syncd.database_url)
     try:
-        (runs,) = storage.runs.by_author()
-        assert (runs.author, runs.failing, runs.running) == (AUTHOR, True, False)
-        assert runs.last_success is not None and runs.last_success.status is RunStatus.OK
-        assert runs.last_success.events == 1
-        assert runs.last_failure is not None and "503" in (runs.last_failure.error or "")
+        tally = storage.runs.tally()
+        assert (tally.authors, tally.synced, tally.failing, tally.running) == (1, 0, 1, 0)
+        assert tally.last_synced == storage.runs.last_success()
+        assert tally.all_failed is None  # two good cycles came first
+        (failed,) = storage.runs.recent(AUTHOR, limit=1)
+        assert failed.status is RunStatus.FAILED and "503" in (failed.error or "")
         papers = storage.papers.all()
         changes = storage.papers.latest_changes([p.id for p in papers])
         assert set(changes) == {p.id for p in papers}

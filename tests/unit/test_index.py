@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun, SyncTally
+from syncd.domain.model import LatestChange, Paper, SyncRun, SyncTally
 from syncd.domain.record import Record
 from syncd.domain.throttle import Cooldown
 from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
@@ -86,16 +86,10 @@ TALLY = SyncTally(authors=3, synced=1, failing=1, running=0, unknown_ids=0, last
 class TestSyncStatus:
     """The counting itself is the database's (tests/integration/test_status_strip.py)."""
 
-    def test_a_failure_after_a_success_is_failing(self) -> None:
-        runs = AuthorSyncs("Zhida Jiang", _run(1, RunStatus.OK), _run(2, RunStatus.FAILED), False)
-        assert runs.failing
+    def test_without_the_scheduler_the_next_sync_is_not_known(self) -> None:
         status = sync_status(TALLY, None)
         assert status.every_sync_failed is None
         assert (status.scheduled, status.next_sync) == (False, None)
-
-    def test_a_success_after_a_failure_is_not(self) -> None:
-        runs = AuthorSyncs("Zhida Jiang", _run(3, RunStatus.OK), _run(2, RunStatus.FAILED), False)
-        assert not runs.failing
 
     def test_every_sync_failed_is_the_tallys_latest_failure(self) -> None:
         failed = _run(2, RunStatus.ABANDONED, "killed")
