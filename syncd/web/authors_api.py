@@ -214,6 +214,8 @@ def token_first(app: App) -> type[APIRoute]:
 
 
 def _lister(app: App) -> Any:
+    """``GET /api/v1/authors``: a page of authors, its ``Link`` to the next."""
+
     def authors(
         request: Request,
         after: AfterName = None,

@@ -13,7 +13,7 @@ Like every page: no script, every string escaped and isolated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
@@ -121,12 +121,17 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             **links,
         )
 
-    router.add_api_route("/groups", _lister(app, page, group_page), methods=["GET"])
+    router.add_api_route("/groups", _lister(app, page, group_page, links), methods=["GET"])
     return router
 
 
-def _lister(app: App, page: Callable[..., Response], group_page: Callable[..., Response]) -> Any:
-    links = {"group_path": group_path, "group_feed_path": group_feed_path}
+def _lister(
+    app: App,
+    page: Callable[..., Response],
+    group_page: Callable[..., Response],
+    links: Mapping[str, Callable[[str], str]],
+) -> Any:
+    """``/groups``: a page of groups, or the page of one whose name a path cannot hold."""
 
     def groups(
         request: Request,

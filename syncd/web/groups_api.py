@@ -122,6 +122,8 @@ def groups_router(app: App) -> APIRouter:
 
 
 def _lister(app: App) -> Any:
+    """``GET /api/v1/groups``: a page of groups, its ``Link`` to the next."""
+
     def groups(
         request: Request,
         after: AfterName = None,
