@@ -18,6 +18,7 @@ __all__ = [
     "MAX_DESCRIPTION_CHARS",
     "MAX_GROUP_NAME_CHARS",
     "Group",
+    "GroupListing",
     "check_group_name",
     "group_json",
 ]
@@ -36,6 +37,16 @@ class Group:
     name: str
     description: str
     members: tuple[str, ...]
+    origin: AuthorOrigin
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    """A group as a list of groups shows it: its followed members counted, not named."""
+
+    name: str
+    description: str
+    members: int
     origin: AuthorOrigin
 
 

@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
-from syncd.domain.identifiers import unknown_id_advice
 from syncd.domain.publications import Notice, PublicationLink
 from syncd.domain.record import Record, versioned_id
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus, ResultSource, RunStatus
 
 __all__ = [
     "AuthorSyncState",
-    "AuthorSyncs",
     "BackfillWrite",
     "EndpointSummary",
     "Event",
@@ -34,7 +33,9 @@ __all__ = [
     "SeedPaper",
     "SeedRevision",
     "SyncRun",
+    "SyncStanding",
     "SyncStats",
+    "SyncTally",
     "Truncation",
     "VersionDate",
     "VersionGap",
@@ -232,28 +233,35 @@ class SyncRun:
     events: int
 
 
+class SyncStanding(StrEnum):
+    """Where a followed author's cycles stand: the last finished one succeeded, failed
+    (or was abandoned), or none has finished yet."""
+
+    SYNCED = "synced"
+    FAILING = "failing"
+    NEVER = "never"
+
+
 @dataclass(frozen=True, slots=True)
-class AuthorSyncs:
-    """How an author's cycles went: the last good one, the last failed one, one running now."""
+class SyncTally:
+    """How the cycles of a set of followed authors go, counted (the status strip's line).
 
-    author: str
-    last_success: SyncRun | None
-    last_failure: SyncRun | None  # failed or abandoned
-    running: bool
-    # The id of the author's own feed that arXiv knows no author by (their data, not a failure).
-    unknown_id: str | None = None
+    ``all_failed`` is the latest failed cycle while none of them ever had a
+    good one (what the index says in place of papers), else None.
+    """
+
+    authors: int
+    synced: int
+    failing: int
+    running: int
+    unknown_ids: int
+    last_synced: datetime | None
+    all_failed: SyncRun | None = None
 
     @property
-    def unknown_id_advice(self) -> str | None:
-        """What to do about ``unknown_id``, as a person reads it; None when there is none."""
-        return unknown_id_advice(self.unknown_id) if self.unknown_id is not None else None
-
-    @property
-    def failing(self) -> bool:
-        """Whether the latest finished cycle failed (no good one since)."""
-        if self.last_failure is None:
-            return False
-        return self.last_success is None or self.last_failure.id > self.last_success.id
+    def never(self) -> int:
+        """The authors no cycle has finished for yet."""
+        return self.authors - self.synced - self.failing
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from syncd.domain.authors import (
     FollowedAuthor,
 )
 from syncd.domain.basis import NEEDS_REVIEW
-from syncd.domain.model import Event
+from syncd.domain.model import Event, SyncStanding
 from syncd.domain.planner import review
 from syncd.domain.vocabulary import AuthorOrigin, Decision, PaperStatus, Put, RunStatus
 from syncd.errors import ConflictError, NotFoundError
@@ -31,7 +31,9 @@ from syncd.storage import rows
 from syncd.storage.author_feeds import truncations
 from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
+from syncd.storage.groups import group_member_ids
 from syncd.storage.papers import paper_select, write_papers
+from syncd.storage.runs import latest_runs, standing_is
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
@@ -238,16 +240,23 @@ class Authors:
 
     def summaries(self, name: str | None = None) -> list[AuthorSummary]:
         """Every author syncd follows or has followed (or the one named), by name."""
-        a = authors_table
-        query = sa.select(a).order_by(a.c.name)
+        query = sa.select(authors_table).order_by(authors_table.c.name)
         if name is not None:
-            query = query.where(a.c.name == name)
+            query = query.where(authors_table.c.name == name)
         with self._db.transaction() as conn:
-            found = conn.execute(query).all()
-            ids = [row.id for row in found]
-            counts = _paper_counts(conn, ids)
-            runs = _run_ends(conn, ids)
-        return [_summary(row, counts.get(row.id, {}), runs.get(row.id, {})) for row in found]
+            return _summaries(conn, query)
+
+    def page(
+        self,
+        after: str | None,
+        limit: int,
+        standing: SyncStanding | None = None,
+        group: str | None = None,
+    ) -> list[AuthorSummary]:
+        """At most ``limit`` authors by name after ``after``, as ``summaries``; given, only
+        followed ones at ``standing``, in the group named ``group``."""
+        with self._db.transaction() as conn:
+            return _summaries(conn, _listed(after, limit, standing, group))
 
     def candidates(self, name: str) -> list[Candidate]:
         """The author's candidates with the reason each is held, by arXiv id."""
@@ -337,6 +346,34 @@ class Authors:
                 return []
             written = write_papers(conn, author.id, plan.writes, run_id=None, when=when)
             return publish(conn, name, author.id, written, run_id=None, when=when)
+
+
+def _listed(
+    after: str | None, limit: int, standing: SyncStanding | None, group: str | None
+) -> sa.Select[Any]:
+    """The rows of ``Authors.page``."""
+    a = authors_table
+    query = sa.select(a).order_by(a.c.name).limit(limit)
+    if after is not None:
+        query = query.where(a.c.name > after)
+    if standing is not None or group is not None:
+        query = query.where(a.c.removed_at.is_(None))
+    if standing is not None:
+        latest = latest_runs()
+        joined = a.outerjoin(latest, latest.c.author_id == a.c.id)
+        query = query.select_from(joined).where(standing_is(latest, standing))
+    if group is not None:
+        query = query.where(a.c.id.in_(group_member_ids(group)))
+    return query
+
+
+def _summaries(conn: Connection, query: sa.Select[Any]) -> list[AuthorSummary]:
+    """The authors' rows ``query`` selects, with their papers counted and cycles' ends."""
+    found = conn.execute(query).all()
+    ids = [row.id for row in found]
+    counts = _paper_counts(conn, ids)
+    runs = _run_ends(conn, ids)
+    return [_summary(row, counts.get(row.id, {}), runs.get(row.id, {})) for row in found]
 
 
 def _feed_reset(row: Any, definition: Author) -> dict[str, Any]:

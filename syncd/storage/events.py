@@ -23,6 +23,7 @@ from syncd.storage.deliveries import (
     queue_deliveries,
     takes,
 )
+from syncd.storage.groups import group_member_ids
 from syncd.storage.models import EventQuery, EventStamp
 from syncd.storage.papers import WrittenPaper
 from syncd.storage.schema import (
@@ -97,6 +98,8 @@ def _matching(query: EventQuery) -> sa.ColumnElement[bool]:
         conditions.append(_about([query.author]))
     if query.authors is not None:
         conditions.append(_about(query.authors))
+    if query.group is not None:
+        conditions.append(_about_ids(group_member_ids(query.group)))
     if query.published_from is not None:
         conditions.append(events_table.c.created_at >= query.published_from)
     if query.published_before is not None:
@@ -114,8 +117,13 @@ def _about(authors: Collection[str]) -> sa.ColumnElement[bool]:
     """Events naming any of ``authors`` (one, or a group's members: a few hundred names at
     most, one IN list): theirs (found by their sync, or about them), and a paper's while
     one of them tracks it (a co-author's sync may have found its change)."""
-    e, t, a = events_table, paper_authors_table, authors_table
-    theirs = sa.select(a.c.id).where(a.c.name.in_(sorted(authors)))
+    a = authors_table
+    return _about_ids(sa.select(a.c.id).where(a.c.name.in_(sorted(authors))))
+
+
+def _about_ids(theirs: sa.Select[tuple[int]]) -> sa.ColumnElement[bool]:
+    """Events naming any of the authors whose ids ``theirs`` selects (see ``_about``)."""
+    e, t = events_table, paper_authors_table
     tracked = sa.select(t.c.paper_id).where(
         t.c.author_id.in_(theirs), t.c.status == PaperStatus.TRACKED
     )

@@ -11,19 +11,26 @@ is not listed until followed again.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from syncd.domain.author_names import name_key
-from syncd.domain.groups import Group
-from syncd.domain.vocabulary import AuthorOrigin, Put
+from syncd.domain.groups import Group, GroupListing
+from syncd.domain.vocabulary import AuthorOrigin, PaperStatus, Put
 from syncd.errors import ConfigError, ConflictError, NotFoundError
-from syncd.storage.database import Database, chunks, now
-from syncd.storage.schema import authors_table, group_members_table, groups_table
+from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.schema import (
+    authors_table,
+    events_table,
+    group_members_table,
+    groups_table,
+    paper_authors_table,
+)
 
-__all__ = ["Groups", "group_members", "members_by_group"]
+__all__ = ["Groups", "group_member_ids", "group_members", "members_by_group"]
 
 
 class Groups:
@@ -36,6 +43,83 @@ class Groups:
         """Every group, by name, with its followed members."""
         with self._db.transaction() as conn:
             return _groups(conn)
+
+    def named_page(self, after: str | None, limit: int) -> list[Group]:
+        """At most ``limit`` groups by name after the group named ``after``, with their
+        followed members."""
+        condition = groups_table.c.name > after if after is not None else None
+        with self._db.transaction() as conn:
+            return _groups(conn, condition, limit)
+
+    def page(self, after: str | None, limit: int) -> list[GroupListing]:
+        """At most ``limit`` groups by name, after the group named ``after``, their followed
+        members counted."""
+        g, m, a = groups_table, group_members_table, authors_table
+        # Counted per group of the page only: a correlated count along the members' key.
+        counted = (
+            sa.select(sa.func.count())
+            .select_from(m.join(a, a.c.id == m.c.author_id))
+            .where(m.c.group_id == g.c.id, a.c.removed_at.is_(None))
+            .scalar_subquery()
+        )
+        query = sa.select(g, counted.label("members")).order_by(g.c.name).limit(limit)
+        if after is not None:
+            query = query.where(g.c.name > after)
+        with self._db.transaction() as conn:
+            return [
+                GroupListing(row.name, row.description, row.members or 0, AuthorOrigin(row.origin))
+                for row in conn.execute(query)
+            ]
+
+    def members_page(self, name: str, after: str | None, limit: int) -> list[str]:
+        """At most ``limit`` names of the group's followed members, by name, after ``after``."""
+        a = authors_table
+        query = (
+            sa.select(a.c.name)
+            .where(a.c.id.in_(group_member_ids(name)))
+            .order_by(a.c.name)
+            .limit(limit)
+        )
+        if after is not None:
+            query = query.where(a.c.name > after)
+        with self._db.transaction() as conn:
+            return list(conn.scalars(query))
+
+    def paper_counts(
+        self, names: Collection[str], statuses: Collection[PaperStatus]
+    ) -> dict[str, tuple[int, datetime | None]]:
+        """Per group of ``names`` that has any: how many papers its followed members hold
+        with one of ``statuses`` (each once), and when the latest event about one of them
+        was published (None before any)."""
+        g, m, a, t, e = (
+            groups_table,
+            group_members_table,
+            authors_table,
+            paper_authors_table,
+            events_table,
+        )
+        held = (
+            sa.select(g.c.name, t.c.paper_id)
+            .select_from(
+                g.join(m, m.c.group_id == g.c.id)
+                .join(a, a.c.id == m.c.author_id)
+                .join(t, t.c.author_id == a.c.id)
+            )
+            .where(g.c.name.in_(names), a.c.removed_at.is_(None), t.c.status.in_(statuses))
+            .distinct()
+            .subquery()
+        )
+        latest = (
+            sa.select(sa.func.max(e.c.created_at))
+            .where(e.c.paper_id == held.c.paper_id)
+            .scalar_subquery()
+        )
+        query = sa.select(held.c.name, sa.func.count(), sa.func.max(latest)).group_by(held.c.name)
+        with self._db.transaction() as conn:
+            return {
+                name: (int(count), utc(last) if last is not None else None)
+                for name, count, last in conn.execute(query)
+            }
 
     def get(self, name: str) -> Group | None:
         """The group of that name; None when there is none."""
@@ -182,6 +266,18 @@ class Groups:
                 conn.execute(g.delete().where(g.c.id.in_(chunk)))
 
 
+def group_member_ids(name: str) -> sa.Select[tuple[int]]:
+    """The ids of the followed members of the group called ``name``, as a subquery: a
+    page or a count over a group of any size, without its names in an IN list."""
+    a, g, m = authors_table, groups_table, group_members_table
+    return (
+        sa.select(m.c.author_id)
+        .join(g, g.c.id == m.c.group_id)
+        .join(a, a.c.id == m.c.author_id)
+        .where(g.c.name == name, a.c.removed_at.is_(None))
+    )
+
+
 def group_members(conn: Connection, names: Collection[str]) -> set[str]:
     """The names of the followed authors in any of the groups ``names``."""
     return {name for members in members_by_group(conn, names).values() for name in members}
@@ -203,9 +299,11 @@ def members_by_group(conn: Connection, names: Collection[str]) -> dict[str, set[
     return found
 
 
-def _groups(conn: Connection, condition: sa.ColumnElement[bool] | None = None) -> list[Group]:
+def _groups(
+    conn: Connection, condition: sa.ColumnElement[bool] | None = None, limit: int | None = None
+) -> list[Group]:
     g, m, a = groups_table, group_members_table, authors_table
-    query = sa.select(g).order_by(g.c.name)
+    query = sa.select(g).order_by(g.c.name).limit(limit)
     if condition is not None:
         query = query.where(condition)
     found = conn.execute(query).all()

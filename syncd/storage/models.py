@@ -68,12 +68,15 @@ class EventQuery:
 
     Oldest first after seq ``after``, or (``newest_first``) newest first below
     seq ``before``; ``None`` leaves that bound open.  ``authors`` narrows to
-    the events of any of these authors (a group's members), ``published_from``
-    and ``published_before`` to those published in that window.
+    the events of any of these authors (a group's members), ``group`` to those
+    of the members of the group of that name (read by the database, however
+    many), ``published_from`` and ``published_before`` to those published in
+    that window.
     """
 
     author: str | None = None
     authors: frozenset[str] | None = None
+    group: str | None = None
     published_from: datetime | None = None
     published_before: datetime | None = None
     paper_id: int | None = None

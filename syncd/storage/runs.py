@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from syncd.domain.model import AuthorSyncs, SyncRun, SyncStats
+from syncd.domain.model import SyncRun, SyncStanding, SyncStats, SyncTally
 from syncd.domain.vocabulary import RunStatus
 from syncd.errors import StoreError
 from syncd.storage import rows
 from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.groups import group_member_ids
 from syncd.storage.liveness import RunLiveness
 from syncd.storage.papers import author_id
-from syncd.storage.schema import authors_table, sync_runs_table
+from syncd.storage.schema import (
+    authors_table,
+    group_members_table,
+    groups_table,
+    sync_runs_table,
+)
 
-__all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run"]
+__all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run", "latest_runs", "standing_is"]
 
 # A cycle still "running" after this long is stuck, if its process lives at all.
 STALE_RUN_SECONDS = 3600.0
 # Only these claim an author's cycle: a failed or abandoned run did not sync it.
 _CLAIMING = (RunStatus.RUNNING, RunStatus.OK)
 _ABANDONED = "the process running this cycle stopped"
+_FAILED = (RunStatus.FAILED, RunStatus.ABANDONED)
 
 
 class SyncRuns:
@@ -169,26 +178,38 @@ class SyncRuns:
             found = conn.scalar(query)
         return utc(found) if found is not None else None
 
-    def by_author(self) -> list[AuthorSyncs]:
-        """Every author's last good and last failed cycle, and whether one is running, by name."""
-        runs = sync_runs_table
-        latest = sa.select(sa.func.max(runs.c.id)).group_by(runs.c.author_id, runs.c.status)
-        query = (
-            sa.select(
-                runs,
-                authors_table.c.name.label("author"),
-                authors_table.c.feed_unknown_id.label("unknown_id"),
-            )
-            .join(authors_table)
-            .where(runs.c.id.in_(latest))
+    def tally(self, group: str | None = None) -> SyncTally:
+        """How the followed authors' cycles go (of the group's members, given ``group``),
+        counted by the database in one aggregate: no author is read one by one."""
+        a, latest = authors_table, latest_runs()
+        counted = (
+            sa.select(*_tally_columns(latest))
+            .select_from(a.outerjoin(latest, latest.c.author_id == a.c.id))
+            .where(a.c.removed_at.is_(None))
         )
-        by_name: dict[str, list[SyncRun]] = {}
-        unknown: dict[str, str | None] = {}
+        if group is not None:
+            counted = counted.where(a.c.id.in_(group_member_ids(group)))
         with self._db.transaction() as conn:
-            for row in conn.execute(query):
-                by_name.setdefault(row.author, []).append(rows.sync_run(row))
-                unknown[row.author] = row.unknown_id
-        return [_author_syncs(name, by_name[name], unknown[name]) for name in sorted(by_name)]
+            found = _tally(conn.execute(counted).one())
+            if found.last_synced is None and found.failing:
+                found = replace(found, all_failed=_latest_failure(conn, group))
+        return found
+
+    def tallies(self, groups: Sequence[str]) -> dict[str, SyncTally]:
+        """``tally`` of each of ``groups`` that has followed members, in one aggregate."""
+        a, g, m, latest = authors_table, groups_table, group_members_table, latest_runs()
+        counted = (
+            sa.select(g.c.name, *_tally_columns(latest))
+            .select_from(
+                g.join(m, m.c.group_id == g.c.id)
+                .join(a, a.c.id == m.c.author_id)
+                .outerjoin(latest, latest.c.author_id == a.c.id)
+            )
+            .where(g.c.name.in_(groups), a.c.removed_at.is_(None))
+            .group_by(g.c.name)
+        )
+        with self._db.transaction() as conn:
+            return {row[0]: _tally(row[1:]) for row in conn.execute(counted)}
 
     def last_claims(self, authors: Sequence[str]) -> dict[str, SyncRun]:
         """Each author's latest cycle that claims it (running or succeeded), by name.
@@ -237,18 +258,79 @@ class SyncRuns:
             return [rows.sync_run(row) for row in conn.execute(query)]
 
 
-def _author_syncs(author: str, latest: list[SyncRun], unknown_id: str | None) -> AuthorSyncs:
-    """``latest`` (an author's last run of each status) as how the author's cycles went."""
-    status = {run.status: run for run in latest}
-    failures = [status[s] for s in (RunStatus.FAILED, RunStatus.ABANDONED) if s in status]
-    return AuthorSyncs(
-        author=author,
-        last_success=status.get(RunStatus.OK),
-        last_failure=max(failures, key=lambda run: run.id, default=None),
-        # Only the newest run: an older one still "running" is an orphan not yet closed.
-        running=max(latest, key=lambda run: run.id).status is RunStatus.RUNNING,
-        unknown_id=unknown_id,
+def latest_runs() -> sa.Subquery:
+    """Per author with any cycle: the id of the newest (``latest``), of the newest running,
+    good and failed (or abandoned) one, and when the newest good one finished."""
+    r = sync_runs_table
+    ok = r.c.status == RunStatus.OK
+    return (
+        sa.select(
+            r.c.author_id,
+            sa.func.max(r.c.id).label("latest"),
+            sa.func.max(sa.case((r.c.status == RunStatus.RUNNING, r.c.id))).label("running"),
+            sa.func.max(sa.case((ok, r.c.id))).label("ok"),
+            sa.func.max(sa.case((ok, r.c.finished_at))).label("ok_at"),
+            sa.func.max(sa.case((r.c.status.in_(_FAILED), r.c.id))).label("failed"),
+        )
+        .group_by(r.c.author_id)
+        .subquery("latest_runs")
     )
+
+
+def standing_is(latest: sa.Subquery, standing: SyncStanding) -> sa.ColumnElement[bool]:
+    """Whether an author's row of ``latest_runs`` (outer-joined: NULLs for an author with
+    no cycle) stands at ``standing``: failing when their latest finished cycle failed or
+    was abandoned (no good one since), synced when it succeeded, never when none ended."""
+    ok, failed = latest.c.ok, latest.c.failed
+    if standing is SyncStanding.FAILING:
+        return sa.and_(failed.is_not(None), sa.or_(ok.is_(None), failed > ok))
+    if standing is SyncStanding.SYNCED:
+        return sa.and_(ok.is_not(None), sa.or_(failed.is_(None), failed < ok))
+    return sa.and_(ok.is_(None), failed.is_(None))
+
+
+def _tally_columns(latest: sa.Subquery) -> list[sa.ColumnElement[Any]]:
+    """What a tally counts of authors outer-joined to ``latest_runs``, in ``_tally``'s order."""
+    return [
+        sa.func.count(),
+        _count(standing_is(latest, SyncStanding.SYNCED)),
+        _count(standing_is(latest, SyncStanding.FAILING)),
+        _count(latest.c.running == latest.c.latest),
+        _count(authors_table.c.feed_unknown_id.is_not(None)),
+        sa.func.max(latest.c.ok_at),
+    ]
+
+
+def _tally(counted: Sequence[Any]) -> SyncTally:
+    authors, synced, failing, running, unknown, last = counted
+    return SyncTally(
+        authors=int(authors),
+        synced=int(synced or 0),
+        failing=int(failing or 0),
+        running=int(running or 0),
+        unknown_ids=int(unknown or 0),
+        last_synced=utc(last) if last is not None else None,
+    )
+
+
+def _count(condition: sa.ColumnElement[bool]) -> sa.ColumnElement[int]:
+    return sa.func.sum(sa.case((condition, 1), else_=0))
+
+
+def _latest_failure(conn: Connection, group: str | None) -> SyncRun | None:
+    """The newest failed or abandoned cycle of a followed author (a member of ``group``)."""
+    a, r = authors_table, sync_runs_table
+    query = (
+        sa.select(r, a.c.name.label("author"))
+        .join(a)
+        .where(r.c.status.in_(_FAILED), a.c.removed_at.is_(None))
+        .order_by(r.c.id.desc())
+        .limit(1)
+    )
+    if group is not None:
+        query = query.where(a.c.id.in_(group_member_ids(group)))
+    row = conn.execute(query).first()
+    return rows.sync_run(row) if row is not None else None
 
 
 def finish_run(conn: Connection, run_id: int, stats: SyncStats, events: int) -> None:

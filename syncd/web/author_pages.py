@@ -1,4 +1,9 @@
-"""The authors' pages: ``/authors`` (everyone followed) and ``/authors/{name}``.
+"""The authors' pages: ``/authors`` (everyone followed, a page at a time) and ``/authors/{name}``.
+
+``/authors`` lists the authors by name, ``PAGE_SIZE`` a page; ``?status=``
+(synced, failing, never) and ``?group=`` narrow it to the followed authors the
+status strip counts, and it carries the strip's details (the harvest, arXiv's
+throttling, the next sync).
 
 Each author's identifiers link to arXiv and ORCID, a status line says how its
 cycles went and when the next is due, and its papers are listed: tracked
@@ -14,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from syncd.domain.authors import (
@@ -28,9 +33,10 @@ from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import author_path
 from syncd.service.app import App
 from syncd.service.authors import next_syncs
-from syncd.web.authors_api import NamePath, find_author
+from syncd.web.authors_api import NamePath, StandingQuery, authors_page, find_author
 from syncd.web.index import NextSync
 from syncd.web.pages import page_renderer
+from syncd.web.paging import PAGE_SIZE, AfterName, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["author_pages_router"]
@@ -81,11 +87,27 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         )
 
     @router.get("/authors")
-    def authors(name: NameQuery = None) -> Response:
+    def authors(
+        request: Request,
+        name: NameQuery = None,
+        after: AfterName = None,
+        status: StandingQuery = None,
+        group: NameQuery = None,
+    ) -> Response:
         if name is not None:
             return author(name)  # an author whose name a path cannot hold (author_path)
-        summaries = app.storage.authors.summaries()
-        statuses = _statuses(app, *summaries)
-        return render_page("authors.html", authors=summaries, statuses=statuses, **links)
+        found = authors_page(app, after, PAGE_SIZE, status, group)
+        shown = found[:PAGE_SIZE]
+        more = next_link(request, shown[-1].name) if len(found) > PAGE_SIZE else None
+        return render_page(
+            "authors.html",
+            authors=shown,
+            statuses=_statuses(app, *shown),
+            standing=status,
+            group=group,
+            first_page=after is None,
+            next_page=more,
+            **links,
+        )
 
     return router

@@ -15,17 +15,33 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
 from syncd.config.runtime import runtime_author
 from syncd.domain.authors import AuthorSummary, author_json, candidate_json
+from syncd.domain.model import SyncStanding
 from syncd.domain.vocabulary import Decision, Put
 from syncd.errors import ConfigError, ConflictError, NotFoundError, SeedError
 from syncd.service.app import App
 from syncd.service.authors import add_authors, arxiv_ids, next_syncs, remove_author
-from syncd.web.api import API_PREFIX, admin_bearer, check_admin, json_response
+from syncd.web.api import (
+    API_PREFIX,
+    DEFAULT_LIMIT,
+    ERROR_RESPONSES,
+    MAX_LIMIT,
+    PrintableText,
+    admin_bearer,
+    check_admin,
+    json_response,
+)
+from syncd.web.groups_read_api import find_group
+from syncd.web.paging import (
+    AfterName,
+    next_link_header,
+    paged_responses,
+)
 from syncd.web.schemas import (
     AuthorDetailOut,
     AuthorIn,
@@ -35,11 +51,28 @@ from syncd.web.schemas import (
     ErrorOut,
 )
 
-__all__ = ["NamePath", "answering", "authors_router", "find_author", "token_first"]
+__all__ = [
+    "NamePath",
+    "StandingQuery",
+    "answering",
+    "authors_page",
+    "authors_router",
+    "find_author",
+    "token_first",
+]
 
 NamePath = Annotated[
     str, Path(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$", description="the author's name")
 ]
+StandingQuery = Annotated[
+    SyncStanding | None,
+    Query(description="followed authors whose last cycle succeeded, failed, or none ended"),
+]
+_LIST_RESPONSES = (
+    paged_responses(AuthorOut)
+    | ERROR_RESPONSES
+    | {404: {"model": ErrorOut, "description": "no group by that name"}}
+)
 _UNKNOWN: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no author by that name"}
 }
@@ -60,6 +93,16 @@ def find_author(app: App, name: str) -> AuthorSummary:
     if not found:
         raise HTTPException(404, "no author by that name")
     return found[0]
+
+
+def authors_page(
+    app: App, after: str | None, limit: int, standing: SyncStanding | None, group: str | None
+) -> list[AuthorSummary]:
+    """One more than ``limit`` authors (the one more says another page follows) after the
+    one named ``after``, at ``standing`` and in ``group`` when given (a 404 for no such group)."""
+    if group is not None:
+        group = find_group(app, group).name
+    return app.storage.authors.page(after, limit + 1, standing, group)
 
 
 def _shown(app: App, *summaries: AuthorSummary) -> list[dict[str, Any]]:
@@ -88,10 +131,9 @@ def authors_router(app: App) -> APIRouter:
     # The dependency declares the bearer scheme in the OpenAPI schema; the route class checks it.
     guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
 
-    @router.get("", response_class=Response, responses={200: {"model": list[AuthorOut]}})
-    def authors() -> Response:
-        """Every author syncd follows or has followed, as `syncd authors list --json`."""
-        return json_response(_shown(app, *app.storage.authors.summaries()))
+    router.add_api_route(
+        "", _lister(app), methods=["GET"], response_class=Response, responses=_LIST_RESPONSES
+    )
 
     @router.get(
         "/{name:path}",
@@ -169,6 +211,29 @@ def token_first(app: App) -> type[APIRoute]:
             return checked
 
     return TokenFirst
+
+
+def _lister(app: App) -> Any:
+    """``GET /api/v1/authors``: a page of authors, its ``Link`` to the next."""
+
+    def authors(
+        request: Request,
+        after: AfterName = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+        status: StandingQuery = None,
+        group: PrintableText | None = None,
+    ) -> Response:
+        """The authors syncd follows or has followed by name, as `syncd authors list --json`,
+        at most ``limit`` after the one named ``after``; ``status`` (synced, failing, never)
+        and ``group`` narrow them to followed ones."""
+        found = authors_page(app, after, limit, status, group)
+        response = json_response(_shown(app, *found[:limit]))
+        if len(found) > limit:
+            cursor = found[limit - 1].name
+            response.headers["Link"] = next_link_header(request, cursor)
+        return response
+
+    return authors
 
 
 def _decider(app: App, decision: Decision) -> Any:

@@ -1,10 +1,11 @@
 """The groups' pages: ``/groups``, ``/groups/{name}`` and a group's report (page and CSV).
 
-A group's page lists its members (each linking to their page, marked when
-their syncs fail), its papers newest change first (each once, however many
+``/groups`` lists the groups by name, ``PAGE_SIZE`` a page, each with its
+papers and its members' cycles counted.  A group's page lists its members
+(``PAGE_SIZE`` a page, each linking to their page, marked when their syncs
+fail), its papers newest change first (each once, however many
 members share it; candidates stay on their author's page) and carries the
-status strip of its members only: a department of hundreds would otherwise
-push the page below the fold.  Its Atom feed is ``/feeds/groups/{name}.atom``.
+status strip of its members only.  Its Atom feed is ``/feeds/groups/{name}.atom``.
 The report counts per person what ``syncd.domain.reports`` counts, over whole
 UTC days (``?since=YYYY-MM-DD&until=YYYY-MM-DD``, the last 30 days by default).
 Like every page: no script, every string escaped and isolated.
@@ -12,17 +13,17 @@ Like every page: no script, every string escaped and isolated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from syncd.domain.groups import Group
-from syncd.domain.model import AuthorSyncs, LatestChange
+from syncd.domain.groups import GroupListing
+from syncd.domain.model import SyncStanding, SyncTally
 from syncd.domain.reports import report_csv
 from syncd.service.app import App
 from syncd.service.reports import report_of
@@ -37,53 +38,24 @@ from syncd.web.groups_read_api import (
 )
 from syncd.web.index import NextSync, by_latest_change
 from syncd.web.pages import page_renderer
+from syncd.web.paging import PAGE_SIZE, AfterName, next_link
 from syncd.web.published import listed_publications
 
-__all__ = ["GroupHealth", "GroupLine", "group_pages_router", "health"]
+__all__ = ["GroupLine", "group_lines", "group_pages_router"]
 
 # A group's page lists its latest changed papers; the index lists them all.
 PAPERS_ON_PAGE = 100
 
 
 @dataclass(frozen=True, slots=True)
-class GroupHealth:
-    """How a group's members sync: how many are well, failing, never synced yet."""
-
-    members: int
-    failing: int
-    never: int
-    last_synced: datetime | None
-
-    @property
-    def synced(self) -> int:
-        """Members whose last cycle succeeded."""
-        return self.members - self.failing - self.never
-
-
-@dataclass(frozen=True, slots=True)
 class GroupLine:
-    """A group as ``/groups`` lists it."""
+    """A group as ``/groups`` lists it: its papers counted, when the latest changed, and
+    how its members' cycles go."""
 
-    group: Group
+    group: GroupListing
     papers: int
     last_change: datetime | None
-    health: GroupHealth
-
-
-def health(runs: Mapping[str, AuthorSyncs], members: Sequence[str]) -> GroupHealth:
-    """How the syncs of ``members`` go, from their runs."""
-    mine = [runs.get(name, AuthorSyncs(name, None, None, False)) for name in members]
-    successes = [
-        r.last_success.finished_at or r.last_success.started_at
-        for r in mine
-        if r.last_success is not None
-    ]
-    return GroupHealth(
-        members=len(mine),
-        failing=sum(r.failing for r in mine),
-        never=sum(r.last_success is None and not r.failing for r in mine),
-        last_synced=max(successes, default=None),
-    )
+    health: SyncTally
 
 
 def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter:
@@ -116,45 +88,83 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             group=group,
             report=found,
             csv_path=f"{group_path(group.name)}/report.csv?{urlencode(period)}",
-            strip_of=group.members,
+            strip_group=group.name,
             **links,
         )
 
     @router.get("/groups/{name}")
-    def group_page(name: GroupNamePath) -> Response:
+    def group_page(request: Request, name: GroupNamePath, after: AfterName = None) -> Response:
         group = find_group(app, name)
         papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
         changes = app.storage.papers.latest_changes([p.id for p in papers])
         shown = by_latest_change(papers, changes)[:PAPERS_ON_PAGE]
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
-        members = set(group.members)
-        runs = {r.author: r for r in app.storage.runs.by_author()}
+        members = app.storage.groups.members_page(group.name, after, PAGE_SIZE + 1)
+        listed = members[:PAGE_SIZE]
+        more = len(members) > PAGE_SIZE
+        # The first failing members from the page's first on hold every failing one it lists.
+        failing = app.storage.authors.page(after, PAGE_SIZE, SyncStanding.FAILING, group.name)
         return page(
             "group.html",
             group=group,
+            members=listed,
+            more_members=next_link(request, listed[-1]) if more else None,
             papers=shown,
             total=len(papers),
             changes=changes,
-            owners={arxiv_id: sorted(names & members) for arxiv_id, names in owners.items()},
-            failing={name for name in group.members if name in runs and runs[name].failing},
+            owners={
+                arxiv_id: sorted(names & set(group.members)) for arxiv_id, names in owners.items()
+            },
+            failing={a.name for a in failing},
             published=listed_publications(app, shown),
-            strip_of=group.members,
+            strip_group=group.name,
             **links,
         )
 
-    @router.get("/groups")
-    def groups(name: Annotated[str | None, Query(max_length=200)] = None) -> Response:
-        if name is not None:
-            return group_page(name)  # a group whose name a path cannot hold (group_path)
-        runs = {r.author: r for r in app.storage.runs.by_author()}
-        lines = [_line(app, group, runs) for group in app.storage.groups.all()]
-        return page("groups.html", groups=lines, **links)
-
+    router.add_api_route("/groups", _lister(app, page, group_page, links), methods=["GET"])
     return router
 
 
-def _line(app: App, group: Group, runs: Mapping[str, AuthorSyncs]) -> GroupLine:
-    papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
-    changes: dict[int, LatestChange] = app.storage.papers.latest_changes([p.id for p in papers])
-    last = max((c.at for c in changes.values()), default=None)
-    return GroupLine(group, len(papers), last, health(runs, group.members))
+def _lister(
+    app: App,
+    page: Callable[..., Response],
+    group_page: Callable[..., Response],
+    links: Mapping[str, Callable[[str], str]],
+) -> Any:
+    """``/groups``: a page of groups, or the page of one whose name a path cannot hold."""
+
+    def groups(
+        request: Request,
+        name: Annotated[str | None, Query(max_length=200)] = None,
+        after: AfterName = None,
+    ) -> Response:
+        if name is not None:
+            return group_page(request, name, after)  # a name a path cannot hold (group_path)
+        found = app.storage.groups.page(after, PAGE_SIZE + 1)
+        listed = found[:PAGE_SIZE]
+        more = len(found) > PAGE_SIZE
+        return page(
+            "groups.html",
+            groups=group_lines(app, listed),
+            first_page=after is None,
+            next_page=next_link(request, listed[-1].name) if more else None,
+            **links,
+        )
+
+    return groups
+
+
+def group_lines(app: App, groups: Sequence[GroupListing]) -> list[GroupLine]:
+    """How ``/groups`` lists ``groups``: their papers and members' cycles, counted for the
+    page's groups at once."""
+    names = [g.name for g in groups]
+    papers = app.storage.groups.paper_counts(names, SHOWN_STATUSES)
+    tallies = app.storage.runs.tallies(names)
+    return [
+        GroupLine(
+            group,
+            *papers.get(group.name, (0, None)),
+            tallies.get(group.name, SyncTally(0, 0, 0, 0, 0, None)),
+        )
+        for group in groups
+    ]

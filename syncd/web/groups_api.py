@@ -11,16 +11,28 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Query, Request
 from starlette.responses import Response
 
 from syncd.domain.groups import group_json
 from syncd.domain.vocabulary import Put
 from syncd.service.app import App
 from syncd.service.groups import add_group, change_members, remove_group
-from syncd.web.api import API_PREFIX, admin_bearer, json_response
+from syncd.web.api import (
+    API_PREFIX,
+    DEFAULT_LIMIT,
+    ERROR_RESPONSES,
+    MAX_LIMIT,
+    admin_bearer,
+    json_response,
+)
 from syncd.web.authors_api import answering, token_first
 from syncd.web.groups_read_api import find_group
+from syncd.web.paging import (
+    AfterName,
+    next_link_header,
+    paged_responses,
+)
 from syncd.web.schemas import ErrorOut, GroupIn, GroupOut, MembersIn
 
 __all__ = ["groups_router"]
@@ -28,6 +40,7 @@ __all__ = ["groups_router"]
 GroupPath = Annotated[
     str, Path(max_length=100, pattern=r"^[^\x00-\x1f\x7f/]*$", description="the group's name")
 ]
+_LIST_RESPONSES = paged_responses(GroupOut) | ERROR_RESPONSES
 _UNKNOWN: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no group by that name"}
 }
@@ -52,10 +65,9 @@ def groups_router(app: App) -> APIRouter:
     writes = APIRouter(prefix=prefix, tags=["groups"], route_class=token_first(app))
     guarded: dict[str, Any] = {"dependencies": [Depends(admin_bearer)], "tags": ["operators"]}
 
-    @router.get("", response_class=Response, responses={200: {"model": list[GroupOut]}})
-    def groups() -> Response:
-        """Every group and its members, as `syncd groups list --json`."""
-        return json_response([group_json(g) for g in app.storage.groups.all()])
+    router.add_api_route(
+        "", _lister(app), methods=["GET"], response_class=Response, responses=_LIST_RESPONSES
+    )
 
     @router.get(
         "/{name}", response_class=Response, responses={200: {"model": GroupOut}, **_UNKNOWN}
@@ -107,3 +119,23 @@ def groups_router(app: App) -> APIRouter:
     both.include_router(router)
     both.include_router(writes)
     return both
+
+
+def _lister(app: App) -> Any:
+    """``GET /api/v1/groups``: a page of groups, its ``Link`` to the next."""
+
+    def groups(
+        request: Request,
+        after: AfterName = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    ) -> Response:
+        """The groups and their members by name, as `syncd groups list --json`, at most
+        ``limit`` after the group named ``after``."""
+        found = app.storage.groups.named_page(after, limit + 1)
+        response = json_response([group_json(g) for g in found[:limit]])
+        if len(found) > limit:
+            cursor = found[limit - 1].name
+            response.headers["Link"] = next_link_header(request, cursor)
+        return response
+
+    return groups

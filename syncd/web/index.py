@@ -1,12 +1,14 @@
 """What every page says about the record as a whole: how syncing goes, and the index's order.
 
 ``sync_status`` is the one source of the status strip every page carries
-(and of the index's "every sync so far failed"): per followed author the
-last good cycle and a failure since, when this process syncs next, and,
-with ``[harvest] enabled``, how the OAI-PMH harvester goes (its stored state);
-and which arXiv hosts throttle us, until when (``syncd.domain.throttle``).
-The next sync is known only to the process that schedules it (``syncd
-run``); a web server without the scheduler says it does not know.
+(and of the index's "every sync so far failed"): one line counting the
+followed authors synced, failing and never synced (``SyncRuns.tally``, an
+aggregate in the database: a page never reads every author), when this
+process syncs next, and, with ``[harvest] enabled``, how the OAI-PMH harvester
+goes (its stored state); and which arXiv hosts throttle us, until when
+(``syncd.domain.throttle``).  Its details are on ``/authors``.  The next sync
+is known only to the process that schedules it (``syncd run``); a web server
+without the scheduler says it does not know.
 
 ``search`` and ``by_latest_change`` order and narrow the index: pure
 functions over the papers storage hands out.
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
+from syncd.domain.model import LatestChange, Paper, SyncRun, SyncTally
 from syncd.domain.record import normalize_name, split_arxiv_id
 from syncd.domain.throttle import Cooldown
 from syncd.storage import HarvestState
@@ -27,7 +29,6 @@ __all__ = [
     "MAX_QUERY",
     "STRIP_AUTHORS",
     "NextSync",
-    "StripSummary",
     "SyncStatus",
     "by_latest_change",
     "search",
@@ -38,88 +39,57 @@ __all__ = [
 NextSync = Callable[[], datetime | None]
 # The longest search a page takes (a title is rarely longer).
 MAX_QUERY = 100
-# The most authors the strip names one by one: a department's hundreds would fill
-# a screen before the page begins, so past this it counts them and names only
-# those that need a look.
+# The most authors the index links one by one under its papers.
 STRIP_AUTHORS = 12
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
-class StripSummary:
-    """The strip's line for many authors: how many, how many whose last cycle succeeded,
-    how many failing, and when the latest cycle of any of them succeeded."""
-
-    authors: int
-    synced: int
-    failing: int
-    last_synced: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
 class SyncStatus:
-    """How syncing goes: each followed author's cycles, and the next one if this process knows.
+    """How syncing goes: the followed authors' cycles counted, and the next one if this
+    process knows.
 
-    ``scheduled`` is whether this process schedules cycles at all (``syncd
-    run``); without it ``next_sync`` is None because it cannot be known here.
-    ``harvest`` is the harvester's state, None when it is not enabled.
-    ``throttled`` pairs each arXiv host that slows us down with its cooldown.
+    ``group`` names the group whose members ``tally`` counts (a group's pages),
+    None for every followed author.  ``scheduled`` is whether this process
+    schedules cycles at all (``syncd run``); without it ``next_sync`` is None
+    because it cannot be known here.  ``harvest`` is the harvester's state,
+    None when it is not enabled.  ``throttled`` pairs each arXiv host that
+    slows us down with its cooldown.
     """
 
-    authors: tuple[AuthorSyncs, ...]
+    tally: SyncTally
     scheduled: bool
     next_sync: datetime | None
     harvest: HarvestState | None = None
     throttled: tuple[tuple[str, Cooldown], ...] = ()
-
-    @property
-    def listed(self) -> tuple[AuthorSyncs, ...]:
-        """The authors the strip names one by one: all of a few; of more than
-        ``STRIP_AUTHORS``, those that need a look (failing, syncing now, an id arXiv does
-        not know), the others counted in ``summary``."""
-        if len(self.authors) <= STRIP_AUTHORS:
-            return self.authors
-        return tuple(a for a in self.authors if a.failing or a.running or a.unknown_id)
-
-    @property
-    def summary(self) -> StripSummary | None:
-        """The authors the strip counts instead of naming; None when it names them all."""
-        if len(self.authors) <= STRIP_AUTHORS:
-            return None
-        successes = [a.last_success for a in self.authors if a.last_success is not None]
-        failing = sum(a.failing for a in self.authors)
-        return StripSummary(
-            authors=len(self.authors),
-            synced=sum(a.last_success is not None and not a.failing for a in self.authors),
-            failing=failing,
-            last_synced=max((r.finished_at or r.started_at for r in successes), default=None),
-        )
+    group: str | None = None
 
     @property
     def every_sync_failed(self) -> SyncRun | None:
         """The latest failure when no cycle of any author ever succeeded; else None."""
-        if any(a.last_success is not None for a in self.authors):
-            return None
-        failures = [a.last_failure for a in self.authors if a.last_failure is not None]
-        return max(failures, key=lambda run: run.id, default=None)
+        return self.tally.all_failed
+
+    @property
+    def throttling(self) -> Cooldown | None:
+        """The cooldown that lasts longest of the hosts throttling us now; None if none is."""
+        now = [c for _, c in self.throttled if c.throttling]
+        return max(now, key=lambda c: c.not_before or _NEVER, default=None)
 
 
 def sync_status(
-    found: Sequence[AuthorSyncs],
-    followed: Sequence[str],
+    tally: SyncTally,
     next_sync: NextSync | None,
     harvest: HarvestState | None = None,
     cooldowns: Mapping[str, Cooldown] | None = None,
+    group: str | None = None,
 ) -> SyncStatus:
-    """The status of the ``followed`` authors (in that order) from their runs ``found``,
+    """The status of the authors ``tally`` counts (the members of ``group``, when given),
     of the harvester if ``harvest`` holds its state, and of the arXiv hosts whose
     ``cooldowns`` still slow us down."""
-    by_name = {author.author: author for author in found}
-    authors = tuple(by_name.get(name, AuthorSyncs(name, None, None, False)) for name in followed)
     when = next_sync() if next_sync is not None else None
     slowed = [(host, c) for host, c in (cooldowns or {}).items() if c.slowed]
     throttled = tuple(sorted(slowed, key=lambda pair: pair[0]))
-    return SyncStatus(authors, next_sync is not None, when, harvest, throttled)
+    return SyncStatus(tally, next_sync is not None, when, harvest, throttled, group)
 
 
 def search(papers: Sequence[Paper], query: str) -> list[Paper]:

@@ -14,10 +14,11 @@ crafted link cannot make syncd appear to say something.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -51,6 +52,7 @@ from syncd.web.index import (
     search,
     sync_status,
 )
+from syncd.web.paging import PAGE_SIZE
 from syncd.web.paper_page import compare_context, paper_context
 from syncd.web.published import listed_publications
 
@@ -58,6 +60,7 @@ __all__ = [
     "CSP",
     "PAGE_PREFIXES",
     "SWAGGER_UI",
+    "authors_list_path",
     "error_page",
     "page_renderer",
     "pages_router",
@@ -80,7 +83,6 @@ _DOCS_CSP = (
 )
 # What the search box takes: printable text, bounded (longer is a 400 that echoes nothing).
 SearchText = Annotated[str, Query(max_length=MAX_QUERY, pattern=r"^[^\x00-\x1f\x7f]*$")]
-EVENTS_PER_PAGE = 50
 _STATIC = Path(__file__).resolve().parent / "static"
 _templates = Environment(
     loader=PackageLoader("syncd.web", "templates"),
@@ -107,6 +109,17 @@ class _Shown:
     label: str
     html: Any
     link: str | None = None
+
+
+def authors_list_path(standing: str | None = None, group: str | None = None) -> str:
+    """The path of ``/authors`` listing those of ``standing`` (synced, failing, never),
+    of the group ``group`` names, or everyone."""
+    asked = {"status": standing, "group": group}
+    query = urlencode({key: value for key, value in asked.items() if value is not None})
+    return f"/authors?{query}" if query else "/authors"
+
+
+_templates.globals["authors_list"] = authors_list_path
 
 
 def static_files() -> StaticFiles:
@@ -158,24 +171,35 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
         before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
         author: PrintableText | None = None,
         group: PrintableText | None = None,
+        paper: PrintableText | None = None,
     ) -> Response:
         author = followed_author(app, author) if author else None
-        members = frozenset(find_group(app, group).members) if group else None
-        query = EventQuery(author=author, authors=members, before=before, newest_first=True)
-        found = app.storage.events.page(replace(query, limit=EVENTS_PER_PAGE + 1))
-        shown = [_event(e, fragments) for e in found[:EVENTS_PER_PAGE]]
-        older = found[EVENTS_PER_PAGE - 1].seq if len(found) > EVENTS_PER_PAGE else None
-        return page("events.html", events=shown, older=older, author=author, group=group)
+        group = find_group(app, group).name if group else None
+        about = find_paper(app, paper) if paper else None
+        query = EventQuery(
+            author=author,
+            group=group,
+            paper_id=about.id if about is not None else None,
+            before=before,
+            newest_first=True,
+            limit=PAGE_SIZE + 1,
+        )
+        found = app.storage.events.page(query)
+        shown = [_event(e, fragments) for e in found[:PAGE_SIZE]]
+        older = found[PAGE_SIZE - 1].seq if len(found) > PAGE_SIZE else None
+        return page(
+            "events.html", events=shown, older=older, author=author, group=group, paper=about
+        )
 
     @router.get("/subscribe")
     def subscribe(request: Request) -> Response:
         base = links_base(request, app.settings.http.public_url)
-        groups = [g.name for g in app.storage.groups.all()]
+        groups = [g.name for g in app.storage.groups.page(None, PAGE_SIZE + 1)]
         return page(
             "subscribe.html",
             base=base,
-            authors=app.followed_names(),
-            groups=groups,
+            groups=groups[:PAGE_SIZE],
+            more_groups=len(groups) > PAGE_SIZE,
             group_feed_path=group_feed_path,
         )
 
@@ -264,16 +288,16 @@ def _page(
 
 def page_renderer(app: App, next_sync: NextSync | None = None) -> Callable[..., Response]:
     """Render a template as a page carrying the sync status strip (every page but errors):
-    of every followed author, or of those ``strip_of`` names (a group's members)."""
+    of every followed author, or of the members of the group ``strip_group`` names."""
 
-    def page(template: str, *, strip_of: Sequence[str] | None = None, **context: Any) -> Response:
+    def page(template: str, *, strip_group: str | None = None, **context: Any) -> Response:
         harvest = app.storage.harvests.state() if app.settings.harvest.enabled else None
         status = sync_status(
-            app.storage.runs.by_author(),
-            app.followed_names() if strip_of is None else strip_of,
+            app.storage.runs.tally(strip_group),
             next_sync,
             harvest,
             app.storage.cooldowns.all(),
+            strip_group,
         )
         return _page(template, sync=status, **context)
 

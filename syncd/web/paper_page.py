@@ -38,13 +38,12 @@ from syncd.render.html import changes_html
 from syncd.service.app import App
 from syncd.storage import EventQuery
 from syncd.web.fragments import Fragments
+from syncd.web.paging import PAGE_SIZE
 from syncd.web.published import publication_context
 
 __all__ = ["ARXIV", "compare_context", "paper_context"]
 
 ARXIV = "https://arxiv.org"
-# A paper's events shown on its page, newest first: far more than any paper has.
-_EVENTS_SHOWN = 500
 _WITHDRAWN_BY = {"author": "by the authors", "admin": "by arXiv administrators"}
 _NO_CHANGE = Markup('<p class="nochange">No change in the compared fields.</p>')
 
@@ -80,8 +79,10 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
     refs = revision_refs(revisions)
     shown = [_step(paper.id, step, refs, fragments) for step in steps]
     mark = withdrawal_mark(revisions)
-    query = EventQuery(paper_id=paper.id, newest_first=True, limit=_EVENTS_SHOWN)
-    announced = [_announced(e) for e in app.storage.events.page(query)]
+    # The latest page of its events; /events?paper= pages through them all.
+    query = EventQuery(paper_id=paper.id, newest_first=True, limit=PAGE_SIZE + 1)
+    found = app.storage.events.page(query)
+    announced = [_announced(e) for e in found[:PAGE_SIZE]]
     removed = next((e.when for e in announced if e.type == EventType.REMOVED), None)
     return {
         "paper": paper,
@@ -91,6 +92,7 @@ def paper_context(app: App, fragments: Fragments, paper: Paper) -> dict[str, Any
         "withdrawal": mark,
         "withdrawn_by": _WITHDRAWN_BY.get(mark.by or "", "") if mark else "",
         "announced": announced,
+        "more_announced": len(found) > PAGE_SIZE,
         "unannounced": _unannounced(paper),
         # When it left the author's results, while it stays out of them.
         "removed_at": removed if paper.status == PaperStatus.REMOVED else None,

@@ -508,7 +508,7 @@ def test_the_pages_and_the_list_say_when_the_scheduler_syncs_each_author(
     assert syncd("authors", "add", ADA).code == 0
     asked = datetime.now(UTC)
     strip = lxml_html.fromstring(daemon.get("/").text)
-    (when,) = strip.xpath("//aside[@class='sync-status']//li[@class='next']/time/@datetime")
+    (when,) = strip.xpath("//aside[@class='sync-status']//span[@class='next']/time/@datetime")
     scheduled = datetime.fromisoformat(when)
     listed = {name: datetime.fromisoformat(a["next_sync"]) for name, a in authors(syncd).items()}
     assert listed[ADA] == scheduled

@@ -20,6 +20,7 @@ import pytest
 from syncd.domain.model import SyncStats
 from syncd.domain.vocabulary import AuthorOrigin
 from syncd.storage import Storage
+from syncd.web.paging import PAGE_SIZE
 from tests.integration.browser import DESKTOP, PHONE, fits_the_width, shot
 from tests.integration.conftest import Site, Syncd, serving
 from tests.integration.department import Department, build
@@ -67,9 +68,9 @@ def test_the_groups_pages_at_300_authors(department: tuple[Site, Department], pa
         page.set_viewport_size(viewport)
         page.goto(f"{site.url}/groups")
         assert page.locator("ul.groups > li").count() == 5
-        summary = page.locator(".sync-status li.summary").inner_text()
-        assert summary.startswith("300 authors 298 synced, last ")
-        assert page.locator(".sync-status li.failing:not(.summary)").count() == 2
+        summary = page.locator(".sync-status").inner_text()
+        assert summary.startswith("300 authors: 298 synced (last ")
+        assert page.locator(".sync-status a.failure").inner_text() == "2 failing"
         assert "300 members" in page.locator("ul.groups").inner_text()
         assert fits_the_width(page)
         shot(page, f"groups-{name}")
@@ -79,9 +80,9 @@ def test_the_groups_pages_at_300_authors(department: tuple[Site, Department], pa
         assert page.locator("h1").inner_text() == THEORY
         assert page.locator("ul.members > li").count() == 40
         assert page.locator("ul.members li.failing").count() == 2
-        # 40 members: the strip counts them and names the two that fail.
-        assert page.locator(".sync-status li.summary").inner_text().startswith("40 authors")
-        assert page.locator(".sync-status li.failing:not(.summary)").count() == 2
+        # 40 members: the strip counts them, the two that fail among them.
+        assert page.locator(".sync-status").inner_text().startswith("40 authors: 38 synced")
+        assert page.locator(".sync-status a.failure").inner_text() == "2 failing"
         assert fits_the_width(page)
         shot(page, f"group-{name}")
         shot(page, f"group-top-{name}", whole=False)
@@ -89,8 +90,10 @@ def test_the_groups_pages_at_300_authors(department: tuple[Site, Department], pa
         shot(page, f"group-papers-{name}", whole=False)
 
         page.goto(f"{site.url}/groups/{quote(DEPARTMENT, safe='')}")
-        assert page.locator("ul.members > li").count() == 300
-        assert dept.authors[299] in page.locator("ul.members").inner_text()
+        # 300 members: a page of them, and the next.
+        assert page.locator("ul.members > li").count() == PAGE_SIZE
+        assert dept.authors[299] not in page.locator("ul.members").inner_text()
+        assert page.locator("p.pager a[rel=next]").inner_text() == "More members"
         assert page.locator("ul.papers > li").count() == 100
         assert fits_the_width(page)
         shot(page, f"group-department-{name}")

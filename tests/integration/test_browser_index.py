@@ -98,7 +98,8 @@ def test_author_links_filter_the_index(syncd: Syncd, page: Any) -> None:
 def test_the_strip_shows_a_failed_sync_and_its_reason(
     syncd: Syncd, arxiv: FakeArxiv, page: Any, viewport: Any
 ) -> None:
-    """After a good sync and a failed one, every page's strip says when, and why, in words."""
+    """After a good sync and a failed one, every page's strip counts it failing in one line
+    above the page's title; the count opens the failing authors, the reason in words."""
     sync_ok(syncd)
     arxiv.inject_always(OUTAGE)
     assert syncd("sync").code == 1
@@ -106,11 +107,19 @@ def test_the_strip_shows_a_failed_sync_and_its_reason(
         page.set_viewport_size(viewport)
         for path in ("/", "/events", f"/papers/{NESTPIPE}", "/subscribe"):
             page.goto(f"{site.url}{path}")
-            author = page.locator(".sync-status li.failing")
-            assert author.locator(".who").inner_text() == AUTHOR
-            assert "last synced" in author.inner_text()
-            assert "503" in author.locator(".failure bdi.reason").inner_text()
+            strip = page.locator(".sync-status")
+            assert strip.inner_text().startswith("1 author: 0 synced (last ")
+            assert page.locator(".sync-status a.failure").inner_text() == "1 failing"
             assert "not known here" in page.locator(".sync-status .next").inner_text()
+            # The page begins within its first screen, whatever the strip says.
+            title = page.locator("main h1").bounding_box()
+            assert title is not None and title["y"] < viewport["height"] / 2, path
+        page.click(".sync-status a.failure")
+        page.wait_for_url("**/authors?status=failing")
+        listed = page.locator("ul.authors > li")
+        assert listed.count() == 1
+        assert listed.locator("a.title").inner_text() == AUTHOR
+        assert "503" in listed.inner_text()
         page.goto(f"{site.url}/")
         # A good sync happened once: not the "every sync failed" message.
         assert page.locator(".all-failed").count() == 0
@@ -122,19 +131,24 @@ def test_the_strip_shows_a_failed_sync_and_its_reason(
 def test_the_strip_shows_the_harvester_and_why_it_stopped(
     syncd: Syncd, page: Any, viewport: Any
 ) -> None:
-    """``[harvest] enabled``: the strip has the harvester's line after the authors' (its
-    last complete harvest, its failure in words, the page it kept), on every page."""
+    """``[harvest] enabled``: the strip says in a word that the harvest fails, on every
+    page; /authors has its line (its last complete harvest, its failure in words, the page
+    it kept)."""
     harvest_stopped_on_its_second_page(syncd)
     with serving(syncd) as site:
         page.set_viewport_size(viewport)
         for path in ("/", "/events", f"/papers/{NESTPIPE}", "/authors"):
             page.goto(f"{site.url}{path}")
-            line = page.locator(".sync-status li.harvest.failing")
-            assert line.locator(".who").inner_text() == "arXiv harvest"
-            assert "last harvested" in line.inner_text()
-            assert "(cut short?)" in line.locator(".failure bdi.reason").inner_text()
-            failure = line.locator(".failure").inner_text()
-            assert "(1 page applied, the next harvest resumes):" in failure
+            word = page.locator(".sync-status .harvest").inner_text()
+            assert word.startswith("harvest failing since ")
+        page.click(".sync-status a.details")
+        page.wait_for_url("**/authors#sync")
+        line = page.locator(".sync-details li.harvest.failing")
+        assert line.locator(".who").inner_text() == "arXiv harvest"
+        assert "last harvested" in line.inner_text()
+        assert "(cut short?)" in line.locator(".failure bdi.reason").inner_text()
+        failure = line.locator(".failure").inner_text()
+        assert "(1 page applied, the next harvest resumes):" in failure
         page.goto(f"{site.url}/")
         assert fits_the_width(page)
         shot(page, f"index-harvest-failed-{_name(viewport)}")
@@ -156,7 +170,7 @@ def test_a_first_run_that_failed_says_so(
         assert "503" in message.locator("bdi.reason").inner_text()
         seeds = page.locator("ul.papers > li").count()
         assert f"The {seeds} papers below come from the seed documents" in text
-        assert "never synced yet" in page.locator(".sync-status").inner_text()
+        assert page.locator(".sync-status a.failure").inner_text() == "1 failing"
         assert fits_the_width(page)
         shot(page, f"index-first-run-failed-{_name(viewport)}")
 
@@ -175,8 +189,12 @@ def test_feeds_are_discovered_and_explained(site: Site, page: Any, viewport: Any
     assert page.locator("h1").inner_text() == "Subscribe to the changes"
     assert "feed reader" in page.locator("main").inner_text()
     feeds = page.locator("dl.feeds a.feed").all_inner_texts()
-    assert f"{site.url}/feeds/events.atom" in feeds
-    assert f"{site.url}/feeds/events.atom?author=Zhida%20Jiang" in feeds
+    assert feeds == [f"{site.url}/feeds/events.atom"]
+    # An author's feed by name: the form opens it (never a list of every author).
+    page.fill("dl.feeds input[name=author]", AUTHOR)
+    page.click("dl.feeds button")
+    page.wait_for_url("**/feeds/events.atom?author=Zhida+Jiang")
+    page.go_back()
     assert fits_the_width(page)
     shot(page, f"subscribe-{_name(viewport)}")
 

@@ -10,10 +10,11 @@ import csv
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import feedparser
 import pytest
+from lxml import html as lxml_html
 
 from syncd.domain.reports import REPORT_COLUMNS, TOTAL
 from syncd.domain.vocabulary import AuthorOrigin, EventType
@@ -95,10 +96,15 @@ def test_a_groups_page_lists_members_and_papers_once(groups: Groups) -> None:
         assert f'href="{link}"' in answer.text
         exported = groups.site.get(link)
         assert exported.status_code == 200 and kind in exported.headers["content-type"]
-    # The strip names the members, not the whole department.
+    # The strip counts the members, not the whole department, and names nobody.
     strip = answer.text[answer.text.index('class="sync-status"') : answer.text.index("<main>")]
-    assert all(name in strip for name in groups.systems)
-    assert not any(name in strip for name in groups.dept.authors[:4])
+    line = " ".join(lxml_html.fromstring(strip[strip.index("<p") :]).text_content().split())
+    assert line.startswith(f"{len(groups.systems)} authors: ")
+    assert f'href="/authors?{urlencode({"group": SYSTEMS})}"' in strip
+    assert not any(name in strip for name in groups.dept.authors)
+    listed = groups.site.get("/authors", params={"group": SYSTEMS}).text
+    assert all(f'href="/authors/{quote(name, safe="")}"' in listed for name in groups.systems)
+    assert not any(f'/authors/{quote(n, safe="")}"' in listed for n in groups.dept.authors[:4])
 
 
 def test_an_unknown_group_is_a_404_everywhere(groups: Groups, syncd: Syncd) -> None:

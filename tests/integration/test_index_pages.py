@@ -43,7 +43,8 @@ def _titles(page: lxml_html.HtmlElement) -> list[str]:
 def test_storage_tells_each_authors_runs_and_each_papers_latest_change(
     syncd: Syncd, arxiv: FakeArxiv
 ) -> None:
-    """by_author: the good run, the failed one after it; latest_changes: events, else revisions."""
+    """tally: the good runs, the failed one after them; latest_changes: events, else
+    revisions."""
     sync_ok(syncd)
     arxiv.revise(NESTPIPE, title="NestPipe, revised")
     sync_ok(syncd)
@@ -51,11 +52,12 @@ def test_storage_tells_each_authors_runs_and_each_papers_latest_change(
     assert syncd("sync").code == 1
     storage = Storage(syncd.database_url)
     try:
-        (runs,) = storage.runs.by_author()
-        assert (runs.author, runs.failing, runs.running) == (AUTHOR, True, False)
-        assert runs.last_success is not None and runs.last_success.status is RunStatus.OK
-        assert runs.last_success.events == 1
-        assert runs.last_failure is not None and "503" in (runs.last_failure.error or "")
+        tally = storage.runs.tally()
+        assert (tally.authors, tally.synced, tally.failing, tally.running) == (1, 0, 1, 0)
+        assert tally.last_synced == storage.runs.last_success()
+        assert tally.all_failed is None  # two good cycles came first
+        (failed,) = storage.runs.recent(AUTHOR, limit=1)
+        assert failed.status is RunStatus.FAILED and "503" in (failed.error or "")
         papers = storage.papers.all()
         changes = storage.papers.latest_changes([p.id for p in papers])
         assert set(changes) == {p.id for p in papers}
@@ -145,45 +147,64 @@ class TestIndex:
 
 class TestStatusStrip:
     def test_every_page_counts_in_words_and_is_honest_about_the_next_sync(self, site: Site) -> None:
-        """The last sync published one event: "1 event"; no scheduler here: "not known"."""
-        for path in ("/", "/events", f"/papers/{NESTPIPE}", "/subscribe"):
+        """One line: the author counted, synced; no scheduler here: "not known"; the details
+        (the author's last success) on /authors."""
+        for path in ("/", "/events", f"/papers/{NESTPIPE}", "/subscribe", "/authors"):
             strip = _tree(site, path).xpath("//aside[@class='sync-status']")[0]
             text = " ".join(strip.text_content().split())
-            assert f"{AUTHOR} last synced" in text
-            assert "(1 event)" in text
-            assert "next sync not known here" in text
+            assert text.startswith("1 author: 1 synced (last "), path
+            assert text.endswith("; next sync not known here details"), path
+            assert len(strip.xpath(".//p")) == 1 and not strip.xpath(".//li"), path
         assert "sync-status" not in site.get("/papers/nothing-such").text  # errors: no database
+        authors = _tree(site, "/authors")
+        listed = authors.xpath("//ul[contains(@class, 'authors')]")[0].text_content()
+        assert "last success " in listed
+        details = " ".join(authors.xpath("//section[@id='sync']")[0].text_content().split())
+        assert "this web server runs without the scheduler" in details
 
-    def test_the_harvester_has_its_line_when_enabled(self, syncd: Syncd) -> None:
-        """Off: no line.  On: none complete yet; one that stopped on a cut page (when,
-        why, the page it kept) after a complete one; one running; then complete (when, the
-        next ``from``); one let go mid-way without an error."""
+    def test_the_harvester_has_its_word_and_its_details_when_enabled(self, syncd: Syncd) -> None:
+        """Off: neither.  On: none complete yet; one that stopped on a cut page (when, why,
+        the page it kept) after a complete one; one running; then complete (when, the next
+        ``from``); one let go mid-way without an error.  The strip says it in a word, /authors
+        in full."""
 
-        def harvest_line() -> str:
+        def harvest_lines() -> tuple[str, str]:
             with serving(syncd) as site:
                 strip = _tree(site, "/").xpath("//aside[@class='sync-status']")[0]
-            found = strip.xpath(".//li[contains(@class, 'harvest')]")
-            return " ".join(found[0].text_content().split()) if found else ""
+                details = _tree(site, "/authors").xpath("//section[@id='sync']")[0]
+            word = strip.xpath(".//span[@class='harvest']")
+            found = details.xpath(".//li[contains(@class, 'harvest')]")
+            if not found:
+                assert not word
+                return "", ""
+            return (
+                " ".join(word[0].text_content().split()),
+                " ".join(found[0].text_content().split()),
+            )
 
         sync_ok(syncd)
-        assert harvest_line() == ""
+        assert harvest_lines() == ("", "")
         syncd.sections = f'[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\n'
-        assert harvest_line() == "arXiv harvest no complete harvest yet"
+        assert harvest_lines() == ("harvest not run yet", "arXiv harvest no complete harvest yet")
         syncd.sections = ""  # the helper enables it
         harvest_stopped_on_its_second_page(syncd)
-        line = harvest_line()
+        word, line = harvest_lines()
+        assert word.startswith("harvest failing since ")
         assert line.startswith("arXiv harvest last harvested ")
         assert "last harvest failed " in line and "(cut short?)" in line
         assert "(1 page applied, the next harvest resumes): the OAI-PMH page" in line
         other = Storage(syncd.database_url)
         try:
             assert other.harvests.claim() is not None
-            assert "harvesting now, 1 page applied" in harvest_line()
+            word, line = harvest_lines()
+            assert word == "harvest running"
+            assert "harvesting now, 1 page applied" in line
             other.harvests.release()
         finally:
             other.close()
         assert syncd("harvest").code == 0
-        line = harvest_line()
+        word, line = harvest_lines()
+        assert word == "harvest ok"
         assert f", next from {syncd.arxiv.oai.today.isoformat()}" in line
         assert "failed" not in line and "applied" not in line
         # One let go mid-way with no error (a daemon shut down): what it kept, no alarm.
@@ -196,7 +217,9 @@ class TestStatusStrip:
             other.harvests.release()
         finally:
             other.close()
-        assert harvest_line().endswith(" stopped: 1 page applied, the next harvest resumes")
+        word, line = harvest_lines()
+        assert word == "harvest stopped"
+        assert line.endswith(" stopped: 1 page applied, the next harvest resumes")
 
     def test_a_first_run_that_failed_says_so(self, syncd: Syncd, arxiv: FakeArxiv) -> None:
         """No sync ever succeeded: the index says so, with the reason, instead of bare counts."""
@@ -218,20 +241,23 @@ class TestStatusStrip:
         eventually(daemon.ready, 20, "ready")
         asked = datetime.now(UTC)
         page = lxml_html.fromstring(daemon.get("/").text)
-        (when,) = page.xpath("//aside[@class='sync-status']//li[@class='next']/time/@datetime")
+        (when,) = page.xpath("//aside[@class='sync-status']//span[@class='next']/time/@datetime")
         assert asked < datetime.fromisoformat(when) <= asked + timedelta(seconds=3600)
         daemon.stop()
 
 
 def test_subscribing_is_explained_with_the_feeds_addresses(site: Site) -> None:
-    """/subscribe: what a feed reader is, and each feed's full address; the nav links it."""
+    """/subscribe: what a feed reader is, each feed's full address (an author's: on their
+    page, or by name in a form: never a list of every author); the nav links it."""
     page = _tree(site, "/subscribe")
     assert "feed reader" in page.xpath("//main/p")[0].text_content()
     feeds = page.xpath("//dl[@class='feeds']//a[@class='feed']/code/text()")
-    assert feeds == [
-        f"{site.url}/feeds/events.atom",
-        f"{site.url}/feeds/events.atom?author=Zhida%20Jiang",
-    ]
+    assert feeds == [f"{site.url}/feeds/events.atom"]
+    (form,) = page.xpath("//dl[@class='feeds']//form")
+    assert (form.get("action"), form.xpath(".//input/@name")) == ("/feeds/events.atom", ["author"])
+    feed = site.get("/feeds/events.atom", params={"author": AUTHOR})
+    assert feed.status_code == 200 and "atom" in feed.headers["content-type"]
+    assert AUTHOR not in page.xpath("//dl[@class='feeds']")[0].text_content()
     assert _tree(site, "/").xpath("//header//nav/a[text()='Subscribe']/@href") == ["/subscribe"]
 
 

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from syncd.domain.model import AuthorSyncs, LatestChange, Paper, SyncRun
+from syncd.domain.model import LatestChange, Paper, SyncRun, SyncTally
 from syncd.domain.record import Record
 from syncd.domain.throttle import Cooldown
 from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
 from syncd.render.describe import change_words, counted
-from syncd.web.index import (
-    MAX_QUERY,
-    STRIP_AUTHORS,
-    StripSummary,
-    by_latest_change,
-    search,
-    sync_status,
-)
+from syncd.web.index import MAX_QUERY, by_latest_change, search, sync_status
 
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -86,71 +80,47 @@ class TestLatestChangeOrder:
         assert [p.key for p in by_latest_change(PAPERS, {})] == ["flexmarl", "lrmoe", "nestpipe"]
 
 
+TALLY = SyncTally(authors=3, synced=1, failing=1, running=0, unknown_ids=0, last_synced=NOON)
+
+
 class TestSyncStatus:
-    def test_a_failure_after_a_success_is_failing(self) -> None:
-        runs = AuthorSyncs("Zhida Jiang", _run(1, RunStatus.OK), _run(2, RunStatus.FAILED), False)
-        assert runs.failing
-        status = sync_status([runs], ["Zhida Jiang"], None)
+    """The counting itself is the database's (tests/integration/test_status_strip.py)."""
+
+    def test_without_the_scheduler_the_next_sync_is_not_known(self) -> None:
+        status = sync_status(TALLY, None)
         assert status.every_sync_failed is None
         assert (status.scheduled, status.next_sync) == (False, None)
 
-    def test_a_success_after_a_failure_is_not(self) -> None:
-        runs = AuthorSyncs("Zhida Jiang", _run(3, RunStatus.OK), _run(2, RunStatus.FAILED), False)
-        assert not runs.failing
+    def test_every_sync_failed_is_the_tallys_latest_failure(self) -> None:
+        failed = _run(2, RunStatus.ABANDONED, "killed")
+        tally = replace(TALLY, synced=0, last_synced=None, all_failed=failed)
+        assert sync_status(tally, None).every_sync_failed == failed
 
-    def test_every_sync_failed_names_the_latest_failure(self) -> None:
-        first = AuthorSyncs("Zhida Jiang", None, _run(1, RunStatus.FAILED, "HTTP 503"), False)
-        second = AuthorSyncs("Ada", None, _run(2, RunStatus.ABANDONED, "killed"), False)
-        status = sync_status([first, second], ["Zhida Jiang", "Ada"], None)
-        failed = status.every_sync_failed
-        assert failed is not None
-        assert failed.error == "killed"
-
-    def test_followed_authors_without_runs_are_listed_never_synced(self) -> None:
-        status = sync_status([], ["Zhida Jiang"], lambda: NOON)
-        (only,) = status.authors
-        assert (only.author, only.last_success, only.failing) == ("Zhida Jiang", None, False)
-        assert status.every_sync_failed is None  # nothing failed: nothing tried yet
-        assert (status.scheduled, status.next_sync) == (True, NOON)
+    def test_never_synced_is_what_neither_synced_nor_failing(self) -> None:
+        assert TALLY.never == 1
+        status = sync_status(TALLY, lambda: NOON, group="Lab")
+        assert (status.scheduled, status.next_sync, status.group) == (True, NOON, "Lab")
 
     def test_hosts_that_slow_us_down_are_listed_by_name(self) -> None:
-        """Throttling and recovering hosts show, by host name; one never throttled does not."""
-        throttling = Cooldown(240.0, NOON, NOON, 3)
+        """Throttling and recovering hosts show, by host name; one never throttled does not.
+        The strip's line names the throttling cooldown that lasts longest."""
+        throttling = Cooldown(240.0, NOON + timedelta(minutes=4), NOON, 3)
+        sooner = Cooldown(240.0, NOON + timedelta(minutes=1), NOON, 3)
         recovering = Cooldown(120.0, NOON, NOON, 0)
         cooldowns = {
             "oaipmh.arxiv.org": throttling,
             "export.arxiv.org": recovering,
+            "static.arxiv.org": sooner,
             "arxiv.org": Cooldown(throttled_at=NOON),
         }
-        status = sync_status([], ["Zhida Jiang"], None, cooldowns=cooldowns)
+        status = sync_status(TALLY, None, cooldowns=cooldowns)
         assert status.throttled == (
             ("export.arxiv.org", recovering),
             ("oaipmh.arxiv.org", throttling),
+            ("static.arxiv.org", sooner),
         )
-
-    def test_a_few_authors_are_named_each(self) -> None:
-        names = [f"Author {n}" for n in range(STRIP_AUTHORS)]
-        status = sync_status([], names, None)
-        assert [a.author for a in status.listed] == names
-        assert status.summary is None
-
-    def test_many_are_counted_and_only_those_needing_a_look_named(self) -> None:
-        """13 authors: 9 synced, 2 failing, 1 syncing now (never synced), 1 never synced."""
-        ok, failed = _run(1, RunStatus.OK), _run(2, RunStatus.FAILED)
-        later = _run(5, RunStatus.OK)
-        found = [AuthorSyncs(f"Ok {n}", ok, None, False) for n in range(8)]
-        found += [
-            AuthorSyncs("Latest", later, None, False),
-            AuthorSyncs("Failing", ok, failed, False),
-            AuthorSyncs("Failing first", None, failed, False),
-            AuthorSyncs("Running", None, None, True),
-        ]
-        names = [a.author for a in found] + ["Never"]
-        status = sync_status(found, names, None)
-        assert [a.author for a in status.listed] == ["Failing", "Failing first", "Running"]
-        assert status.summary == StripSummary(
-            authors=13, synced=9, failing=2, last_synced=later.finished_at
-        )
+        assert status.throttling == throttling
+        assert sync_status(TALLY, None, cooldowns={"a": recovering}).throttling is None
 
 
 class TestWords:
