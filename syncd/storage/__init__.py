@@ -50,6 +50,7 @@ from syncd.storage.installation import Installation
 from syncd.storage.models import Attempt, Claim, DuePaper, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
+from syncd.storage.paper_lists import PaperListQuery, PaperLists, PaperPage, PaperScope
 from syncd.storage.paper_reads import Papers
 from syncd.storage.paper_sets import PaperSets
 from syncd.storage.papers import (
@@ -86,6 +87,10 @@ __all__ = [
     "HarvestState",
     "Harvests",
     "Outbox",
+    "PaperListQuery",
+    "PaperLists",
+    "PaperPage",
+    "PaperScope",
     "Papers",
     "PublicationReads",
     "Publications",
@@ -106,6 +111,7 @@ class Storage:
         self.groups = Groups(self.db)
         self.papers = Papers(self.db)
         self.paper_sets = PaperSets(self.db)
+        self.paper_lists = PaperLists(self.db)
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)
         self.baselines = Baselines(self.db)

@@ -1,0 +1,62 @@
+"""Keyset pagination shared by every list: the cursor in ``?after=``, the next page's link.
+
+A cursor names the last row shown by its sort key and a unique tie-breaker,
+so a row inserted between two requests never makes another repeat or vanish
+(an offset would).  It is opaque to clients: URL-safe base64 of a JSON array.
+A cursor that does not decode to the key its list expects is a 400.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import HTTPException, Query, Request
+
+__all__ = ["PAGE_SIZE", "AfterQuery", "decode_cursor", "encode_cursor", "next_link"]
+
+# The rows a page shows (the API's own limits are syncd.web.api's DEFAULT_LIMIT, MAX_LIMIT).
+PAGE_SIZE = 50
+# A cursor holds a sort key and a tie-breaker: a name is at most 200 characters.
+_MAX_CURSOR = 1200
+
+AfterQuery = Annotated[
+    str | None,
+    Query(
+        max_length=_MAX_CURSOR,
+        pattern=r"^[A-Za-z0-9_=-]*$",
+        description="the cursor of the previous page's `next` link",
+    ),
+]
+
+
+def encode_cursor(*key: str | int) -> str:
+    """The cursor naming a row by ``key`` (its sort key, then a unique tie-breaker)."""
+    text = json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def decode_cursor(cursor: str, *kinds: type[str] | type[int]) -> tuple[str | int, ...]:
+    """The key ``cursor`` names, one value of each of ``kinds``; a 400 when it names none."""
+    try:
+        key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (binascii.Error, ValueError):
+        key = None
+    if (
+        not isinstance(key, list)
+        or len(key) != len(kinds)
+        # bool is an int to Python, never to a cursor.
+        or not all(type(part) is kind for part, kind in zip(key, kinds, strict=True))
+    ):
+        raise HTTPException(400, "bad parameter 'after': not a cursor this list gave")
+    return tuple(key)
+
+
+def next_link(request: Request, cursor: str) -> str:
+    """The address of the page after the one ``request`` asked for: the same filters,
+    ``after`` the cursor of its last row."""
+    params = dict(request.query_params) | {"after": cursor}
+    return f"{request.url.path}?{urlencode(params)}"
