@@ -50,7 +50,13 @@ from syncd.storage.installation import Installation
 from syncd.storage.models import Attempt, Claim, DuePaper, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
-from syncd.storage.paper_lists import PaperListQuery, PaperLists, PaperPage, PaperScope
+from syncd.storage.paper_lists import (
+    PaperCursor,
+    PaperListQuery,
+    PaperLists,
+    PaperPage,
+    PaperScope,
+)
 from syncd.storage.paper_reads import Papers
 from syncd.storage.paper_sets import PaperSets
 from syncd.storage.papers import (
@@ -87,6 +93,7 @@ __all__ = [
     "HarvestState",
     "Harvests",
     "Outbox",
+    "PaperCursor",
     "PaperListQuery",
     "PaperLists",
     "PaperPage",

@@ -121,6 +121,21 @@ class PaperLists:
             found = {HOLDS[rank]: count for rank, count in conn.execute(query)}
         return {status: found.get(status, 0) for status in PaperStatus}
 
+    def authors(self, scope: PaperScope, limit: int) -> list[str]:
+        """The first ``limit`` names, in order, of the authors a list of ``scope`` may be
+        narrowed to whatever its author: its group's members, else the followed authors
+        and those holding papers."""
+        a, t, m, g = authors_table, paper_authors_table, group_members_table, groups_table
+        query = sa.select(a.c.name).order_by(a.c.name).limit(limit)
+        if scope.group is not None:
+            group = sa.select(g.c.id).where(g.c.name == scope.group).scalar_subquery()
+            query = query.where(a.c.id.in_(sa.select(m.c.author_id).where(m.c.group_id == group)))
+        else:
+            holding = sa.select(t.c.paper_id).where(t.c.author_id == a.c.id).exists()
+            query = query.where(sa.or_(a.c.removed_at.is_(None), holding))
+        with self._db.transaction() as conn:
+            return list(conn.scalars(query))
+
     def _conditions(self, query: PaperListQuery) -> list[sa.ColumnElement[bool]]:
         p = papers_table
         conditions = [_holding(query.scope)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -23,7 +24,9 @@ from syncd.domain.views import event_json, paper_json, revision_json
 from syncd.domain.vocabulary import EventType, PaperStatus
 from syncd.service.app import App
 from syncd.service.authors import named_author
-from syncd.storage import EventQuery
+from syncd.storage import EventQuery, PaperListQuery, PaperScope
+from syncd.web.index import MAX_QUERY, paper_cursor, papers_page
+from syncd.web.paging import AfterQuery
 from syncd.web.schemas import ErrorOut, EventOut, PaperOut, RevisionOut
 
 __all__ = [
@@ -31,14 +34,17 @@ __all__ = [
     "DEFAULT_LIMIT",
     "ERROR_RESPONSES",
     "MAX_LIMIT",
+    "NEXT_PAGE_HEADER",
     "PrintableText",
     "RefPath",
+    "SearchText",
     "admin_bearer",
     "api_router",
     "check_admin",
     "find_paper",
     "followed_author",
     "json_response",
+    "listed_papers",
 ]
 
 API_PREFIX = "/api/v1"
@@ -50,6 +56,15 @@ _PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 _MAX_SEQ = 2**31 - 1  # events.seq is a 32-bit INTEGER; past it a comparison would fail
 
 PrintableText = Annotated[str, Query(max_length=200, pattern=_PRINTABLE)]
+# What a search takes: printable text, bounded (longer is a 400 that echoes nothing).
+SearchText = Annotated[
+    str,
+    Query(
+        max_length=MAX_QUERY,
+        pattern=_PRINTABLE,
+        description="words each paper's title, arXiv id, key or authors must hold, or an arXiv id",
+    ),
+]
 RefPath = Annotated[
     str,
     Path(
@@ -64,6 +79,13 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no paper has this key or arXiv id"}
+}
+# A list read a page at a time: where the next page is.
+NEXT_PAGE_HEADER = {
+    "Link": {
+        "description": '`<...?after=CURSOR...>; rel="next"` when more follow',
+        "schema": {"type": "string"},
+    }
 }
 _EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
@@ -112,14 +134,29 @@ def api_router(app: App) -> APIRouter:
     @router.get(
         "/papers",
         response_class=Response,
-        responses={200: {"model": list[PaperOut], "description": "as `syncd papers --json`"}},
+        responses={
+            200: {
+                "model": list[PaperOut],
+                "description": "latest change first, each as `syncd papers --json` prints it",
+                "headers": NEXT_PAGE_HEADER,
+            }
+        },
     )
-    def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
-        """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
-        found = app.storage.papers.all(named_author(app.storage, author))
-        shown = [p for p in found if status in (None, p.status)]
-        details = app.storage.paper_sets.details(shown)
-        return json_response([paper_json(p, details[p.id]) for p in shown])
+    def papers(
+        request: Request,
+        *,
+        author: PrintableText | None = None,
+        status: PaperStatus | None = None,
+        q: SearchText = "",
+        after: AfterQuery = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    ) -> Response:
+        """The papers, latest change first, at most ``limit`` after the cursor ``after``;
+        ``author`` and ``status`` narrow them, ``q`` searches them as the index does."""
+        scope = PaperScope(author=named_author(app.storage, author) if author else None)
+        query = PaperListQuery(scope, status, q, paper_cursor(after), limit)
+        shown, next_url = papers_page(app, request, query)
+        return listed_papers(app, shown, next_url)
 
     @router.get(
         "/papers/{ref:path}/history",
@@ -178,6 +215,19 @@ def check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> N
     # Constant time: how long a refusal takes says nothing about the token.
     if not hmac.compare_digest(given.encode(), token.get_secret_value().encode()):
         raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
+
+
+def listed_papers(
+    app: App, papers: Sequence[Paper], next_url: str | None, around: dict[str, Any] | None = None
+) -> Response:
+    """A page of papers as JSON, with a ``Link`` to the next when ``next_url`` is one;
+    ``around`` the object holding them under ``papers`` (the bare list when None)."""
+    details = app.storage.paper_sets.details(papers)
+    listed = [paper_json(p, details[p.id]) for p in papers]
+    response = json_response(listed if around is None else around | {"papers": listed})
+    if next_url is not None:
+        response.headers["Link"] = f'<{next_url}>; rel="next"'
+    return response
 
 
 def json_response(payload: Any, status_code: int = 200) -> Response:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from syncd.domain.authors import (
@@ -28,9 +28,11 @@ from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import author_path
 from syncd.service.app import App
 from syncd.service.authors import next_syncs
+from syncd.storage import PaperListQuery, PaperScope
 from syncd.web.authors_api import NamePath, find_author
-from syncd.web.index import NextSync
+from syncd.web.index import NextSync, paper_cursor, papers_page
 from syncd.web.pages import page_renderer
+from syncd.web.paging import PAGE_SIZE, AfterQuery
 from syncd.web.published import listed_publications
 
 __all__ = ["author_pages_router"]
@@ -60,18 +62,21 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
     }
 
     @router.get("/authors/{name:path}")
-    def author(name: NamePath) -> Response:
+    def author(request: Request, name: NamePath, after: AfterQuery = None) -> Response:
         summary = find_author(app, name)
         name = summary.name
-        papers = app.storage.papers.all(name)
-        tracked = [p for p in papers if p.status == PaperStatus.TRACKED]
+        scope = PaperScope(author=name, statuses=(PaperStatus.TRACKED,))
+        query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
+        tracked, next_url = papers_page(app, request, query)
         candidates = app.storage.authors.candidates(name)
-        others = len(papers) - len(tracked) - len(candidates)
+        counts = app.storage.paper_lists.counts(PaperScope(author=name))
+        others = sum(counts.values()) - counts[PaperStatus.TRACKED] - len(candidates)
         return render_page(
             "author.html",
             author=summary,
             status=_statuses(app, summary)[name],
             tracked=tracked,
+            next_url=next_url,
             claimed=app.storage.authors.claimed_ids(name),
             published=listed_publications(app, tracked),
             candidates=candidates,
@@ -81,9 +86,11 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         )
 
     @router.get("/authors")
-    def authors(name: NameQuery = None) -> Response:
+    def authors(request: Request, name: NameQuery = None, after: AfterQuery = None) -> Response:
         if name is not None:
-            return author(name)  # an author whose name a path cannot hold (author_path)
+            return author(
+                request, name, after
+            )  # an author whose name a path cannot hold (author_path)
         summaries = app.storage.authors.summaries()
         statuses = _statuses(app, *summaries)
         return render_page("authors.html", authors=summaries, statuses=statuses, **links)

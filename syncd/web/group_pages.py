@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from syncd.domain.groups import Group
@@ -26,23 +26,23 @@ from syncd.domain.model import AuthorSyncs, LatestChange
 from syncd.domain.reports import report_csv
 from syncd.service.app import App
 from syncd.service.reports import report_of
+from syncd.storage import PaperListQuery
 from syncd.web.groups_read_api import (
     SHOWN_STATUSES,
     DayQuery,
     GroupNamePath,
     find_group,
     group_feed_path,
+    group_papers,
     group_path,
     period_of,
 )
-from syncd.web.index import NextSync, by_latest_change
+from syncd.web.index import NextSync, paper_cursor, papers_page
 from syncd.web.pages import page_renderer
+from syncd.web.paging import PAGE_SIZE, AfterQuery
 from syncd.web.published import listed_publications
 
 __all__ = ["GroupHealth", "GroupLine", "group_pages_router", "health"]
-
-# A group's page lists its latest changed papers; the index lists them all.
-PAPERS_ON_PAGE = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +121,11 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         )
 
     @router.get("/groups/{name}")
-    def group_page(name: GroupNamePath) -> Response:
+    def group_page(request: Request, name: GroupNamePath, after: AfterQuery = None) -> Response:
         group = find_group(app, name)
-        papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
-        changes = app.storage.papers.latest_changes([p.id for p in papers])
-        shown = by_latest_change(papers, changes)[:PAPERS_ON_PAGE]
+        scope = group_papers(group)
+        query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
+        shown, next_url = papers_page(app, request, query)
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
         members = set(group.members)
         runs = {r.author: r for r in app.storage.runs.by_author()}
@@ -133,8 +133,9 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             "group.html",
             group=group,
             papers=shown,
-            total=len(papers),
-            changes=changes,
+            next_url=next_url,
+            total=sum(app.storage.paper_lists.counts(scope).values()),
+            changes=app.storage.papers.latest_changes([p.id for p in shown]),
             owners={arxiv_id: sorted(names & members) for arxiv_id, names in owners.items()},
             failing={name for name in group.members if name in runs and runs[name].failing},
             published=listed_publications(app, shown),
@@ -143,9 +144,15 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         )
 
     @router.get("/groups")
-    def groups(name: Annotated[str | None, Query(max_length=200)] = None) -> Response:
+    def groups(
+        request: Request,
+        name: Annotated[str | None, Query(max_length=200)] = None,
+        after: AfterQuery = None,
+    ) -> Response:
         if name is not None:
-            return group_page(name)  # a group whose name a path cannot hold (group_path)
+            return group_page(
+                request, name, after
+            )  # a group whose name a path cannot hold (group_path)
         runs = {r.author: r for r in app.storage.runs.by_author()}
         lines = [_line(app, group, runs) for group in app.storage.groups.all()]
         return page("groups.html", groups=lines, **links)
