@@ -29,22 +29,24 @@ depends_on: str | Sequence[str] | None = None
 
 _TIME = sa.DateTime(timezone=True)
 _BATCH = 2000
+_EPOCH = "1970-01-01 00:00:00"
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("papers") as batch:
-        batch.add_column(sa.Column("changed_at", _TIME))
-        batch.add_column(sa.Column("search_text", sa.Text, nullable=False, server_default=""))
+    # Added in place, not by a batch's copy of the table (others point at papers): SQLite
+    # adds a NOT NULL column only with a default, which the UPDATE below overwrites.
+    op.add_column("papers", sa.Column("changed_at", _TIME, nullable=False, server_default=_EPOCH))
+    op.add_column("papers", sa.Column("search_text", sa.Text, nullable=False, server_default=""))
     op.execute(
         "UPDATE papers SET changed_at = COALESCE("
         "(SELECT max(e.created_at) FROM events e WHERE e.paper_id = papers.id), "
         "(SELECT max(r.observed_at) FROM revisions r WHERE r.paper_id = papers.id), "
         "created_at)"
     )
-    with op.batch_alter_table("papers") as batch:
-        batch.alter_column("changed_at", existing_type=_TIME, nullable=False)
-    op.create_index("ix_papers_changed_at_id", "papers", ["changed_at", "id"])
     conn = op.get_bind()
+    if conn.dialect.name != "sqlite":
+        op.alter_column("papers", "changed_at", server_default=None)
+    op.create_index("ix_papers_changed_at_id", "papers", ["changed_at", "id"])
     if conn.dialect.name == "sqlite":
         op.execute(
             f"CREATE VIRTUAL TABLE {SEARCH_TABLE} USING fts5(search_text, tokenize='trigram')"
@@ -102,6 +104,5 @@ def downgrade() -> None:
     else:
         op.execute(f"DROP INDEX {SEARCH_INDEX}")
     op.drop_index("ix_papers_changed_at_id", table_name="papers")
-    with op.batch_alter_table("papers") as batch:
-        batch.drop_column("search_text")
-        batch.drop_column("changed_at")
+    op.drop_column("papers", "search_text")
+    op.drop_column("papers", "changed_at")
