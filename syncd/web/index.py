@@ -128,8 +128,9 @@ def sync_status(
 
 
 def paper_cursor(after: str | None) -> PaperCursor | None:
-    """The row a papers list's ``after`` names; a 400 when it names none."""
-    if after is None:
+    """The row a papers list's ``after`` names (none, the first page, when it is empty);
+    a 400 when it names none."""
+    if not after:
         return None
     micros, paper_id = decode_cursor(after, int, int)
     try:
