@@ -202,9 +202,17 @@ def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
     scope = query.scope
     counts = app.storage.paper_lists.counts(scope)
     shown, next_url = papers_page(app, request, query)
-    # A few authors are links to their papers; more are a search field's to name.
+    # A few authors are links to their papers; more are the author field's to name.
     few = app.storage.paper_lists.authors(scope, STRIP_AUTHORS + 1)
-    known = scope.author is None or app.storage.authors.known(scope.author)
+    if scope.group is None:
+        few = sorted({*few, *(a.name for a in app.settings.configured_authors)})
+    known = scope.author is None or _followed(app, scope.author)
+    if query.search:
+        # Matches are counted only when they fit on the one page.
+        whole = query.after is None and next_url is None
+        matched = len(shown) if whole else None
+    else:
+        matched = counts[query.status] if query.status else sum(counts.values())
     return {
         "papers": shown,
         "next_url": next_url,
@@ -214,6 +222,7 @@ def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
         "total": sum(counts.values()),
         "counts": {status.value: count for status, count in counts.items()},
         "authors": few if len(few) <= STRIP_AUTHORS else [],
+        "matched": matched,
         "statuses": [s.value for s in PaperStatus],
         "author": scope.author if known else None,
         "unknown_author": not known,
@@ -223,6 +232,15 @@ def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
         "groups": [g.name for g in app.storage.groups.all()],
         "group": scope.group,
     }
+
+
+def _followed(app: App, name: str) -> bool:
+    """Whether syncd follows or has followed the author ``name`` (a page may then show it)."""
+    try:
+        followed_author(app, name)
+    except HTTPException:
+        return False
+    return True
 
 
 def _status(value: str | None) -> PaperStatus | None:
