@@ -12,7 +12,7 @@ import base64
 import binascii
 import json
 from typing import Annotated
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import HTTPException, Query, Request
 
@@ -59,4 +59,7 @@ def next_link(request: Request, cursor: str) -> str:
     """The address of the page after the one ``request`` asked for: the same filters,
     ``after`` the cursor of its last row."""
     params = dict(request.query_params) | {"after": cursor}
-    return f"{request.url.path}?{urlencode(params)}"
+    # The path as asked for, still percent-encoded: a header holds ASCII only, and a
+    # name's "/" stays %2F.
+    path = request.scope.get("raw_path", b"").decode("ascii") or quote(request.url.path)
+    return f"{path}?{urlencode(params)}"
