@@ -24,11 +24,13 @@ from syncd.domain.model import NewRevision, Paper, PaperWrite, SyncStats
 from syncd.domain.record import normalize_name
 from syncd.domain.vocabulary import AuthorOrigin, EventType, Origin, PaperStatus
 from syncd.storage import PaperListQuery, PaperScope, Storage
+from syncd.storage.migrate import schema_drift, upgrade
 from syncd.web.paging import PAGE_SIZE
 from tests.conftest import BOTH_DATABASES, database_for
-from tests.integration.conftest import Site, Syncd, serving
 from tests.fakearxiv import make_record
+from tests.integration.conftest import Site, Syncd, serving
 from tests.integration.department import Change, Department, build, write_change
+from tests.integration.rewind import downgrade
 
 GROUP = "Lab of Ингрид & <co>"
 # 31 authors, two papers each, every fifth shared: more papers than a page shows.
@@ -149,6 +151,7 @@ SEARCHES = [
     "coauthor garcia-marquez",
     '"quoted" words',
     "100% under_score",
+    "o_",  # a LIKE wildcard is a character like any other
     "nothing like this anywhere",
 ]
 
@@ -289,6 +292,31 @@ def _next(link: str | None) -> str | None:
     return found.group(1)
 
 
+def test_a_change_moves_its_paper_up_front(lists: Lists) -> None:
+    """A cycle's event about the list's last paper makes it the first, dated by the event."""
+    storage = lists.storage
+    last = _walk(storage, PaperListQuery(limit=50))[-1]
+    author = last.author
+    record = make_record(last.arxiv_id or "", 9, title="Revised at last", authors=(author,))
+    write = PaperWrite(
+        key=last.key,
+        arxiv_id=last.arxiv_id,
+        status=PaperStatus.TRACKED,
+        origin=Origin.ARXIV,
+        revisions=(NewRevision(record, "api"),),
+        paper_id=last.id,
+        read_hash=last.record_hash,
+        event_type=EventType.REVISED,
+        event_kinds=("version",),
+    )
+    run_id = storage.runs.start(author)
+    assert run_id is not None
+    (event,) = storage.apply_cycle(run_id, author, [write], SyncStats())
+    first = storage.paper_lists.page(PaperListQuery(limit=1))
+    assert [p.id for p in first.papers] == [last.id]
+    assert first.next is not None and first.next[0] == event.created_at
+
+
 def test_changed_at_is_when_the_last_event_was(lists: Lists) -> None:
     """The stored order's key is the latest change ``latest_changes`` tells."""
     storage = lists.storage
@@ -297,3 +325,17 @@ def test_changed_at_is_when_the_last_event_was(lists: Lists) -> None:
     (paper,) = first.papers
     at: datetime = first.next[0]
     assert storage.papers.latest_changes([paper.id])[paper.id].at == at
+
+
+def test_the_migration_dates_and_indexes_the_papers_it_finds(lists: Lists) -> None:
+    """0025 over a record of papers dates each by its latest change and makes each one
+    searchable; back to 0024 and up again, the lists and the schema are as before."""
+    storage = lists.storage
+    order = [p.id for p in _walk(storage, PaperListQuery(limit=50))]
+    searched = [p.id for p in _walk(storage, PaperListQuery(search="graph neural"))]
+    downgrade(storage.engine, "0024")
+    upgrade(storage.engine)
+    assert schema_drift(storage.engine) == []
+    assert [p.id for p in _walk(storage, PaperListQuery(limit=50))] == order
+    assert [p.id for p in _walk(storage, PaperListQuery(search="graph neural"))] == searched
+    assert searched
