@@ -87,6 +87,13 @@ NEXT_PAGE_HEADER = {
         "schema": {"type": "string"},
     }
 }
+_PAPERS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "model": list[PaperOut],
+        "description": "latest change first, each as `syncd papers --json` prints it",
+        "headers": NEXT_PAGE_HEADER,
+    }
+}
 _EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "model": list[EventOut],
@@ -134,13 +141,7 @@ def api_router(app: App) -> APIRouter:
     @router.get(
         "/papers",
         response_class=Response,
-        responses={
-            200: {
-                "model": list[PaperOut],
-                "description": "latest change first, each as `syncd papers --json` prints it",
-                "headers": NEXT_PAGE_HEADER,
-            }
-        },
+        responses=_PAPERS_RESPONSES,
     )
     def papers(
         request: Request,
