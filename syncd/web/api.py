@@ -26,7 +26,7 @@ from syncd.service.app import App
 from syncd.service.authors import named_author
 from syncd.storage import EventQuery, PaperListQuery, PaperScope
 from syncd.web.index import MAX_QUERY, paper_cursor, papers_page
-from syncd.web.paging import AfterQuery
+from syncd.web.paging import AfterQuery, next_link_header, paged_responses
 from syncd.web.schemas import ErrorOut, EventOut, PaperOut, RevisionOut
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "DEFAULT_LIMIT",
     "ERROR_RESPONSES",
     "MAX_LIMIT",
-    "NEXT_PAGE_HEADER",
     "PrintableText",
     "RefPath",
     "SearchText",
@@ -79,20 +78,6 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "no paper has this key or arXiv id"}
-}
-# A list read a page at a time: where the next page is.
-NEXT_PAGE_HEADER = {
-    "Link": {
-        "description": '`<...?after=CURSOR...>; rel="next"` when more follow',
-        "schema": {"type": "string"},
-    }
-}
-_PAPERS_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {
-        "model": list[PaperOut],
-        "description": "latest change first, each as `syncd papers --json` prints it",
-        "headers": NEXT_PAGE_HEADER,
-    }
 }
 _EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
@@ -141,7 +126,7 @@ def api_router(app: App) -> APIRouter:
     @router.get(
         "/papers",
         response_class=Response,
-        responses=_PAPERS_RESPONSES,
+        responses=paged_responses(PaperOut),
     )
     def papers(
         request: Request,
@@ -156,8 +141,8 @@ def api_router(app: App) -> APIRouter:
         ``author`` and ``status`` narrow them, ``q`` searches them as the index does."""
         scope = PaperScope(author=named_author(app.storage, author) if author else None)
         query = PaperListQuery(scope, status, q, paper_cursor(after), limit)
-        shown, next_url = papers_page(app, request, query)
-        return listed_papers(app, shown, next_url)
+        shown, cursor = papers_page(app, query)
+        return listed_papers(app, shown, next_link_header(request, cursor) if cursor else None)
 
     @router.get(
         "/papers/{ref:path}/history",
@@ -219,15 +204,15 @@ def check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> N
 
 
 def listed_papers(
-    app: App, papers: Sequence[Paper], next_url: str | None, around: dict[str, Any] | None = None
+    app: App, papers: Sequence[Paper], next_link: str | None, around: dict[str, Any] | None = None
 ) -> Response:
-    """A page of papers as JSON, with a ``Link`` to the next when ``next_url`` is one;
+    """A page of papers as JSON, with ``next_link`` (the next page's ``Link``) when given;
     ``around`` the object holding them under ``papers`` (the bare list when None)."""
     details = app.storage.paper_sets.details(papers)
     listed = [paper_json(p, details[p.id]) for p in papers]
     response = json_response(listed if around is None else around | {"papers": listed})
-    if next_url is not None:
-        response.headers["Link"] = f'<{next_url}>; rel="next"'
+    if next_link is not None:
+        response.headers["Link"] = next_link
     return response
 
 

@@ -32,7 +32,7 @@ from syncd.storage import PaperListQuery, PaperScope
 from syncd.web.authors_api import NamePath, find_author
 from syncd.web.index import NextSync, paper_cursor, papers_page
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterQuery
+from syncd.web.paging import PAGE_SIZE, AfterQuery, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["author_pages_router"]
@@ -67,7 +67,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         name = summary.name
         scope = PaperScope(author=name, statuses=(PaperStatus.TRACKED,))
         query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
-        tracked, next_url = papers_page(app, request, query)
+        tracked, cursor = papers_page(app, query)
         candidates = app.storage.authors.candidates(name)
         counts = app.storage.paper_lists.counts(PaperScope(author=name))
         others = sum(counts.values()) - counts[PaperStatus.TRACKED] - len(candidates)
@@ -76,7 +76,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
             author=summary,
             status=_statuses(app, summary)[name],
             tracked=tracked,
-            next_url=next_url,
+            next_url=next_link(request, cursor) if cursor else None,
             claimed=app.storage.authors.claimed_ids(name),
             published=listed_publications(app, tracked),
             candidates=candidates,

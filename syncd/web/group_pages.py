@@ -39,7 +39,7 @@ from syncd.web.groups_read_api import (
 )
 from syncd.web.index import NextSync, paper_cursor, papers_page
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterQuery
+from syncd.web.paging import PAGE_SIZE, AfterQuery, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["GroupHealth", "GroupLine", "group_pages_router", "health"]
@@ -125,7 +125,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         group = find_group(app, name)
         scope = group_papers(group)
         query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
-        shown, next_url = papers_page(app, request, query)
+        shown, cursor = papers_page(app, query)
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
         members = set(group.members)
         runs = {r.author: r for r in app.storage.runs.by_author()}
@@ -133,7 +133,7 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             "group.html",
             group=group,
             papers=shown,
-            next_url=next_url,
+            next_url=next_link(request, cursor) if cursor else None,
             total=sum(app.storage.paper_lists.counts(scope).values()),
             changes=app.storage.papers.latest_changes([p.id for p in shown]),
             owners={arxiv_id: sorted(names & members) for arxiv_id, names in owners.items()},

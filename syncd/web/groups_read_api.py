@@ -29,13 +29,12 @@ from syncd.web.api import (
     DEFAULT_LIMIT,
     ERROR_RESPONSES,
     MAX_LIMIT,
-    NEXT_PAGE_HEADER,
     json_response,
     listed_papers,
 )
 from syncd.web.index import paper_cursor, papers_page
-from syncd.web.paging import AfterQuery
-from syncd.web.schemas import ErrorOut, GroupPapersOut, ReportOut
+from syncd.web.paging import AfterQuery, next_link_header, paged_responses
+from syncd.web.schemas import ErrorOut, GroupPapersOut, PaperOut, ReportOut
 
 __all__ = [
     "SHOWN_STATUSES",
@@ -116,7 +115,7 @@ def groups_read_router(app: App) -> APIRouter:
         "/{name}/papers",
         response_class=Response,
         responses={
-            200: {"model": GroupPapersOut, "headers": NEXT_PAGE_HEADER},
+            200: {"model": GroupPapersOut, "headers": paged_responses(PaperOut)[200]["headers"]},
             **_UNKNOWN,
         },
     )
@@ -130,7 +129,8 @@ def groups_read_router(app: App) -> APIRouter:
         at most ``limit`` after the cursor ``after``."""
         found = find_group(app, name)
         query = PaperListQuery(group_papers(found), after=paper_cursor(after), limit=limit)
-        shown, next_url = papers_page(app, request, query)
-        return listed_papers(app, shown, next_url, group_json(found))
+        shown, cursor = papers_page(app, query)
+        link = next_link_header(request, cursor) if cursor else None
+        return listed_papers(app, shown, link, group_json(found))
 
     return router

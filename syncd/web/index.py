@@ -20,13 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException
 
 from syncd.domain.model import AuthorSyncs, Paper, SyncRun
 from syncd.domain.throttle import Cooldown
 from syncd.service.app import App
 from syncd.storage import HarvestState, PaperCursor, PaperListQuery
-from syncd.web.paging import decode_cursor, encode_cursor, next_link
+from syncd.web.paging import decode_cursor, encode_cursor
 
 __all__ = [
     "MAX_QUERY",
@@ -139,14 +139,11 @@ def paper_cursor(after: str | None) -> PaperCursor | None:
         raise HTTPException(400, "bad parameter 'after': not a cursor this list gave") from None
 
 
-def papers_page(
-    app: App, request: Request, query: PaperListQuery
-) -> tuple[list[Paper], str | None]:
-    """A page of papers, latest change first, and the address of the next page (None
-    when this is the last): the same filters, ``after`` its last row."""
+def papers_page(app: App, query: PaperListQuery) -> tuple[list[Paper], str | None]:
+    """A page of papers, latest change first, and the cursor of the next page (None when
+    this is the last), for ``paging.next_link``: its last row."""
     found = app.storage.paper_lists.page(query)
     if found.next is None:
         return found.papers, None
     at, paper_id = found.next
-    micros = (at - _EPOCH) // timedelta(microseconds=1)
-    return found.papers, next_link(request, encode_cursor(micros, paper_id))
+    return found.papers, encode_cursor((at - _EPOCH) // timedelta(microseconds=1), paper_id)

@@ -51,7 +51,7 @@ from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
 from syncd.web.groups_read_api import find_group, group_feed_path
 from syncd.web.index import STRIP_AUTHORS, NextSync, paper_cursor, papers_page, sync_status
-from syncd.web.paging import PAGE_SIZE, AfterQuery
+from syncd.web.paging import PAGE_SIZE, AfterQuery, next_link
 from syncd.web.paper_page import compare_context, paper_context
 from syncd.web.published import listed_publications
 
@@ -201,7 +201,7 @@ def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
     its author and group filters hold, and the authors to narrow it to when they are few."""
     scope = query.scope
     counts = app.storage.paper_lists.counts(scope)
-    shown, next_url = papers_page(app, request, query)
+    shown, cursor = papers_page(app, query)
     # A few authors are links to their papers; more are the author field's to name.
     few = app.storage.paper_lists.authors(scope, STRIP_AUTHORS + 1)
     if scope.group is None:
@@ -209,13 +209,13 @@ def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
     known = scope.author is None or _followed(app, scope.author)
     if query.search:
         # Matches are counted only when they fit on the one page.
-        whole = query.after is None and next_url is None
+        whole = query.after is None and cursor is None
         matched = len(shown) if whole else None
     else:
         matched = counts[query.status] if query.status else sum(counts.values())
     return {
         "papers": shown,
-        "next_url": next_url,
+        "next_url": next_link(request, cursor) if cursor else None,
         "first_page": query.after is None,
         "changes": app.storage.papers.latest_changes([p.id for p in shown]),
         "published": listed_publications(app, shown),

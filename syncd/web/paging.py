@@ -11,12 +11,20 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import HTTPException, Query, Request
 
-__all__ = ["PAGE_SIZE", "AfterQuery", "decode_cursor", "encode_cursor", "next_link"]
+__all__ = [
+    "PAGE_SIZE",
+    "AfterQuery",
+    "decode_cursor",
+    "encode_cursor",
+    "next_link",
+    "next_link_header",
+    "paged_responses",
+]
 
 # The rows a page shows (the API's own limits are syncd.web.api's DEFAULT_LIMIT, MAX_LIMIT).
 PAGE_SIZE = 50
@@ -63,3 +71,17 @@ def next_link(request: Request, cursor: str) -> str:
     # name's "/" stays %2F.
     path = request.scope.get("raw_path", b"").decode("ascii") or quote(request.url.path)
     return f"{path}?{urlencode(params)}"
+
+
+def next_link_header(request: Request, cursor: str) -> str:
+    """The API's ``Link`` header to the page after the one ``request`` asked for."""
+    return f'<{next_link(request, cursor)}>; rel="next"'
+
+
+def paged_responses(model: Any) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI answer of a paginated list of ``model``: its ``Link`` header."""
+    link = {
+        "description": '`<...?after=CURSOR...>; rel="next"` when more follow',
+        "schema": {"type": "string"},
+    }
+    return {200: {"model": list[model], "headers": {"Link": link}}}
