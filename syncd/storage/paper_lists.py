@@ -24,7 +24,7 @@ from syncd.domain.record import normalize_name, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage.database import Database, utc
 from syncd.storage.paper_index import matching
-from syncd.storage.paper_reads import HOLDS, hold_rank, stories_of
+from syncd.storage.paper_reads import HOLDS, status_counts, stories_of
 from syncd.storage.papers import paper_select
 from syncd.storage.schema import (
     authors_table,
@@ -112,13 +112,8 @@ class PaperLists:
 
     def counts(self, scope: PaperScope) -> dict[PaperStatus, int]:
         """How many papers of ``scope`` have each status (a paper's best hold in it)."""
-        t = paper_authors_table
-        best = sa.func.min(hold_rank(t.c.status))
-        per_paper = sa.select(best.label("rank")).where(_held(scope, t)).group_by(t.c.paper_id)
-        inner = per_paper.subquery()
-        query = sa.select(inner.c.rank, sa.func.count()).group_by(inner.c.rank)
         with self._db.transaction() as conn:
-            found = {HOLDS[rank]: count for rank, count in conn.execute(query)}
+            found = status_counts(conn, _held(scope, paper_authors_table))
         return {status: found.get(status, 0) for status in PaperStatus}
 
     def authors(self, scope: PaperScope, limit: int) -> list[str]:
