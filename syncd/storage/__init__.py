@@ -56,6 +56,13 @@ from syncd.storage.installation import Installation
 from syncd.storage.models import Attempt, Claim, DuePaper, EventQuery, EventStamp
 from syncd.storage.outbox import Outbox
 from syncd.storage.pacer import SharedPacer
+from syncd.storage.paper_lists import (
+    PaperCursor,
+    PaperListQuery,
+    PaperLists,
+    PaperPage,
+    PaperScope,
+)
 from syncd.storage.paper_reads import Papers
 from syncd.storage.paper_sets import PaperSets
 from syncd.storage.papers import (
@@ -92,6 +99,11 @@ __all__ = [
     "HarvestState",
     "Harvests",
     "Outbox",
+    "PaperCursor",
+    "PaperListQuery",
+    "PaperLists",
+    "PaperPage",
+    "PaperScope",
     "Papers",
     "PublicationReads",
     "Publications",
@@ -112,6 +124,7 @@ class Storage:
         self.groups = Groups(self.db)
         self.papers = Papers(self.db)
         self.paper_sets = PaperSets(self.db)
+        self.paper_lists = PaperLists(self.db)
         self.versions = Versions(self.db)
         self.runs = SyncRuns(self.db)
         self.baselines = Baselines(self.db)

@@ -23,6 +23,7 @@ from syncd.domain.routing import Audience, accepts
 from syncd.domain.vocabulary import DeliveryFormat, DeliveryGroup, DeliveryStatus
 from syncd.storage.database import among, chunks
 from syncd.storage.groups import members_by_group
+from syncd.storage.paper_index import mark_changed
 from syncd.storage.schema import (
     deliveries_table,
     digest_events_table,
@@ -60,6 +61,12 @@ def insert_events(conn: Connection, event_rows: Sequence[dict[str, Any]]) -> lis
     for number, row in enumerate(event_rows):
         row["id"] = f"evt_{prefix}{number:08x}"
     conn.execute(events_table.insert(), list(event_rows))
+    changed: dict[int, datetime] = {}
+    for row in event_rows:
+        changed[row["paper_id"]] = max(
+            row["created_at"], changed.get(row["paper_id"], row["created_at"])
+        )
+    mark_changed(conn, changed, revisions=False)
     return _event_seqs(conn, [row["id"] for row in event_rows])
 
 

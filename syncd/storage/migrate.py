@@ -19,6 +19,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
+from syncd.storage.paper_index import SEARCH_INDEX, SEARCH_TABLE
 from syncd.storage.schema import metadata
 from syncd.storage.schema_state import translated
 
@@ -57,8 +58,18 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 def schema_drift(engine: Engine) -> list[Any]:
     """Differences between the migrated schema and the models; empty when they agree."""
     with translated("comparing the schema"), engine.connect() as conn:
-        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        opts = {"compare_type": True, "include_name": _modelled}
+        context = MigrationContext.configure(conn, opts=opts)
         return list(compare_metadata(context, metadata))
+
+
+def _modelled(name: str | None, kind: str, _parents: Any) -> bool:
+    """Whether the comparison looks at a table or index: not the papers' search index,
+    which SQLAlchemy's metadata cannot describe (an FTS5 table and its shadow tables on
+    SQLite, a GIN index with an operator class on PostgreSQL)."""
+    if kind == "table":
+        return not (name or "").startswith(SEARCH_TABLE)
+    return not (kind == "index" and name == SEARCH_INDEX)
 
 
 @contextmanager

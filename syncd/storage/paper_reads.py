@@ -29,7 +29,7 @@ from syncd.storage.schema import (
 )
 from syncd.storage.stories import tracked_names
 
-__all__ = ["Papers", "stories_of"]
+__all__ = ["HOLDS", "Papers", "status_counts", "stories_of"]
 
 
 class Papers:
@@ -271,17 +271,13 @@ class Papers:
         return found
 
     def counts(self) -> dict[str, int]:
-        """How many papers have each status: a paper's is its best hold's (``_HOLDS``)."""
-        t = paper_authors_table
-        best = sa.func.min(_hold_rank(t.c.status))
-        per_paper = sa.select(best.label("rank")).group_by(t.c.paper_id).subquery()
-        query = sa.select(per_paper.c.rank, sa.func.count()).group_by(per_paper.c.rank)
+        """How many papers have each status: a paper's is its best hold's (``HOLDS``)."""
         with self._db.transaction() as conn:
-            return {_HOLDS[row[0]]: row[1] for row in conn.execute(query)}
+            return {str(status): n for status, n in status_counts(conn, sa.true()).items()}
 
 
 # How well an author holds a paper, best first: a paper is shown as its best hold.
-_HOLDS = (
+HOLDS = (
     PaperStatus.TRACKED,
     PaperStatus.CANDIDATE,
     PaperStatus.UNLINKED,
@@ -294,7 +290,17 @@ _TIED = papers_table.join(
 
 
 def _hold_rank(status: sa.ColumnElement[str]) -> sa.ColumnElement[int]:
-    return sa.case(*((status == s, rank) for rank, s in enumerate(_HOLDS)), else_=len(_HOLDS))
+    return sa.case(*((status == s, rank) for rank, s in enumerate(HOLDS)), else_=len(HOLDS))
+
+
+def status_counts(conn: Connection, holds: sa.ColumnElement[bool]) -> dict[PaperStatus, int]:
+    """How many papers have each status among the ``paper_authors`` rows ``holds`` takes,
+    a paper's being its best hold's; statuses no paper has are left out."""
+    t = paper_authors_table
+    best = sa.func.min(_hold_rank(t.c.status))
+    per_paper = sa.select(best.label("rank")).where(holds).group_by(t.c.paper_id).subquery()
+    query = sa.select(per_paper.c.rank, sa.func.count()).group_by(per_paper.c.rank)
+    return {HOLDS[rank]: count for rank, count in conn.execute(query)}
 
 
 def stories_of(conn: Connection, found: Sequence[sa.Row[Any]]) -> list[Paper]:
@@ -318,7 +324,7 @@ def stories_of(conn: Connection, found: Sequence[sa.Row[Any]]) -> list[Paper]:
 
 def _rank(row: sa.Row[Any]) -> tuple[int, str]:
     status = PaperStatus(row.status)
-    return (_HOLDS.index(status) if status in _HOLDS else len(_HOLDS), row.author)
+    return (HOLDS.index(status) if status in HOLDS else len(HOLDS), row.author)
 
 
 def _state_select(author: str) -> sa.Select[Any]:

@@ -21,6 +21,7 @@ from syncd.domain.record import content_hash
 from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import StalePlan
 from syncd.storage.database import Database, among, chunks, now
+from syncd.storage.paper_index import mark_changed, refresh_search
 from syncd.storage.schema import (
     authors_table,
     paper_authors_table,
@@ -147,8 +148,20 @@ def write_papers(
     ]
     if revision_rows:
         conn.execute(revisions_table.insert(), revision_rows)
+        mark_changed(
+            conn, dict.fromkeys((r["paper_id"] for r in revision_rows), when), revisions=True
+        )
     _update_stories(conn, pairs, new, before, when=when, hashes=hashes, last_seq=last_seq)
-    _write_ties(conn, author_id, pairs, when)
+    tied = _write_ties(conn, author_id, pairs, when)
+    # A new record or a new holder changes what a search finds the paper by.
+    refresh_search(
+        conn,
+        [
+            paper_id
+            for (_, paper_id), fresh in zip(pairs, new, strict=True)
+            if fresh or paper_id in tied
+        ],
+    )
     after = stories(conn, [paper_id for _, paper_id in pairs])
     written = [
         announced(write, paper_id, fresh, before.get(paper_id), after[paper_id])
@@ -231,6 +244,7 @@ def _insert_stories(
             "record_hash": hashes[id(write.revisions[-1].record)],
             "created_at": when,
             "updated_at": when,
+            "changed_at": when,
         }
         for write, paper_id in zip(writes, paper_ids, strict=True)
         if paper_id is None
@@ -306,8 +320,9 @@ def _update_stories(
 
 def _write_ties(
     conn: Connection, author_id: int, pairs: Sequence[tuple[PaperWrite, int]], when: datetime
-) -> None:
-    """Insert the author's ties to papers new to them, update the others."""
+) -> set[int]:
+    """Insert the author's ties to papers new to them, update the others; return the ids of
+    the papers newly tied."""
     t = paper_authors_table
     held: set[int] = set()
     for chunk in chunks(sorted({paper_id for _, paper_id in pairs})):
@@ -331,6 +346,7 @@ def _write_ties(
     ]
     if inserts:
         conn.execute(t.insert(), inserts)
+    tied = {paper_id for write, paper_id in pairs if paper_id not in held}
     updates = [
         {
             "b_id": paper_id,
@@ -343,7 +359,7 @@ def _write_ties(
         if paper_id in held
     ]
     if not updates:
-        return
+        return tied
     values: dict[str, Any] = {c: sa.bindparam(c) for c in ("status", "absent_syncs", "updated_at")}
     # Only candidates have a reason; a write without one keeps the held one's.
     values["candidate_reason"] = sa.case(
@@ -356,6 +372,7 @@ def _write_ties(
         .values(values)
     )
     conn.execute(statement, updates)
+    return tied
 
 
 def _paper_ids(conn: Connection, keys: Sequence[str]) -> dict[str, int]:

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from syncd.domain.vocabulary import AUTHOR_EVENTS, AuthorOrigin
 from syncd.errors import ConflictError, NotFoundError
 from syncd.storage.database import Database, chunks
+from syncd.storage.paper_index import forget_search, refresh_search
 from syncd.storage.publications import forget_publications
 from syncd.storage.schema import (
     author_decisions_table,
@@ -80,6 +81,8 @@ def purge_author(db: Database, name: str) -> Purge:
             doomed |= set(conn.scalars(sa.select(e.c.seq).where(e.c.paper_id.in_(chunk))))
         _delete_events(conn, sorted(doomed))
         conn.execute(t.delete().where(t.c.author_id == author))
+        refresh_search(conn, shared)
+        forget_search(conn, alone)
         forget_publications(conn, alone)
         for chunk in chunks(alone):
             conn.execute(revisions_table.delete().where(revisions_table.c.paper_id.in_(chunk)))

@@ -102,8 +102,15 @@ papers_table = sa.Table(
     sa.Column("backfill_pending", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", _TIME, nullable=False),
     sa.Column("updated_at", _TIME, nullable=False),
+    # The paper's latest change (its last event, else its last revision) and its folded
+    # search text, kept by syncd.storage.paper_index: every list of papers is read by
+    # (changed_at, id), newest first, a page at a time.  The text's trigram index is
+    # the migration's (an FTS5 table on SQLite, a pg_trgm GIN index on PostgreSQL).
+    sa.Column("changed_at", _TIME, nullable=False),
+    sa.Column("search_text", sa.Text, nullable=False, server_default=""),
     # Every cycle looks for flagged papers; almost none are.
     sa.Index("ix_papers_backfill_pending", "backfill_pending"),
+    sa.Index("ix_papers_changed_at_id", "changed_at", "id"),
 )
 
 # The ties: how each author holds a paper (tracked, a candidate, a seed not

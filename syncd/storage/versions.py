@@ -21,6 +21,7 @@ from syncd.domain.model import BackfillWrite, VersionGap, VersionRefusal
 from syncd.domain.record import Record, content_hash, split_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
 from syncd.storage.database import Database, chunks, now, utc
+from syncd.storage.paper_index import mark_changed
 from syncd.storage.papers import last_seqs, revision_row
 from syncd.storage.schema import (
     authors_table,
@@ -122,6 +123,7 @@ class Versions:
                     )
             if rows:
                 conn.execute(revisions_table.insert(), rows)
+                mark_changed(conn, {row["paper_id"]: when for row in rows}, revisions=True)
             complete = [
                 paper_id
                 for paper_id, versions in held.items()

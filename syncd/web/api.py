@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -23,7 +24,9 @@ from syncd.domain.views import event_json, paper_json, revision_json
 from syncd.domain.vocabulary import EventType, PaperStatus
 from syncd.service.app import App
 from syncd.service.authors import named_author
-from syncd.storage import EventQuery
+from syncd.storage import EventQuery, PaperListQuery, PaperScope
+from syncd.web.index import MAX_QUERY, paper_cursor, papers_page
+from syncd.web.paging import AfterQuery, next_link_header, paged_responses
 from syncd.web.schemas import ErrorOut, EventOut, PaperOut, RevisionOut
 
 __all__ = [
@@ -33,12 +36,14 @@ __all__ = [
     "MAX_LIMIT",
     "PrintableText",
     "RefPath",
+    "SearchText",
     "admin_bearer",
     "api_router",
     "check_admin",
     "find_paper",
     "followed_author",
     "json_response",
+    "listed_papers",
 ]
 
 API_PREFIX = "/api/v1"
@@ -50,6 +55,15 @@ _PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 _MAX_SEQ = 2**31 - 1  # events.seq is a 32-bit INTEGER; past it a comparison would fail
 
 PrintableText = Annotated[str, Query(max_length=200, pattern=_PRINTABLE)]
+# What a search takes: printable text, bounded (longer is a 400 that echoes nothing).
+SearchText = Annotated[
+    str,
+    Query(
+        max_length=MAX_QUERY,
+        pattern=_PRINTABLE,
+        description="words each paper's title, arXiv id, key or authors must hold, or an arXiv id",
+    ),
+]
 RefPath = Annotated[
     str,
     Path(
@@ -112,14 +126,23 @@ def api_router(app: App) -> APIRouter:
     @router.get(
         "/papers",
         response_class=Response,
-        responses={200: {"model": list[PaperOut], "description": "as `syncd papers --json`"}},
+        responses=paged_responses(PaperOut),
     )
-    def papers(author: PrintableText | None = None, status: PaperStatus | None = None) -> Response:
-        """The tracked papers, ordered by author and key; ``author`` and ``status`` narrow them."""
-        found = app.storage.papers.all(named_author(app.storage, author))
-        shown = [p for p in found if status in (None, p.status)]
-        details = app.storage.paper_sets.details(shown)
-        return json_response([paper_json(p, details[p.id]) for p in shown])
+    def papers(
+        request: Request,
+        *,
+        author: PrintableText | None = None,
+        status: PaperStatus | None = None,
+        q: SearchText = "",
+        after: AfterQuery = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    ) -> Response:
+        """The papers, latest change first, at most ``limit`` after the cursor ``after``;
+        ``author`` and ``status`` narrow them, ``q`` searches them as the index does."""
+        scope = PaperScope(author=named_author(app.storage, author) if author else None)
+        query = PaperListQuery(scope, status, q, paper_cursor(after), limit)
+        shown, cursor = papers_page(app, query)
+        return listed_papers(app, shown, next_link_header(request, cursor) if cursor else None)
 
     @router.get(
         "/papers/{ref:path}/history",
@@ -178,6 +201,19 @@ def check_admin(app: App, credentials: HTTPAuthorizationCredentials | None) -> N
     # Constant time: how long a refusal takes says nothing about the token.
     if not hmac.compare_digest(given.encode(), token.get_secret_value().encode()):
         raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
+
+
+def listed_papers(
+    app: App, papers: Sequence[Paper], next_link: str | None, around: dict[str, Any] | None = None
+) -> Response:
+    """A page of papers as JSON, with ``next_link`` (the next page's ``Link``) when given;
+    ``around`` the object holding them under ``papers`` (the bare list when None)."""
+    details = app.storage.paper_sets.details(papers)
+    listed = [paper_json(p, details[p.id]) for p in papers]
+    response = json_response(listed if around is None else around | {"papers": listed})
+    if next_link is not None:
+        response.headers["Link"] = next_link
+    return response
 
 
 def json_response(payload: Any, status_code: int = 200) -> Response:

@@ -33,10 +33,11 @@ from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import author_path
 from syncd.service.app import App
 from syncd.service.authors import next_syncs
+from syncd.storage import PaperListQuery, PaperScope
 from syncd.web.authors_api import NamePath, StandingQuery, authors_page, find_author
-from syncd.web.index import NextSync
+from syncd.web.index import NextSync, paper_cursor, papers_page
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterName, next_link
+from syncd.web.paging import PAGE_SIZE, AfterName, AfterQuery, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["author_pages_router"]
@@ -66,18 +67,21 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
     }
 
     @router.get("/authors/{name:path}")
-    def author(name: NamePath) -> Response:
+    def author(request: Request, name: NamePath, after: AfterQuery = None) -> Response:
         summary = find_author(app, name)
         name = summary.name
-        papers = app.storage.papers.all(name)
-        tracked = [p for p in papers if p.status == PaperStatus.TRACKED]
+        scope = PaperScope(author=name, statuses=(PaperStatus.TRACKED,))
+        query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
+        tracked, cursor = papers_page(app, query)
         candidates = app.storage.authors.candidates(name)
-        others = len(papers) - len(tracked) - len(candidates)
+        counts = app.storage.paper_lists.counts(PaperScope(author=name))
+        others = sum(counts.values()) - counts[PaperStatus.TRACKED] - len(candidates)
         return render_page(
             "author.html",
             author=summary,
             status=_statuses(app, summary)[name],
             tracked=tracked,
+            next_url=next_link(request, cursor) if cursor else None,
             claimed=app.storage.authors.claimed_ids(name),
             published=listed_publications(app, tracked),
             candidates=candidates,
@@ -95,7 +99,9 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         group: NameQuery = None,
     ) -> Response:
         if name is not None:
-            return author(name)  # an author whose name a path cannot hold (author_path)
+            # An author whose name a path cannot hold (author_path); ``after`` is then
+            # the cursor of their papers.
+            return author(request, name, after)
         found = authors_page(app, after, PAGE_SIZE, status, group)
         shown = found[:PAGE_SIZE]
         more = next_link(request, shown[-1].name) if len(found) > PAGE_SIZE else None

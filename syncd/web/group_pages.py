@@ -27,24 +27,23 @@ from syncd.domain.model import SyncStanding, SyncTally
 from syncd.domain.reports import report_csv
 from syncd.service.app import App
 from syncd.service.reports import report_of
+from syncd.storage import PaperListQuery
 from syncd.web.groups_read_api import (
     SHOWN_STATUSES,
     DayQuery,
     GroupNamePath,
     find_group,
     group_feed_path,
+    group_papers,
     group_path,
     period_of,
 )
-from syncd.web.index import NextSync, by_latest_change
+from syncd.web.index import NextSync, paper_cursor, papers_page
 from syncd.web.pages import page_renderer
-from syncd.web.paging import PAGE_SIZE, AfterName, next_link
+from syncd.web.paging import PAGE_SIZE, AfterName, AfterQuery, next_link
 from syncd.web.published import listed_publications
 
 __all__ = ["GroupLine", "group_lines", "group_pages_router"]
-
-# A group's page lists its latest changed papers; the index lists them all.
-PAPERS_ON_PAGE = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,25 +92,33 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         )
 
     @router.get("/groups/{name}")
-    def group_page(request: Request, name: GroupNamePath, after: AfterName = None) -> Response:
+    def group_page(
+        request: Request,
+        name: GroupNamePath,
+        after: AfterQuery = None,
+        members_after: AfterName = None,
+    ) -> Response:
         group = find_group(app, name)
-        papers = app.storage.paper_sets.of_authors(group.members, SHOWN_STATUSES)
-        changes = app.storage.papers.latest_changes([p.id for p in papers])
-        shown = by_latest_change(papers, changes)[:PAPERS_ON_PAGE]
+        scope = group_papers(group)
+        query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
+        shown, cursor = papers_page(app, query)
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
-        members = app.storage.groups.members_page(group.name, after, PAGE_SIZE + 1)
+        members = app.storage.groups.members_page(group.name, members_after, PAGE_SIZE + 1)
         listed = members[:PAGE_SIZE]
         more = len(members) > PAGE_SIZE
         # The first failing members from the page's first on hold every failing one it lists.
-        failing = app.storage.authors.page(after, PAGE_SIZE, SyncStanding.FAILING, group.name)
+        failing = app.storage.authors.page(
+            members_after, PAGE_SIZE, SyncStanding.FAILING, group.name
+        )
         return page(
             "group.html",
             group=group,
             members=listed,
-            more_members=next_link(request, listed[-1]) if more else None,
+            more_members=next_link(request, listed[-1], "members_after") if more else None,
             papers=shown,
-            total=len(papers),
-            changes=changes,
+            next_url=next_link(request, cursor) if cursor else None,
+            total=sum(app.storage.paper_lists.counts(scope).values()),
+            changes=app.storage.papers.latest_changes([p.id for p in shown]),
             owners={
                 arxiv_id: sorted(names & set(group.members)) for arxiv_id, names in owners.items()
             },
@@ -139,7 +146,8 @@ def _lister(
         after: AfterName = None,
     ) -> Response:
         if name is not None:
-            return group_page(request, name, after)  # a name a path cannot hold (group_path)
+            # A name a path cannot hold (group_path); ``after`` is then its papers' cursor.
+            return group_page(request, name, after)
         found = app.storage.groups.page(after, PAGE_SIZE + 1)
         listed = found[:PAGE_SIZE]
         more = len(found) > PAGE_SIZE

@@ -12,20 +12,29 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from starlette.responses import Response
 
 from syncd.domain.groups import Group, group_json
 from syncd.domain.reports import Period, report_period
-from syncd.domain.views import paper_json, report_json
+from syncd.domain.views import report_json
 from syncd.domain.vocabulary import PaperStatus
 from syncd.errors import NotFoundError
 from syncd.service.app import App
 from syncd.service.groups import named_group
 from syncd.service.reports import report_of
-from syncd.web.api import API_PREFIX, ERROR_RESPONSES, json_response
-from syncd.web.index import by_latest_change
-from syncd.web.schemas import ErrorOut, GroupPapersOut, ReportOut
+from syncd.storage import PaperListQuery, PaperScope
+from syncd.web.api import (
+    API_PREFIX,
+    DEFAULT_LIMIT,
+    ERROR_RESPONSES,
+    MAX_LIMIT,
+    json_response,
+    listed_papers,
+)
+from syncd.web.index import paper_cursor, papers_page
+from syncd.web.paging import AfterQuery, next_link_header, paged_responses
+from syncd.web.schemas import ErrorOut, GroupPapersOut, PaperOut, ReportOut
 
 __all__ = [
     "SHOWN_STATUSES",
@@ -33,6 +42,7 @@ __all__ = [
     "GroupNamePath",
     "find_group",
     "group_feed_path",
+    "group_papers",
     "group_path",
     "groups_read_router",
     "period_of",
@@ -72,6 +82,11 @@ def find_group(app: App, name: str) -> Group:
         raise HTTPException(404, str(exc)) from None
 
 
+def group_papers(group: Group) -> PaperScope:
+    """A group's papers: its members' own (``SHOWN_STATUSES``)."""
+    return PaperScope(group=group.name, statuses=SHOWN_STATUSES)
+
+
 def period_of(since: str | None, until: str | None) -> Period:
     """The period a request asks for; a 400 saying what is wrong with it."""
     try:
@@ -99,16 +114,23 @@ def groups_read_router(app: App) -> APIRouter:
     @router.get(
         "/{name}/papers",
         response_class=Response,
-        responses={200: {"model": GroupPapersOut}, **_UNKNOWN},
+        responses={
+            200: {"model": GroupPapersOut, "headers": paged_responses(PaperOut)[200]["headers"]},
+            **_UNKNOWN,
+        },
     )
-    def papers(name: GroupNamePath) -> Response:
-        """One group, and its members' papers, each once, latest change first."""
+    def papers(
+        request: Request,
+        name: GroupNamePath,
+        after: AfterQuery = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    ) -> Response:
+        """One group, and a page of its members' papers, each once, latest change first:
+        at most ``limit`` after the cursor ``after``."""
         found = find_group(app, name)
-        papers = app.storage.paper_sets.of_authors(found.members, SHOWN_STATUSES)
-        changes = app.storage.papers.latest_changes([p.id for p in papers])
-        shown = by_latest_change(papers, changes)
-        details = app.storage.paper_sets.details(shown)
-        listed = [paper_json(p, details[p.id]) for p in shown]
-        return json_response(group_json(found) | {"papers": listed})
+        query = PaperListQuery(group_papers(found), after=paper_cursor(after), limit=limit)
+        shown, cursor = papers_page(app, query)
+        link = next_link_header(request, cursor) if cursor else None
+        return listed_papers(app, shown, link, group_json(found))
 
     return router

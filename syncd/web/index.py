@@ -10,28 +10,33 @@ goes (its stored state); and which arXiv hosts throttle us, until when
 is known only to the process that schedules it (``syncd run``); a web server
 without the scheduler says it does not know.
 
-``search`` and ``by_latest_change`` order and narrow the index: pure
-functions over the papers storage hands out.
+``papers_page`` reads a page of any list of papers (the index, an author's,
+a group's, the API's), latest change first, searched in the database
+(``syncd.storage.paper_lists``), with the link to the next page; ``paper_cursor``
+reads the ``after`` cursor such a link carries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from syncd.domain.model import LatestChange, Paper, SyncRun, SyncTally
-from syncd.domain.record import normalize_name, split_arxiv_id
+from fastapi import HTTPException
+
+from syncd.domain.model import Paper, SyncRun, SyncTally
 from syncd.domain.throttle import Cooldown
-from syncd.storage import HarvestState
+from syncd.service.app import App
+from syncd.storage import HarvestState, PaperCursor, PaperListQuery
+from syncd.web.paging import decode_cursor, encode_cursor
 
 __all__ = [
     "MAX_QUERY",
     "STRIP_AUTHORS",
     "NextSync",
     "SyncStatus",
-    "by_latest_change",
-    "search",
+    "paper_cursor",
+    "papers_page",
     "sync_status",
 ]
 
@@ -41,6 +46,7 @@ NextSync = Callable[[], datetime | None]
 MAX_QUERY = 100
 # The most authors the index links one by one under its papers.
 STRIP_AUTHORS = 12
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
@@ -92,53 +98,23 @@ def sync_status(
     return SyncStatus(tally, next_sync is not None, when, harvest, throttled, group)
 
 
-def search(papers: Sequence[Paper], query: str) -> list[Paper]:
-    """The papers whose title, arXiv id, key or authors hold every word of ``query``.
-
-    Case, accents and punctuation are folded on both sides, so ``flexmarl``
-    and ``zhida jiang`` find what a reader means.  A query that is an arXiv id
-    (``arXiv:2602.09578v2``, an abstract page's address) finds that paper.
-    """
-    query = query[:MAX_QUERY]
-    arxiv_id = _arxiv_id(query)
-    if arxiv_id is not None:
-        return [p for p in papers if p.arxiv_id == arxiv_id]
-    terms = normalize_name(query).split()
-    if not terms:
-        return list(papers)
-    return [p for p in papers if all(term in _searched_text(p) for term in terms)]
-
-
-def by_latest_change(papers: Sequence[Paper], changes: Mapping[int, LatestChange]) -> list[Paper]:
-    """Newest change first; at the same moment, and for papers with none, by key."""
-    by_key = sorted(papers, key=lambda p: p.key)
-    return sorted(by_key, key=lambda p: _changed_at(p, changes), reverse=True)
-
-
-def _changed_at(paper: Paper, changes: Mapping[int, LatestChange]) -> datetime:
-    change = changes.get(paper.id)
-    return change.at if change is not None else _NEVER
-
-
-def _arxiv_id(query: str) -> str | None:
-    """The arXiv id ``query`` names, without its version; None when it is no id."""
-    text = query.strip()
-    if text[:6].lower() == "arxiv:":
-        text = text[6:]
-    try:
-        return split_arxiv_id(text)[0]
-    except ValueError:
+def paper_cursor(after: str | None) -> PaperCursor | None:
+    """The row a papers list's ``after`` names (none, the first page, when it is empty);
+    a 400 when it names none."""
+    if not after:
         return None
+    micros, paper_id = decode_cursor(after, int, int)
+    try:
+        return _EPOCH + timedelta(microseconds=int(micros)), int(paper_id)
+    except OverflowError:
+        raise HTTPException(400, "bad parameter 'after': not a cursor this list gave") from None
 
 
-def _searched_text(paper: Paper) -> str:
-    record = paper.record
-    words = [
-        record.title or "",
-        paper.arxiv_id or "",
-        paper.key,
-        paper.author,
-        *paper.authors,
-        *record.authors,
-    ]
-    return normalize_name(" ".join(words))
+def papers_page(app: App, query: PaperListQuery) -> tuple[list[Paper], str | None]:
+    """A page of papers, latest change first, and the cursor of the next page (None when
+    this is the last), for ``paging.next_link``: its last row."""
+    found = app.storage.paper_lists.page(query)
+    if found.next is None:
+        return found.papers, None
+    at, paper_id = found.next
+    return found.papers, encode_cursor((at - _EPOCH) // timedelta(microseconds=1), paper_id)

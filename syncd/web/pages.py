@@ -13,7 +13,7 @@ crafted link cannot make syncd appear to say something.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-from syncd.domain.model import Event, Paper
+from syncd.domain.model import Event
 from syncd.domain.moments import human_time
 from syncd.domain.vocabulary import PaperStatus
 from syncd.render.describe import (
@@ -39,20 +39,20 @@ from syncd.render.describe import (
 )
 from syncd.service.app import App
 from syncd.service.authors import named_author
-from syncd.storage import EventQuery
-from syncd.web.api import API_PREFIX, PrintableText, RefPath, find_paper, followed_author
+from syncd.storage import EventQuery, PaperListQuery, PaperScope
+from syncd.web.api import (
+    API_PREFIX,
+    PrintableText,
+    RefPath,
+    SearchText,
+    find_paper,
+    followed_author,
+)
 from syncd.web.feeds import links_base
 from syncd.web.fragments import Fragments
 from syncd.web.groups_read_api import find_group, group_feed_path
-from syncd.web.index import (
-    MAX_QUERY,
-    STRIP_AUTHORS,
-    NextSync,
-    by_latest_change,
-    search,
-    sync_status,
-)
-from syncd.web.paging import PAGE_SIZE
+from syncd.web.index import STRIP_AUTHORS, NextSync, paper_cursor, papers_page, sync_status
+from syncd.web.paging import PAGE_SIZE, AfterQuery, next_link
 from syncd.web.paper_page import compare_context, paper_context
 from syncd.web.published import listed_publications
 
@@ -81,8 +81,6 @@ _DOCS_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-# What the search box takes: printable text, bounded (longer is a 400 that echoes nothing).
-SearchText = Annotated[str, Query(max_length=MAX_QUERY, pattern=r"^[^\x00-\x1f\x7f]*$")]
 _STATIC = Path(__file__).resolve().parent / "static"
 _templates = Environment(
     loader=PackageLoader("syncd.web", "templates"),
@@ -144,12 +142,17 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
 
     @router.get("/")
     def papers(
+        request: Request,
+        *,
         author: PrintableText | None = None,
         status: PrintableText | None = None,
         group: PrintableText | None = None,
         q: SearchText = "",
+        after: AfterQuery = None,
     ) -> Response:
-        return page("papers.html", **_index(app, (author, status, group), q))
+        scope = _scope(app, author or None, group or None)
+        query = PaperListQuery(scope, _status(status or None), q, paper_cursor(after), PAGE_SIZE)
+        return page("papers.html", **_index(app, request, query))
 
     # Before the paper's own route, whose {ref:path} would take "…/compare" as a key.
     @router.get("/papers/{ref:path}/compare")
@@ -210,43 +213,57 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
     return router
 
 
-def _index(
-    app: App, filters: tuple[str | None, str | None, str | None], query: str
-) -> dict[str, Any]:
-    """What the index shows for its ``filters`` (author, status, group) and search."""
-    # The filter form sends "" for "all".
-    author_asked, status_asked, group = filters
-    author, status = named_author(app.storage, author_asked or None), _status(status_asked or None)
-    members = find_group(app, group).members if group else None
-    every = _papers_of(app, author, members)
-    counts = {s.value: sum(p.status == s for p in every) for s in PaperStatus}
-    everyone = {*app.followed_names()} | {n for p in every for n in (p.author, *p.authors)}
-    authors = sorted(everyone if members is None else everyone & set(members))
-    found = search([p for p in every if status in (None, p.status)], query)
-    changes = app.storage.papers.latest_changes([p.id for p in found])
+def _scope(app: App, author: str | None, group: str | None) -> PaperScope:
+    """The index's papers: everyone's or an author's, within a group's members when given."""
+    named = named_author(app.storage, author) if author is not None else None
+    return PaperScope(author=named, group=find_group(app, group).name if group else None)
+
+
+def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
+    """What the index shows for ``query``: a page of its papers, the counts of the papers
+    its author and group filters hold, and the authors to narrow it to when they are few."""
+    scope = query.scope
+    counts = app.storage.paper_lists.counts(scope)
+    shown, cursor = papers_page(app, query)
+    # A few authors are links to their papers; more are the author field's to name.
+    few = app.storage.paper_lists.authors(scope, STRIP_AUTHORS + 1)
+    if scope.group is None:
+        few = sorted({*few, *(a.name for a in app.settings.configured_authors)})
+    known = scope.author is None or _followed(app, scope.author)
+    if query.search:
+        # Matches are counted only when they fit on the one page.
+        whole = query.after is None and cursor is None
+        matched = len(shown) if whole else None
+    else:
+        matched = counts[query.status] if query.status else sum(counts.values())
     return {
-        "papers": by_latest_change(found, changes),
-        "changes": changes,
-        "published": listed_publications(app, found),
-        "total": len(every),
-        "counts": counts,
-        "authors": authors,
+        "papers": shown,
+        "next_url": next_link(request, cursor) if cursor else None,
+        "first_page": query.after is None,
+        "changes": app.storage.papers.latest_changes([p.id for p in shown]),
+        "published": listed_publications(app, shown),
+        "total": sum(counts.values()),
+        "counts": {status.value: count for status, count in counts.items()},
+        "authors": few if len(few) <= STRIP_AUTHORS else [],
+        "matched": matched,
         "statuses": [s.value for s in PaperStatus],
-        "author": author if author in authors else None,
-        "status": status,
-        "query": query,
+        "author": scope.author if known else None,
+        "unknown_author": not known,
+        "asked_author": scope.author or "",
+        "status": query.status,
+        "query": query.search,
         "groups": [g.name for g in app.storage.groups.all()],
-        "linked_authors": STRIP_AUTHORS,
-        "group": group or None,
+        "group": scope.group,
     }
 
 
-def _papers_of(app: App, author: str | None, members: Sequence[str] | None) -> list[Paper]:
-    """The index's papers: everyone's or an author's, within a group's members when given
-    (each of the group's papers once)."""
-    if members is None:
-        return app.storage.papers.all(author)
-    return app.storage.paper_sets.of_authors([m for m in members if author in (None, m)])
+def _followed(app: App, name: str) -> bool:
+    """Whether syncd follows or has followed the author ``name`` (a page may then show it)."""
+    try:
+        followed_author(app, name)
+    except HTTPException:
+        return False
+    return True
 
 
 def _status(value: str | None) -> PaperStatus | None:

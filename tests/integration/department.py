@@ -18,7 +18,7 @@ from syncd.domain.authors import Author
 from syncd.domain.model import NewRevision, PaperWrite, SyncStats
 from syncd.domain.vocabulary import AuthorOrigin, EventType, Origin, PaperStatus
 from syncd.storage import Storage
-from syncd.storage.schema import events_table
+from syncd.storage.schema import events_table, papers_table
 from tests.fakearxiv import make_record
 
 FIRST = (
@@ -155,10 +155,13 @@ def write_change(storage: Storage, department: Department, change: Change) -> No
 
 
 def _date(storage: Storage, seqs: Sequence[int], when: datetime) -> None:
+    """Date the events ``seqs`` ``when``, and their papers' latest change with them (the
+    story is written in its order, so a paper's last write is its latest change)."""
+    e, p = events_table, papers_table
     with storage.db.transaction() as conn:
-        conn.execute(
-            events_table.update().where(events_table.c.seq.in_(seqs)).values(created_at=when)
-        )
+        conn.execute(e.update().where(e.c.seq.in_(seqs)).values(created_at=when))
+        changed = sa.select(e.c.paper_id).where(e.c.seq.in_(seqs))
+        conn.execute(p.update().where(p.c.id.in_(changed)).values(changed_at=when))
 
 
 def day(number: int) -> datetime:

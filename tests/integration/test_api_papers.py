@@ -121,11 +121,12 @@ def test_a_withdrawn_paper_says_so_with_its_notice_and_versions(site: Syncd) -> 
 
 @ON_BOTH_DATABASES
 def test_the_api_is_the_cli_and_one_paper_is_its_row(site: Syncd) -> None:
-    """/api/v1/papers is `syncd papers --json`; /api/v1/papers/{id} the first row of it."""
+    """/api/v1/papers holds `syncd papers --json`'s rows (latest change first, where the CLI
+    goes by author and key); /api/v1/papers/{id} is one row of it."""
     with serving(site) as served:
         listed = served.get("/api/v1/papers").json()
         mine = served.get("/api/v1/papers", params={"author": ADA}).json()
         one = served.get(f"/api/v1/papers/{ZHIDAS}").json()
-    assert listed == site.json("papers")
-    assert mine == site.json("papers", "--author", ADA)
+    assert _rows(listed) == _rows(site.json("papers"))
+    assert _rows(mine) == _rows(site.json("papers", "--author", ADA))
     assert one == _rows(listed)[ZHIDAS]

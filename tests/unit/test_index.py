@@ -5,31 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from syncd.domain.model import LatestChange, Paper, SyncRun, SyncTally
-from syncd.domain.record import Record
+from syncd.domain.model import SyncRun, SyncTally
 from syncd.domain.throttle import Cooldown
-from syncd.domain.vocabulary import Origin, PaperStatus, RunStatus
+from syncd.domain.vocabulary import RunStatus
 from syncd.render.describe import change_words, counted
-from syncd.web.index import MAX_QUERY, by_latest_change, search, sync_status
+from syncd.storage.paper_lists import search_terms
+from syncd.web.index import sync_status
 
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-
-
-def _paper(
-    paper_id: int, key: str, title: str, authors: tuple[str, ...] = ("Ada Lovelace",)
-) -> Paper:
-    arxiv_id = f"2602.{paper_id:05d}"
-    return Paper(
-        id=paper_id,
-        author="Zhida Jiang",
-        key=key,
-        arxiv_id=arxiv_id,
-        status=PaperStatus.TRACKED,
-        origin=Origin.ARXIV,
-        record=Record(arxiv_id=arxiv_id, version=1, title=title, authors=authors),
-        record_hash="",
-        absent_syncs=0,
-    )
 
 
 def _run(run_id: int, status: RunStatus, error: str | None = None) -> SyncRun:
@@ -37,47 +20,22 @@ def _run(run_id: int, status: RunStatus, error: str | None = None) -> SyncRun:
     return SyncRun(run_id, "Zhida Jiang", started, started, status, error, 1, 1, 0)
 
 
-PAPERS = [
-    _paper(1, "flexmarl", "FlexMARL: Graph-Driven Rollout", ("Zhida Jiang", "Élodie Müller")),
-    _paper(2, "nestpipe", "NestPipe: Scaling Recommendation Training"),
-    _paper(3, "lrmoe", "LRMoE: Demand-Side Load Re-Calibration"),
-]
+class TestSearchTerms:
+    """What a search asks for; what it finds is tests/integration/test_paper_lists.py's."""
 
-
-class TestSearch:
-    def test_title_words_in_any_case_and_order(self) -> None:
-        assert [p.key for p in search(PAPERS, "training NESTPIPE")] == ["nestpipe"]
+    def test_words_are_folded(self) -> None:
+        assert search_terms("Élodie MÜLLER, re-calibration") == (
+            None,
+            ["elodie", "muller", "re", "calibration"],
+        )
 
     def test_an_arxiv_id_as_people_write_it(self) -> None:
         for written in ("2602.00003", "arXiv:2602.00003v2", "https://arxiv.org/abs/2602.00003"):
-            assert [p.key for p in search(PAPERS, written)] == ["lrmoe"], written
-        assert [p.key for p in search(PAPERS, "2602.0000")] == [p.key for p in PAPERS]  # a prefix
+            assert search_terms(written) == ("2602.00003", []), written
+        assert search_terms("2602.0000") == (None, ["2602", "0000"])  # a prefix: words
 
-    def test_an_author_without_accents_or_case(self) -> None:
-        assert [p.key for p in search(PAPERS, "elodie muller")] == ["flexmarl"]
-        assert len(search(PAPERS, "zhida")) == 3  # the followed author: every paper
-
-    def test_punctuation_and_blank_searches(self) -> None:
-        assert search(PAPERS, "  ") == PAPERS
-        assert [p.key for p in search(PAPERS, "re-calibration")] == ["lrmoe"]
-
-    def test_a_search_is_cut_to_its_bound(self) -> None:
-        assert search(PAPERS, "nestpipe" + " " * MAX_QUERY + "nothing") == [PAPERS[1]]
-
-
-class TestLatestChangeOrder:
-    def test_newest_first_ties_and_unknowns_by_key(self) -> None:
-        changes = {
-            1: LatestChange(NOON, "paper.added", ()),
-            2: LatestChange(NOON + timedelta(hours=1), "paper.revised", ("title",)),
-            3: LatestChange(NOON, None, ()),
-        }
-        assert [p.key for p in by_latest_change(PAPERS, changes)] == [
-            "nestpipe",
-            "flexmarl",
-            "lrmoe",
-        ]
-        assert [p.key for p in by_latest_change(PAPERS, {})] == ["flexmarl", "lrmoe", "nestpipe"]
+    def test_a_blank_search_asks_for_nothing(self) -> None:
+        assert search_terms("  ") == (None, [])
 
 
 TALLY = SyncTally(authors=3, synced=1, failing=1, running=0, unknown_ids=0, last_synced=NOON)
