@@ -103,18 +103,10 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
         query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
         shown, cursor = papers_page(app, query)
         owners = app.storage.papers.owners([p.arxiv_id for p in shown if p.arxiv_id])
-        members = app.storage.groups.members_page(group.name, members_after, PAGE_SIZE + 1)
-        listed = members[:PAGE_SIZE]
-        more = len(members) > PAGE_SIZE
-        # The first failing members from the page's first on hold every failing one it lists.
-        failing = app.storage.authors.page(
-            members_after, PAGE_SIZE, SyncStanding.FAILING, group.name
-        )
         return page(
             "group.html",
             group=group,
-            members=listed,
-            more_members=next_link(request, listed[-1], "members_after") if more else None,
+            **_members(app, request, group.name, members_after),
             papers=shown,
             next_url=next_link(request, cursor) if cursor else None,
             total=sum(app.storage.paper_lists.counts(scope).values()),
@@ -122,7 +114,6 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
             owners={
                 arxiv_id: sorted(names & set(group.members)) for arxiv_id, names in owners.items()
             },
-            failing={a.name for a in failing},
             published=listed_publications(app, shown),
             strip_group=group.name,
             **links,
@@ -130,6 +121,20 @@ def group_pages_router(app: App, next_sync: NextSync | None = None) -> APIRouter
 
     router.add_api_route("/groups", _lister(app, page, group_page, links), methods=["GET"])
     return router
+
+
+def _members(app: App, request: Request, group: str, after: str | None) -> dict[str, Any]:
+    """A page of a group's members after ``after``, the failing among them, the next page's link."""
+    members = app.storage.groups.members_page(group, after, PAGE_SIZE + 1)
+    listed = members[:PAGE_SIZE]
+    more = len(members) > PAGE_SIZE
+    # The first failing members from the page's first on hold every failing one it lists.
+    failing = app.storage.authors.page(after, PAGE_SIZE, SyncStanding.FAILING, group)
+    return {
+        "members": listed,
+        "more_members": next_link(request, listed[-1], "members_after") if more else None,
+        "failing": {a.name for a in failing},
+    }
 
 
 def _lister(

@@ -81,6 +81,8 @@ _DOCS_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+# The groups the index's filter offers (a library's departments); more are on /groups.
+MAX_GROUP_CHOICES = 200
 _STATIC = Path(__file__).resolve().parent / "static"
 _templates = Environment(
     loader=PackageLoader("syncd.web", "templates"),
@@ -176,23 +178,7 @@ def pages_router(app: App, fragments: Fragments, next_sync: NextSync | None = No
         group: PrintableText | None = None,
         paper: PrintableText | None = None,
     ) -> Response:
-        author = followed_author(app, author) if author else None
-        group = find_group(app, group).name if group else None
-        about = find_paper(app, paper) if paper else None
-        query = EventQuery(
-            author=author,
-            group=group,
-            paper_id=about.id if about is not None else None,
-            before=before,
-            newest_first=True,
-            limit=PAGE_SIZE + 1,
-        )
-        found = app.storage.events.page(query)
-        shown = [_event(e, fragments) for e in found[:PAGE_SIZE]]
-        older = found[PAGE_SIZE - 1].seq if len(found) > PAGE_SIZE else None
-        return page(
-            "events.html", events=shown, older=older, author=author, group=group, paper=about
-        )
+        return page("events.html", **_events(app, fragments, (author, group, paper), before))
 
     @router.get("/subscribe")
     def subscribe(request: Request) -> Response:
@@ -252,7 +238,7 @@ def _index(app: App, request: Request, query: PaperListQuery) -> dict[str, Any]:
         "asked_author": scope.author or "",
         "status": query.status,
         "query": query.search,
-        "groups": [g.name for g in app.storage.groups.all()],
+        "groups": [g.name for g in app.storage.groups.page(None, MAX_GROUP_CHOICES)],
         "group": scope.group,
     }
 
@@ -272,6 +258,32 @@ def _status(value: str | None) -> PaperStatus | None:
     except ValueError:
         known = ", ".join(PaperStatus)
         raise HTTPException(400, f"bad parameter 'status': one of {known}") from None
+
+
+def _events(
+    app: App,
+    fragments: Fragments,
+    about: tuple[str | None, str | None, str | None],
+    before: int | None,
+) -> dict[str, Any]:
+    """A page of ``/events``, newest first, before seq ``before``: of an author, a group or a
+    paper when ``about`` names one (in that order), with the seq its "older" link starts at."""
+    author_asked, group_asked, paper_asked = about
+    author = followed_author(app, author_asked) if author_asked else None
+    group = find_group(app, group_asked).name if group_asked else None
+    paper = find_paper(app, paper_asked) if paper_asked else None
+    query = EventQuery(
+        author=author,
+        group=group,
+        paper_id=paper.id if paper is not None else None,
+        before=before,
+        newest_first=True,
+        limit=PAGE_SIZE + 1,
+    )
+    found = app.storage.events.page(query)
+    shown = [_event(e, fragments) for e in found[:PAGE_SIZE]]
+    older = found[PAGE_SIZE - 1].seq if len(found) > PAGE_SIZE else None
+    return {"events": shown, "older": older, "author": author, "group": group, "paper": paper}
 
 
 def _event(event: Event, fragments: Fragments) -> _Shown:
