@@ -55,6 +55,7 @@ from syncd.errors import (
 from syncd.faults import fault_point
 from syncd.service.authors import followed_authors
 from syncd.service.backfill import backfill_flagged
+from syncd.service.baselines import baseline_covered
 from syncd.service.planning import log_events, observe, plan_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
@@ -95,15 +96,30 @@ class _Followed:
     """The authors a harvest plans for, by name, and the index of every followed name.
 
     Every followed author is in the index, baselined or not: whom a name could
-    be does not wait for their first sync.
+    be does not wait for their first sync.  ``pending``: the authors planned for
+    whose baseline is this pass's (``syncd.service.baselines``).
     """
 
     authors: dict[str, Author]
     index: NameIndex
+    pending: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, authors: Sequence[Author], everyone: Sequence[str]) -> _Followed:
-        return cls({a.name: a for a in authors}, NameIndex(everyone))
+    def read(cls, storage: Storage, settings: Settings) -> _Followed:
+        """The followed authors now: those baselined, and while harvesting the others too."""
+        baselined = storage.baselines.baselined()
+        everyone = followed_authors(storage, settings)
+        # While harvesting, a new author's baseline is a pass's; else their first sync's.
+        planned = (
+            everyone if settings.harvest.enabled else [a for a in everyone if a.name in baselined]
+        )
+        pending = frozenset(a.name for a in planned if a.name not in baselined)
+        return cls({a.name: a for a in planned}, NameIndex([a.name for a in everyone]), pending)
+
+    @property
+    def baselined(self) -> list[Author]:
+        """The authors whose baseline is done."""
+        return [a for name, a in self.authors.items() if name not in self.pending]
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +241,9 @@ def _run(
     on_page: Callable[[HarvestResult], None] | None,
 ) -> HarvestResult:
     oai = OaiClient(client, settings.harvest)
-    # Authors whose baseline is done: a first sync is the API's (it announces nothing).
-    baselined = storage.baselines.baselined()
-    everyone = followed_authors(storage, settings)
-    authors = [a for a in everyone if a.name in baselined]
-    followed = _Followed.of(authors, [a.name for a in everyone])
+    followed = _Followed.read(storage, settings)
     sets: Sequence[str | None] = settings.harvest.sets or (None,)
-    since = state.from_date or _first_from(storage, authors)
+    since = state.from_date or _first_from(storage, followed.baselined)
     result = HarvestResult(from_date=since)
     requests_before = client.requests
     set_index, token = (state.set_index, state.token) if state.in_progress else (0, None)
@@ -279,7 +291,9 @@ def _run(
     result.complete = True
     result.requests = client.requests - requests_before
     if not dry_run:
-        _finish(storage, client, result, fetched, started)
+        _finish(
+            storage, client, settings, result, followed=followed, fetched=fetched, started=started
+        )
     return result
 
 
@@ -377,6 +391,7 @@ def _plan_page(
             fetched=fetched,
             settings=settings.sync,
             complete=False,
+            pending=name in followed.pending,
             followed=followed.index,
         )
         for note in plan.notes:
@@ -389,11 +404,28 @@ def _plan_page(
 def _finish(
     storage: Storage,
     client: ArxivClient,
+    settings: Settings,
     result: HarvestResult,
+    *,
+    followed: _Followed,
     fetched: dict[str, Record],
     started: datetime | None,
 ) -> None:
-    """A complete harvest: metrics, log lines, and the flagged papers' earlier versions."""
+    """A complete harvest: the baselines of the authors it covered, metrics, log lines, and
+    the flagged papers' earlier versions."""
+    if followed.pending and started is not None and result.from_date is not None:
+        requests_before = client.requests
+        result.events += baseline_covered(
+            storage,
+            client,
+            settings,
+            since=result.from_date,
+            started=started,
+            authors=followed.authors,
+            followed=followed.index,
+            fetched=fetched,
+        )
+        result.requests += client.requests - requests_before
     log_events(result.events)
     _log.info(
         "harvest_finished",

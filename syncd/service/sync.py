@@ -41,6 +41,7 @@ from syncd import metrics
 from syncd.config import SyncSettings
 from syncd.domain.attribution import NameIndex, split_batch
 from syncd.domain.authors import Author
+from syncd.domain.baselines import quiet_before
 from syncd.domain.cadence import SweepStanding, choose_sweeps, sweep_due, sweep_slot
 from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats
 from syncd.domain.planner import (
@@ -59,6 +60,7 @@ from syncd.errors import (
 )
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
+from syncd.service.baselines import baselined_only
 from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
 from syncd.service.claims import FeedReading, read_feed
 from syncd.service.planning import log_events, observe, plan_author, seed_author
@@ -133,9 +135,10 @@ def sweep_all(
 ) -> list[CycleResult]:
     """``sync_all`` while harvesting: only the authors whose sweep is due get a cycle,
     claimed once per slot of ``sweep_interval``; the others' own feeds that are due are
-    read alone, each cycle claimed within ``claim_window`` (see the module's doc)."""
+    read alone, each cycle claimed within ``claim_window`` (see the module's doc).  An
+    author without a baseline waits for the harvest's (``syncd.service.baselines``)."""
     round_, seeded, claims = _begin(storage, client, authors, settings)
-    sweeps = _choose_sweeps(round_, seeded, sweep_interval, claims)
+    sweeps = _choose_sweeps(round_, baselined_only(storage, seeded), sweep_interval, claims)
     _sync_batches(round_, author_batches(sweeps.due), sweeps.window)
     if not round_.throttled:
         _read_feeds_alone(round_, sweeps, claim_window)
@@ -468,6 +471,10 @@ def _plan_and_apply(
         )
         summary = plan.baseline
         baseline = None
+        writes = plan.writes
+        if state.baseline_from is not None:  # a harvest pass took the baseline
+            entries = {**cycle.observed.changed, **cycle.observed.new}
+            writes = quiet_before(writes, entries, state.baseline_from)
         if summary is not None:
             baseline = summary.changes(
                 author.name, author.orcid, author.arxiv_author_id, cycle.unknown_feed
@@ -476,7 +483,7 @@ def _plan_and_apply(
         events = storage.apply_cycle(
             run_id,
             author.name,
-            plan.writes,
+            writes,
             cycle.stats,
             claims=cycle.claims,
             unknown_feed=cycle.unknown_feed,

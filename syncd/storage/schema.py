@@ -70,6 +70,9 @@ authors_table = sa.Table(
     sa.Column("origin", sa.String(8), nullable=False, server_default="config"),
     sa.Column("removed_at", _TIME),  # no longer followed; papers, history and events stay
     sa.Column("baseline_at", _TIME),  # the first complete sync ended: it announced nothing
+    # A harvest pass baselined the author, from this day (YYYY-MM-DD): papers a cycle finds
+    # dated before it are the baseline's, announced by nothing (issue 34).
+    sa.Column("baseline_from", sa.String(10)),
     sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
     # Applies that wrote the author's papers: a plan read before the last one is stale.
     sa.Column("write_seq", sa.Integer, nullable=False, server_default="0"),
