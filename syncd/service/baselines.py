@@ -3,8 +3,9 @@
 While harvesting, a new author costs no name query.  Each page of a pass
 stores the records that may be theirs as candidates awaiting the pass
 (``syncd.domain.baselines``), announcing nothing.  When a pass completes,
-every author added before its first page is covered by it: all that changed
-on arXiv since its ``from`` day has been listed.  Then:
+every author added before it began (before it read the followed authors,
+by this machine's clock) is covered by it: every page was planned for them,
+and all that changed on arXiv since its ``from`` day has been listed.  Then:
 
 * an author the pass named no paper of, with no feed of their own, is dated
   as baselined in one statement for all of them, without an event (as a
@@ -58,21 +59,22 @@ def baseline_covered(
     settings: Settings,
     *,
     since: date,
-    started: datetime,
+    begun: datetime,
     authors: Mapping[str, Author],
     followed: NameIndex,
     fetched: dict[str, Record],
 ) -> list[Event]:
-    """Baseline every author the pass from ``since``, whose first page came at ``started``,
-    covered (see the module's doc); returns the ``author.added`` events published.
+    """Baseline every author the pass from ``since`` covered: those added by ``begun``, this
+    machine's clock before the pass read the followed authors (see the module's doc);
+    returns the ``author.added`` events published.
 
-    ``authors`` are the followed authors this harvest read at its start; one
-    added since waits for the next pass.
+    ``authors`` are the followed authors this harvest read; one added since
+    waits for the next pass.
     """
-    unheld = storage.baselines.baseline_unheld(started, since)
+    unheld = storage.baselines.baseline_unheld(sorted(authors), begun, since)
     events: list[Event] = []
     failed = 0
-    for name in storage.baselines.awaiting(started):
+    for name in storage.baselines.awaiting(begun):
         author = authors.get(name)
         if author is None:
             continue  # added after this harvest read the followed authors

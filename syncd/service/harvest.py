@@ -97,16 +97,21 @@ class _Followed:
 
     Every followed author is in the index, baselined or not: whom a name could
     be does not wait for their first sync.  ``pending``: the authors planned for
-    whose baseline is this pass's (``syncd.service.baselines``).
+    whose baseline is a pass's (``syncd.service.baselines``); ``begun``: this
+    machine's clock before the pass in progress read the followed authors, so
+    every author added by then is in every page's plan (None: a pass resumed
+    from a syncd that did not say, which baselines nobody).
     """
 
     authors: dict[str, Author]
     index: NameIndex
     pending: frozenset[str] = frozenset()
+    begun: datetime | None = None
 
     @classmethod
-    def read(cls, storage: Storage, settings: Settings) -> _Followed:
+    def read(cls, storage: Storage, settings: Settings, state: HarvestState) -> _Followed:
         """The followed authors now: those baselined, and while harvesting the others too."""
+        begun = state.pass_started_at if state.in_progress else datetime.now(UTC)
         baselined = storage.baselines.baselined()
         everyone = followed_authors(storage, settings)
         # While harvesting, a new author's baseline is a pass's; else their first sync's.
@@ -114,7 +119,8 @@ class _Followed:
             everyone if settings.harvest.enabled else [a for a in everyone if a.name in baselined]
         )
         pending = frozenset(a.name for a in planned if a.name not in baselined)
-        return cls({a.name: a for a in planned}, NameIndex([a.name for a in everyone]), pending)
+        index = NameIndex([a.name for a in everyone])
+        return cls({a.name: a for a in planned}, index, pending, begun)
 
     @property
     def baselined(self) -> list[Author]:
@@ -241,7 +247,7 @@ def _run(
     on_page: Callable[[HarvestResult], None] | None,
 ) -> HarvestResult:
     oai = OaiClient(client, settings.harvest)
-    followed = _Followed.read(storage, settings)
+    followed = _Followed.read(storage, settings, state)
     sets: Sequence[str | None] = settings.harvest.sets or (None,)
     since = state.from_date or _first_from(storage, followed.baselined)
     result = HarvestResult(from_date=since)
@@ -268,7 +274,12 @@ def _run(
         token = page.token
         following = set_index if token else set_index + 1
         progress = HarvestProgress(
-            started, following, token, len(page.entries), complete=following == len(sets)
+            started,
+            following,
+            token,
+            len(page.entries),
+            complete=following == len(sets),
+            pass_started_at=followed.begun,
         )
         result.events += _take_page(
             storage,
@@ -413,14 +424,14 @@ def _finish(
 ) -> None:
     """A complete harvest: the baselines of the authors it covered, metrics, log lines, and
     the flagged papers' earlier versions."""
-    if followed.pending and started is not None and result.from_date is not None:
+    if followed.pending and followed.begun is not None and result.from_date is not None:
         requests_before = client.requests
         result.events += baseline_covered(
             storage,
             client,
             settings,
             since=result.from_date,
-            started=started,
+            begun=followed.begun,
             authors=followed.authors,
             followed=followed.index,
             fetched=fetched,

@@ -15,16 +15,20 @@ from is kept with the date (``authors.baseline_from``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from syncd.domain.model import AuthorSyncState
-from syncd.storage.database import Database, now, utc
+from syncd.storage.database import Database, among, chunks, now, utc
 from syncd.storage.schema import authors_table, paper_authors_table
 
 __all__ = ["Baselines", "baselined", "followed", "record_baseline"]
+
+# Names in one UPDATE of ``baseline_unheld``: 100,000 authors in 50 statements.
+_NAMES_PER_STATEMENT = 2000
 
 
 class Baselines:
@@ -54,12 +58,13 @@ class Baselines:
         with self._db.transaction() as conn:
             return list(conn.execute(query).scalars())
 
-    def baseline_unheld(self, added_by: datetime, since: date) -> int:
-        """Date the baseline of every followed author added by ``added_by`` that holds no
-        paper and has no feed of their own, in one statement: a harvest pass from ``since``
-        named none of their papers, and there is nothing to announce.  Returns how many."""
+    def baseline_unheld(self, names: Sequence[str], added_by: datetime, since: date) -> int:
+        """Date the baseline of each of the followed authors ``names`` added by ``added_by``
+        that holds no paper and has no feed of their own, a statement per few hundred: a
+        harvest pass from ``since`` named none of their papers, and there is nothing to
+        announce.  Returns how many."""
         a, t = authors_table, paper_authors_table
-        query = (
+        update = (
             a.update()
             .where(
                 _unbaselined(added_by),
@@ -69,8 +74,11 @@ class Baselines:
             )
             .values(baseline_at=now(), baseline_from=since.isoformat())
         )
+        dated = 0
         with self._db.transaction() as conn:
-            return int(conn.execute(query).rowcount or 0)
+            for chunk in chunks(sorted(names), _NAMES_PER_STATEMENT):
+                dated += conn.execute(update.where(among(conn, a.c.name, chunk))).rowcount or 0
+        return dated
 
     def state(self, author: str) -> AuthorSyncState:
         """The author's state; an author without a row yet has had nothing."""
