@@ -120,14 +120,17 @@ def pending_basis(arxiv_ids: Collection[str]) -> Basis:
 
 
 def quiet_before(
-    writes: Sequence[PaperWrite], records: Mapping[str, Record], since: date
-) -> tuple[PaperWrite, ...]:
+    writes: Sequence[PaperWrite], records: Mapping[str, Record], since: date | None
+) -> Sequence[PaperWrite]:
     """``writes`` of a cycle of an author a harvest baselined from the day ``since``, the
-    papers whose version is older than that day announcing nothing (see the module's doc).
+    papers whose version is older than that day announcing nothing (see the module's doc);
+    ``writes`` as they are when ``since`` is None (a name query took the baseline).
 
     ``records`` are the cycle's entries by arXiv id.  A review notice is kept
     quiet only when every paper it names is that old.
     """
+    if since is None:
+        return writes
     old = {w.key for w in writes if _older(records.get(w.arxiv_id or ""), since)}
     return tuple(_silent(w) if _history(w, old) else w for w in writes)
 

@@ -26,6 +26,7 @@ baseline's (``syncd.domain.baselines.quiet_before``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 import structlog
@@ -44,7 +45,7 @@ from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
 from syncd.storage import Storage
 
-__all__ = ["baseline_covered", "baselined_only"]
+__all__ = ["Baselined", "baseline_covered", "baselined_only"]
 
 _log = structlog.get_logger(__name__)
 
@@ -92,17 +93,26 @@ def baseline_covered(
     return events
 
 
-def baselined_only(storage: Storage, authors: Sequence[Author]) -> list[Author]:
+@dataclass(frozen=True, slots=True)
+class Baselined:
+    """The authors a round of sweeps may sweep, and when a harvest pass baselined those it
+    did: that baseline was their slot's look at arXiv, their first sweep comes in the next."""
+
+    authors: list[Author]
+    by_harvest: Mapping[str, datetime]
+
+
+def baselined_only(storage: Storage, authors: Sequence[Author]) -> Baselined:
     """``authors`` but those awaiting a harvest's baseline: while harvesting, no name query
     for them (all of them when the database cannot say; each cycle then fails on its own)."""
     try:
         baselined = storage.baselines.baselined()
     except StoreError:
-        return list(authors)
+        return Baselined(list(authors), {})
     taken = [a for a in authors if a.name in baselined]
     if len(taken) < len(authors):
         _log.info("sweeps_awaiting_harvest", authors=len(authors) - len(taken))
-    return taken
+    return Baselined(taken, {name: at for name, at in baselined.items() if at is not None})
 
 
 def _baseline(

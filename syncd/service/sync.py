@@ -60,7 +60,7 @@ from syncd.errors import (
 )
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
-from syncd.service.baselines import baselined_only
+from syncd.service.baselines import Baselined, baselined_only
 from syncd.service.batches import author_batches, batch_query, last_claims, oldest_first
 from syncd.service.claims import FeedReading, read_feed
 from syncd.service.planning import log_events, observe, plan_author, seed_author
@@ -254,23 +254,23 @@ class _Sweeps:
 
 
 def _choose_sweeps(
-    round_: _Round,
-    authors: Sequence[Author],
-    interval: float,
-    last: Mapping[str, SyncRun],
+    round_: _Round, baselined: Baselined, interval: float, last: Mapping[str, SyncRun]
 ) -> _Sweeps:
     """Whose sweep is due (least recently synced first; ``last`` holds each author's
-    latest claiming cycle); of the others, whose own feed is due (``choose_sweeps``)."""
+    latest claiming cycle, and a harvest's baseline claims its slot); of the others, whose
+    own feed is due (``choose_sweeps``)."""
+    authors = baselined.authors
     ordered = oldest_first(authors, last)
     read = round_.storage.author_feeds.last_read([a.name for a in ordered if a.feed_id is not None])
     standings = []
     for author in ordered:
         run = last.get(author.name)
+        claim = run.started_at if run is not None else baselined.by_harvest.get(author.name)
         standings.append(
             SweepStanding(
                 author.name,
-                last_claim=run.started_at if run is not None else None,
-                swept=run is not None and run.status is RunStatus.OK,
+                last_claim=claim,
+                swept=claim is not None and (run is None or run.status is RunStatus.OK),
                 has_feed=author.feed_id is not None,
                 feed_read=read.get(author.name),
             )
@@ -279,7 +279,8 @@ def _choose_sweeps(
     choice = choose_sweeps(standings, round_.clock.now, interval, feed_interval)
     by_name = {a.name: a for a in ordered}
     due = [by_name[name] for name in choice.due]
-    feeds = [(by_name[name], last[name].started_at) for name in choice.feeds]
+    claims = {s.name: s.last_claim for s in standings}
+    feeds = [(by_name[n], claim) for n in choice.feeds if (claim := claims[n]) is not None]
     metrics.observe_sweeps(due=len(due), not_due=len(authors) - len(due))
     _log.info("sweeps_sorted", due=len(due), not_due=len(authors) - len(due), feeds=len(feeds))
     return _Sweeps(interval, round_.clock, due, feeds)
@@ -471,10 +472,8 @@ def _plan_and_apply(
         )
         summary = plan.baseline
         baseline = None
-        writes = plan.writes
-        if state.baseline_from is not None:  # a harvest pass took the baseline
-            entries = {**cycle.observed.changed, **cycle.observed.new}
-            writes = quiet_before(writes, entries, state.baseline_from)
+        entries = {**cycle.observed.changed, **cycle.observed.new}
+        writes = quiet_before(plan.writes, entries, state.baseline_from)
         if summary is not None:
             baseline = summary.changes(
                 author.name, author.orcid, author.arxiv_author_id, cycle.unknown_feed

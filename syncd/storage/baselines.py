@@ -37,12 +37,14 @@ class Baselines:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def baselined(self) -> set[str]:
-        """The names of the authors whose baseline is done, in one query."""
+    def baselined(self) -> dict[str, datetime | None]:
+        """The authors whose baseline is done, by name, in one query: when a harvest pass
+        took it, None when their first sync did."""
         a = authors_table
-        query = sa.select(a.c.name).where(a.c.baseline_at.is_not(None))
+        harvested = sa.case((a.c.baseline_from.is_not(None), a.c.baseline_at))
+        query = sa.select(a.c.name, harvested).where(a.c.baseline_at.is_not(None))
         with self._db.transaction() as conn:
-            return set(conn.execute(query).scalars())
+            return {name: utc(at) if at else None for name, at in conn.execute(query)}
 
     def awaiting(self, added_by: datetime) -> list[str]:
         """The followed authors without a baseline, added by ``added_by``, that a harvest
