@@ -1,0 +1,170 @@
+"""Baselines from the harvest: while harvesting, a new author costs no name query.
+
+A library imports 100,000 authors; one harvest over the fake arXiv's
+OAI-PMH endpoint baselines every one of them: the papers it lists are
+credited by the same identity rules as a first sync's, quietly (one
+``author.added`` per author with papers, no ``paper.added``), and the
+authors it names no paper of are baselined without an event.  The fake
+arXiv's name query is never asked.  The next harvest's page is news again.
+Then the edges: an author added while a pass runs waits for the next pass,
+and a sweep that finds an author's older papers after a harvest baselined
+them does not flood.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from syncd.config import load_settings
+from syncd.domain.authors import Author
+from syncd.service.app import App
+from syncd.service.harvest import HarvestResult, harvest
+from syncd.storage.schema import (
+    authors_table,
+    events_table,
+    paper_authors_table,
+    papers_table,
+)
+from tests.conftest import ON_BOTH_DATABASES
+from tests.fakearxiv import FakeArxiv, make_record
+from tests.integration.conftest import Syncd
+
+DAY = date(2026, 7, 1)
+NEXT_DAY = date(2026, 7, 2)
+AUTHORS = 100_000
+# Every this many-th imported author has papers on DAY.
+EVERY = 400
+_GIVEN = (
+    "Ada Alan Anna Boris Carla Dmitri Elena Farid Greta Hugo Ines Jonas Karin Lena Marco Nadia "
+    "Oskar Paula Rafael Sofia Tomas Ulla Viktor Wanda Yusuf Zora Aino Bruno Cyril Dagny"
+).split()
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "da", "fe", "go")
+
+
+def surnames() -> Iterator[str]:
+    """Surnames no real person here has, three or four syllables, each once."""
+    for count in (3, 4):
+        for parts in itertools.product(_SYLLABLES, repeat=count):
+            yield "".join(parts).capitalize()
+
+
+def imported_names(count: int) -> list[str]:
+    """``count`` distinct written-out names: every given name with each surname."""
+    pairs = itertools.product(surnames(), _GIVEN)
+    return [f"{given} {surname}" for surname, given in itertools.islice(pairs, count)]
+
+
+def write_csv(path: Path, names: Sequence[str]) -> Path:
+    lines = ["name,orcid,arxiv_author_id,query", *(f"{name},,," for name in names)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def harvesting(syncd: Syncd) -> Syncd:
+    """``syncd`` with no configured author, ``[harvest] enabled`` on the fake's OAI-PMH."""
+    syncd.author_table = False
+    syncd.sections += f'\n[harvest]\nenabled = true\nurl = "{syncd.arxiv.oai_url}"\n'
+    return syncd
+
+
+def name_queries(arxiv: FakeArxiv) -> list[str]:
+    return [r.params["search_query"] for r in arxiv.requests if "search_query" in r.params]
+
+
+def events(syncd: Syncd) -> list[tuple[str, str]]:
+    """Every event's type and author, in order."""
+    engine = sa.create_engine(syncd.database_url)
+    e, a = events_table, authors_table
+    try:
+        with engine.connect() as conn:
+            query = sa.select(e.c.type, a.c.name).join(a, a.c.id == e.c.author_id)
+            return [(row.type, row.name) for row in conn.execute(query.order_by(e.c.seq))]
+    finally:
+        engine.dispose()
+
+
+def holds(syncd: Syncd) -> dict[tuple[str, str], str]:
+    """Each author's hold on each paper: (name, arXiv id) -> status."""
+    engine = sa.create_engine(syncd.database_url)
+    p, t, a = papers_table, paper_authors_table, authors_table
+    try:
+        with engine.connect() as conn:
+            query = sa.select(a.c.name, p.c.arxiv_id, t.c.status).select_from(
+                t.join(p, p.c.id == t.c.paper_id).join(a, a.c.id == t.c.author_id)
+            )
+            return {(row.name, row.arxiv_id): row.status for row in conn.execute(query)}
+    finally:
+        engine.dispose()
+
+
+def unbaselined(syncd: Syncd) -> list[str]:
+    engine = sa.create_engine(syncd.database_url)
+    a = authors_table
+    try:
+        with engine.connect() as conn:
+            query = sa.select(a.c.name).where(a.c.baseline_at.is_(None))
+            return sorted(conn.scalars(query))
+    finally:
+        engine.dispose()
+
+
+def publish_day(arxiv: FakeArxiv, names: Sequence[str]) -> dict[str, list[str]]:
+    """DAY's papers of every ``EVERY``-th name, by name: one paper each, two for every
+    third one (sharing a co-author); and for one of them a second paper with a stranger,
+    which the co-author basis cannot tell from a namesake's."""
+    arxiv.oai.today = DAY
+    arxiv.oai.page_size = 100
+    papers: dict[str, list[str]] = {}
+    number = itertools.count(1)
+    for index, name in enumerate(names[::EVERY]):
+        coauthor = f"Charles Babbage{'' if index % 2 else ' Jr.'}"
+        count = 2 if index % 3 == 0 else 1
+        for _ in range(count):
+            arxiv_id = f"2607.{next(number):05d}"
+            arxiv.publish(make_record(arxiv_id, authors=(name, coauthor)))
+            papers.setdefault(name, []).append(arxiv_id)
+    return papers
+
+
+@ON_BOTH_DATABASES
+def test_a_hundred_thousand_authors_baselined_by_one_harvest(syncd: Syncd, tmp_path: Path) -> None:
+    harvesting(syncd)
+    names = imported_names(AUTHORS)
+    imported = syncd("authors", "import", str(write_csv(tmp_path / "authors.csv", names)))
+    assert imported.code == 0, imported.err
+    assert f"{AUTHORS} added" in imported.out
+    papers = publish_day(syncd.arxiv, names)
+    syncd.arxiv.reset_log()
+
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    assert name_queries(syncd.arxiv) == []
+    assert all(r.path == "/oai" for r in syncd.arxiv.requests)
+    assert unbaselined(syncd) == []
+    # Quiet: one author.added for each author with papers, nothing per paper.
+    told = events(syncd)
+    assert Counter(kind for kind, _ in told) == {"author.added": len(papers)}
+    assert {name for _, name in told} == set(papers)
+    # Credited by the identity rules: each author's papers are theirs.
+    assert holds(syncd) == {
+        (name, arxiv_id): "tracked" for name, ids in papers.items() for arxiv_id in ids
+    }
+
+    # The next harvest's page: a new paper of one of them is news.
+    author = names[EVERY * 5]
+    syncd.arxiv.oai.today = NEXT_DAY
+    syncd.arxiv.publish(make_record("2607.90001", authors=(author, "Charles Babbage")))
+    syncd.arxiv.reset_log()
+    later = syncd("harvest")
+    assert later.code == 0, later.err
+    assert events(syncd)[len(told) :] == [("paper.added", author)]
+    assert name_queries(syncd.arxiv) == []
