@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
 
-import pytest
 import sqlalchemy as sa
 
 from syncd.config import load_settings
-from syncd.domain.authors import Author
 from syncd.service.app import App
 from syncd.service.harvest import HarvestResult, harvest
 from syncd.storage.schema import (
@@ -42,7 +39,7 @@ DAY = date(2026, 7, 1)
 NEXT_DAY = date(2026, 7, 2)
 AUTHORS = 100_000
 # Every this many-th imported author has papers on DAY.
-EVERY = 400
+EVERY = 1000
 _GIVEN = (
     "Ada Alan Anna Boris Carla Dmitri Elena Farid Greta Hugo Ines Jonas Karin Lena Marco Nadia "
     "Oskar Paula Rafael Sofia Tomas Ulla Viktor Wanda Yusuf Zora Aino Bruno Cyril Dagny"
@@ -168,3 +165,80 @@ def test_a_hundred_thousand_authors_baselined_by_one_harvest(syncd: Syncd, tmp_p
     assert later.code == 0, later.err
     assert events(syncd)[len(told) :] == [("paper.added", author)]
     assert name_queries(syncd.arxiv) == []
+
+
+def import_authors(syncd: Syncd, tmp_path: Path, *names: str) -> None:
+    imported = syncd("authors", "import", str(write_csv(tmp_path / "authors.csv", names)))
+    assert imported.code == 0, imported.err
+
+
+def harvest_by_hand(syncd: Syncd, on_page: Callable[[HarvestResult], None]) -> HarvestResult:
+    """One harvest from DAY in this process, ``on_page`` called after each page."""
+    app = App.open(load_settings(syncd.config))
+    try:
+        with app.arxiv_client() as client:
+            return harvest(app.storage, client, app.settings, since=DAY, on_page=on_page)
+    finally:
+        app.close()
+
+
+def test_an_author_added_during_a_pass_waits_for_the_next(syncd: Syncd, tmp_path: Path) -> None:
+    """The pass read the followed authors before the author came: it covers them not, and
+    baselines them not; the next pass lists their papers again, and baselines them quietly."""
+    harvesting(syncd)
+    import_authors(syncd, tmp_path, "Ada Kalomi", "Boris Kalomi")
+    arxiv = syncd.arxiv
+    arxiv.oai.today = DAY
+    arxiv.oai.page_size = 2
+    late = "Carla Kalomi"
+    for number, name in enumerate(("Ada Kalomi", "Marie Curie", late, late), start=1):
+        arxiv.publish(make_record(f"2607.{number:05d}", authors=(name, "Charles Babbage")))
+
+    def add_late(result: HarvestResult) -> None:
+        if result.pages == 1:
+            import_authors(syncd, tmp_path, late)
+
+    assert harvest_by_hand(syncd, add_late).complete
+    assert unbaselined(syncd) == [late]
+    assert events(syncd) == [("author.added", "Ada Kalomi")]
+    assert not any(name == late for name, _ in holds(syncd))
+
+    outcome = syncd("harvest")  # from the day the pass began: DAY again
+    assert outcome.code == 0, outcome.err
+    assert unbaselined(syncd) == []
+    assert events(syncd)[1:] == [("author.added", late)]
+    assert {k: v for k, v in holds(syncd).items() if k[0] == late} == {
+        (late, "2607.00003"): "tracked",
+        (late, "2607.00004"): "tracked",
+    }
+    assert name_queries(arxiv) == []
+
+
+@ON_BOTH_DATABASES
+def test_a_sweep_after_a_harvest_baseline_does_not_flood(syncd: Syncd, tmp_path: Path) -> None:
+    """An author the pass named no paper of is baselined without papers; the first name
+    query then finds their older papers: history, recorded quietly; a paper the pass should
+    have listed (dated on or after its from day) is announced."""
+    harvesting(syncd)
+    author = "Dagny Kalomi"
+    import_authors(syncd, tmp_path, author)
+    arxiv = syncd.arxiv
+    arxiv.oai.today = date(2025, 1, 10)
+    older = ["2501.00001", "2501.00002"]
+    for number, arxiv_id in enumerate(older, start=1):
+        record = make_record(arxiv_id, authors=(author, "Charles Babbage"))
+        arxiv.publish(replace(record, published=f"2025-01-0{number}T10:00:00Z", updated=None))
+    arxiv.oai.today = DAY
+    arxiv.publish(make_record("2607.00001", authors=("Marie Curie", "Pierre Curie")))
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    assert unbaselined(syncd) == []
+    assert events(syncd) == []  # nothing of theirs: nothing to announce
+
+    missed = make_record("2607.00002", authors=(author, "Charles Babbage"))
+    arxiv.publish(replace(missed, published="2026-07-01T15:00:00Z", updated=None))
+    synced = syncd("sync")
+    assert synced.code == 0, synced.err
+    assert events(syncd) == [("paper.added", author)]
+    tracked = {k[1] for k, status in holds(syncd).items() if status == "tracked"}
+    assert tracked == {*older, "2607.00002"}
