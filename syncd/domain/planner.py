@@ -226,12 +226,13 @@ def _basis(
 ) -> Basis | None:
     """A name-only author's co-author basis (``choose_basis``), when it is what decides.
 
-    At the baseline, among its new entries.  Later, while nothing of the
+    At the baseline, among its new entries and the candidates seen again
+    (papers a harvest pass held for it).  Later, while nothing of the
     author's is ``known`` (no tracked, seeded, linked or claimed paper whose
     co-authors or field a new paper could share: a first sync that found
-    nothing, or one that took nothing), among the new entries and the
-    candidates seen again: their first real paper is judged as a baseline
-    would judge it, instead of being held for want of anything to compare.
+    nothing, or one that took nothing), among the same: their first real
+    paper is judged as a baseline would judge it, instead of being held for
+    want of anything to compare.
     None when not asked for, or when there is nothing to judge.  During a
     harvest pass before the baseline (``pending``), nothing is judged yet:
     every paper waits for the pass's end (``pending_basis``).
@@ -242,8 +243,7 @@ def _basis(
         return pending_basis([*(r.arxiv_id or "" for r in grouped), *held])
     if snapshot.basis_margin is None or (known and not snapshot.baseline):
         return None
-    if not snapshot.baseline:
-        grouped += [observed.changed[i] for i in held]
+    grouped += [observed.changed[i] for i in held]
     if not grouped:
         return None
     return choose_basis(grouped, snapshot.author, snapshot.basis_margin, snapshot.followed)

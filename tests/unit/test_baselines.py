@@ -7,9 +7,9 @@ from dataclasses import replace
 from datetime import date
 
 from syncd.domain.baselines import AWAITING_HARVEST, quiet_before
-from syncd.domain.model import PaperWrite
+from syncd.domain.model import Paper, PaperWrite
 from syncd.domain.planner import Observed, Snapshot, plan_cycle
-from syncd.domain.record import Record
+from syncd.domain.record import Record, content_hash
 from syncd.domain.vocabulary import EventType, Origin, PaperStatus
 
 AUTHOR = "Zhida Jiang"
@@ -118,4 +118,37 @@ class TestPendingPlan:
             shared.arxiv_id: PaperStatus.TRACKED,
             stranger.arxiv_id: PaperStatus.CANDIDATE,
         }
+        assert plan.baseline is not None and plan.baseline.tracked == 2
+
+    def test_a_first_sync_judges_the_held_papers_with_its_own(self) -> None:
+        """A name query's baseline (a sync by hand) after a pass held papers: the held
+        ones seen again are grouped with the new ones, not taken unjudged."""
+        shared = _record("2607.00003", "2026-07-01T09:00:00Z", "Yang Xu")
+        stranger = _record("2607.00004", "2026-07-01T09:00:00Z", "Marie Curie")
+        held = Paper(
+            id=9,
+            author=AUTHOR,
+            key=stranger.arxiv_id or "",
+            arxiv_id=stranger.arxiv_id,
+            status=PaperStatus.CANDIDATE,
+            origin=Origin.ARXIV,
+            record=stranger,
+            record_hash=content_hash(stranger),
+            absent_syncs=0,
+        )
+        observed = Observed()
+        observed.take([OLD, shared], {})
+        observed.changed[stranger.arxiv_id or ""] = stranger
+        snapshot = Snapshot(
+            author=AUTHOR,
+            include_ids=(),
+            removal_after=3,
+            basis_margin=2.0,
+            baseline=True,
+            changed=(held,),
+        )
+        plan = plan_cycle(snapshot, observed, {})
+        status = {w.arxiv_id: w.status for w in plan.writes}
+        assert status[OLD.arxiv_id] == status[shared.arxiv_id] == PaperStatus.TRACKED
+        assert status.get(stranger.arxiv_id, PaperStatus.CANDIDATE) == PaperStatus.CANDIDATE
         assert plan.baseline is not None and plan.baseline.tracked == 2
