@@ -8,7 +8,10 @@ unknown paper goes to the followed authors it may be by (an index of
 folded names, ``syncd.domain.attribution``: never to one whose name it only
 resembles), and the identity rules decide whether it is theirs or a
 candidate held with its reason.  A harvest sees only what changed, so it
-counts no absence: removals are the periodic API sweep's.
+counts no absence: removals are the periodic API sweep's.  With ``[harvest]
+enabled``, an author without a baseline is planned for too: their records
+wait, quietly, for the pass's end, which baselines them
+(``syncd.service.baselines``).
 
 Progress is durable: a page's writes, events and deliveries are stored in
 one transaction with the token of the next page, so a harvest killed at any
