@@ -155,6 +155,8 @@ def test_only_the_due_sweeps_and_feeds_are_read(
     daemon = Daemon(syncd, receiver, interval=1)
     daemons.append(daemon)
     everyone = {*SWEPT, RESTING, FEEDING}
+    swept = {name: ["ok", "ok"] for name in everyone}  # the sync a week ago, and the sweep
+    eventually(lambda: _runs(syncd) == swept, 30, "every author's sweep")
     eventually(lambda: len(_sorted_lines(daemon)) >= 3, 30, "cycles with nothing due")
     first_cycle, *later = _sorted_lines(daemon)
     assert (first_cycle["due"], first_cycle["not_due"]) == (4, 0)
