@@ -242,3 +242,29 @@ def test_a_sweep_after_a_harvest_baseline_does_not_flood(syncd: Syncd, tmp_path:
     assert events(syncd) == [("paper.added", author)]
     tracked = {k[1] for k, status in holds(syncd).items() if status == "tracked"}
     assert tracked == {*older, "2607.00002"}
+
+
+def test_an_author_with_a_feed_is_baselined_with_their_claims(syncd: Syncd, tmp_path: Path) -> None:
+    """With an arXiv author id, the baseline reads the author's own feed once: a claimed
+    paper the pass never listed is theirs too, quietly, and counted as claimed."""
+    harvesting(syncd)
+    author, feed = "Elena Kalomi", "kalomi_e_1"
+    path = tmp_path / "authors.csv"
+    path.write_text(f"name,orcid,arxiv_author_id,query\n{author},,{feed},\n", encoding="utf-8")
+    assert syncd("authors", "import", str(path)).code == 0
+    arxiv = syncd.arxiv
+    arxiv.oai.today = date(2025, 1, 10)
+    arxiv.publish(make_record("2501.00001", authors=("E. Kalomi", "Marie Curie")))
+    arxiv.oai.today = DAY
+    arxiv.publish(make_record("2607.00001", authors=(author, "Charles Babbage")))
+    arxiv.claim(feed, "2501.00001")
+    arxiv.reset_log()
+
+    outcome = syncd("harvest", "--from", DAY.isoformat())
+    assert outcome.code == 0, outcome.err
+    assert name_queries(arxiv) == []
+    assert [r.path for r in arxiv.requests if r.path.startswith("/a/")] == [f"/a/{feed}.atom"]
+    assert holds(syncd) == {(author, "2501.00001"): "tracked", (author, "2607.00001"): "tracked"}
+    (added,) = syncd.json("events")
+    assert added["type"] == "author.added"
+    assert (added["changes"]["author"]["papers"], added["changes"]["author"]["claimed"]) == (2, 1)
