@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -111,6 +111,8 @@ class AuthorSyncState:
     claimed: int
     # The id of the author's feed when arXiv last answered that it knows no author by it.
     feed_unknown_id: str | None = None
+    # The day from which a harvest pass baselined the author (None: a name query did).
+    baseline_from: date | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syncd.domain.attribution import IdentityFacts, NameIndex, attribute
+from syncd.domain.baselines import Baseline, pending_basis, unannounced
 from syncd.domain.basis import Basis, choose_basis
 from syncd.domain.diff import Change, diff_records
 from syncd.domain.model import NewRevision, Paper, PaperState, PaperWrite, SeedPaper
@@ -22,13 +23,11 @@ from syncd.domain.vocabulary import Decision, EventType, Origin, PaperStatus, Re
 from syncd.errors import FeedError, NotFoundError
 
 __all__ = [
-    "Baseline",
     "Note",
     "Observed",
     "Plan",
     "Review",
     "Snapshot",
-    "announcement",
     "check_trust",
     "confirmed_write",
     "needs_identity_basis",
@@ -95,6 +94,8 @@ class Snapshot:
     claimed: Collection[str] = ()
     # The author's first complete sync: it announces the author, not each paper.
     baseline: bool = False
+    # A harvest pass before the author's baseline: every paper waits for its end.
+    pending: bool = False
     # A name-only author's baseline takes the largest co-author group of the new
     # entries as theirs when it holds this many times the next (``choose_basis``);
     # so does a later cycle while nothing of theirs is known (``_basis``).
@@ -106,44 +107,6 @@ class Snapshot:
     # Papers among the new entries that other authors hold, by arXiv id: one story each,
     # which the author joins (``Paper.authors``: who tracks it already).
     stories: Mapping[str, Paper] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    """What a baseline announces in its one ``author.added``: the papers as they now stand.
-
-    ``tracked`` counts the claimed ones too; ``candidates`` are arXiv ids.
-    """
-
-    tracked: int
-    claimed: int
-    candidates: tuple[str, ...]
-    needs_review: bool
-
-    def changes(
-        self,
-        name: str,
-        orcid: str | None,
-        arxiv_author_id: str | None,
-        unknown_id: str | None = None,
-    ) -> dict[str, Any]:
-        """The ``changes`` of the ``author.added`` event: who, and their papers as counted.
-
-        ``unknown_id``: the id of the author's feed arXiv knows no author by.
-        """
-        return {
-            "author": {
-                "name": name,
-                "orcid": orcid,
-                "arxiv_author_id": arxiv_author_id,
-                "unknown_id": unknown_id,
-                "papers": self.tracked,
-                "claimed": self.claimed,
-                "candidates": len(self.candidates),
-                "candidate_ids": list(self.candidates),
-                "needs_review": self.needs_review,
-            }
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +211,7 @@ def plan_cycle(snapshot: Snapshot, observed: Observed, links: Mapping[int, str])
     writes += [_absent(state, snapshot.removal_after) for state in snapshot.absent]
     if not snapshot.baseline:
         return Plan(tuple(writes), tuple(notes))
-    quiet = tuple(_unannounced(w) for w in writes)
+    quiet = tuple(unannounced(w) for w in writes)
     summary = Baseline(
         tracked=sum(1 for w in quiet if w.status == PaperStatus.TRACKED),
         claimed=sum(1 for w in quiet if w.arxiv_id in claimed),
@@ -263,20 +226,24 @@ def _basis(
 ) -> Basis | None:
     """A name-only author's co-author basis (``choose_basis``), when it is what decides.
 
-    At the baseline, among its new entries.  Later, while nothing of the
+    At the baseline, among its new entries and the candidates seen again
+    (papers a harvest pass held for it).  Later, while nothing of the
     author's is ``known`` (no tracked, seeded, linked or claimed paper whose
     co-authors or field a new paper could share: a first sync that found
-    nothing, or one that took nothing), among the new entries and the
-    candidates seen again: their first real paper is judged as a baseline
-    would judge it, instead of being held for want of anything to compare.
-    None when not asked for, or when there is nothing to judge.
+    nothing, or one that took nothing), among the same: their first real
+    paper is judged as a baseline would judge it, instead of being held for
+    want of anything to compare.
+    None when not asked for, or when there is nothing to judge.  During a
+    harvest pass before the baseline (``pending``), nothing is judged yet:
+    every paper waits for the pass's end (``pending_basis``).
     """
+    grouped = [r for i, r in observed.new.items() if i not in linked_ids]
+    held = [p.arxiv_id or "" for p in snapshot.changed if p.status == PaperStatus.CANDIDATE]
+    if snapshot.pending:
+        return pending_basis([*(r.arxiv_id or "" for r in grouped), *held])
     if snapshot.basis_margin is None or (known and not snapshot.baseline):
         return None
-    grouped = [r for i, r in observed.new.items() if i not in linked_ids]
-    if not snapshot.baseline:
-        held = [p.arxiv_id or "" for p in snapshot.changed if p.status == PaperStatus.CANDIDATE]
-        grouped += [observed.changed[i] for i in held]
+    grouped += [observed.changed[i] for i in held]
     if not grouped:
         return None
     return choose_basis(grouped, snapshot.author, snapshot.basis_margin, snapshot.followed)
@@ -309,13 +276,6 @@ def _with_review_notice(
     return [*taken, notice, *held[1:]]
 
 
-def _unannounced(write: PaperWrite) -> PaperWrite:
-    """A baseline's write: recorded, linked and backfilled as usual, announcing nothing."""
-    if write.event_type not in (EventType.ADDED, EventType.LINKED):
-        return write
-    return replace(write, event_type=None, event_kinds=(), event_changes={})
-
-
 def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
     """The writes for a seed snapshot: one unlinked paper per seed paper, no events."""
     writes = []
@@ -336,30 +296,6 @@ def seed_writes(papers: Sequence[SeedPaper]) -> list[PaperWrite]:
             )
         )
     return writes
-
-
-def announcement(writes: Sequence[PaperWrite], changes: Mapping[str, Any]) -> PaperWrite | None:
-    """The ``author.added`` event of a baseline, filed under one of the papers ``writes``
-    store (the store gives it the paper's id when that paper is new).
-
-    Every event row names a paper (the outbox orders deliveries by paper), so
-    the announcement is filed under the first tracked paper by key, or the
-    first paper at all; the payload says it is about the author.  An author
-    with no paper yet has nothing to announce.
-    """
-    papers = sorted(writes, key=lambda w: (w.status != PaperStatus.TRACKED, w.key))
-    if not papers:
-        return None
-    host = papers[0]
-    return PaperWrite(
-        key=host.key,
-        arxiv_id=host.arxiv_id,
-        status=host.status,
-        origin=host.origin,
-        paper_id=host.paper_id,
-        event_type=EventType.AUTHOR_ADDED,
-        event_changes=changes,
-    )
 
 
 @dataclass(frozen=True, slots=True)

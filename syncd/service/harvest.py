@@ -8,7 +8,10 @@ unknown paper goes to the followed authors it may be by (an index of
 folded names, ``syncd.domain.attribution``: never to one whose name it only
 resembles), and the identity rules decide whether it is theirs or a
 candidate held with its reason.  A harvest sees only what changed, so it
-counts no absence: removals are the periodic API sweep's.
+counts no absence: removals are the periodic API sweep's.  With ``[harvest]
+enabled``, an author without a baseline is planned for too: their records
+wait, quietly, for the pass's end, which baselines them
+(``syncd.service.baselines``).
 
 Progress is durable: a page's writes, events and deliveries are stored in
 one transaction with the token of the next page, so a harvest killed at any
@@ -56,6 +59,7 @@ from syncd.errors import (
 from syncd.faults import fault_point
 from syncd.service.authors import followed_authors
 from syncd.service.backfill import backfill_flagged
+from syncd.service.baselines import baseline_covered
 from syncd.service.planning import log_events, observe, plan_author
 from syncd.service.turns import until_fresh
 from syncd.sources.arxiv import ArxivClient
@@ -103,15 +107,36 @@ class _Followed:
     """The authors a harvest plans for, by name, and the index of every followed name.
 
     Every followed author is in the index, baselined or not: whom a name could
-    be does not wait for their first sync.
+    be does not wait for their first sync.  ``pending``: the authors planned for
+    whose baseline is a pass's (``syncd.service.baselines``); ``begun``: this
+    machine's clock before the pass in progress read the followed authors, so
+    every author added by then is in every page's plan (None: a pass resumed
+    from a syncd that did not say, which baselines nobody).
     """
 
     authors: dict[str, Author]
     index: NameIndex
+    pending: frozenset[str] = frozenset()
+    begun: datetime | None = None
 
     @classmethod
-    def of(cls, authors: Sequence[Author], everyone: Sequence[str]) -> _Followed:
-        return cls({a.name: a for a in authors}, NameIndex(everyone))
+    def read(cls, storage: Storage, settings: Settings, state: HarvestState) -> _Followed:
+        """The followed authors now: those baselined, and while harvesting the others too."""
+        begun = state.pass_started_at if state.in_progress else datetime.now(UTC)
+        baselined = storage.baselines.baselined()
+        everyone = followed_authors(storage, settings)
+        # While harvesting, a new author's baseline is a pass's; else their first sync's.
+        planned = (
+            everyone if settings.harvest.enabled else [a for a in everyone if a.name in baselined]
+        )
+        pending = frozenset(a.name for a in planned if a.name not in baselined)
+        index = NameIndex([a.name for a in everyone])
+        return cls({a.name: a for a in planned}, index, pending, begun)
+
+    @property
+    def baselined(self) -> list[Author]:
+        """The authors whose baseline is done."""
+        return [a for name, a in self.authors.items() if name not in self.pending]
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,13 +266,9 @@ def _run(
     on_page: Callable[[HarvestResult], None] | None,
 ) -> HarvestResult:
     oai = OaiClient(client, settings.harvest)
-    # Authors whose baseline is done: a first sync is the API's (it announces nothing).
-    baselined = storage.baselines.baselined()
-    everyone = followed_authors(storage, settings)
-    authors = [a for a in everyone if a.name in baselined]
-    followed = _Followed.of(authors, [a.name for a in everyone])
+    followed = _Followed.read(storage, settings, state)
     sets: Sequence[str | None] = settings.harvest.sets or (None,)
-    since = state.from_date or _first_from(storage, authors)
+    since = state.from_date or _first_from(storage, followed.baselined)
     result = HarvestResult(from_date=since)
     requests_before = client.requests
     set_index, token = (state.set_index, state.token) if state.in_progress else (0, None)
@@ -272,7 +293,12 @@ def _run(
         token = page.token
         following = set_index if token else set_index + 1
         progress = HarvestProgress(
-            started, following, token, len(page.entries), complete=following == len(sets)
+            started,
+            following,
+            token,
+            len(page.entries),
+            complete=following == len(sets),
+            pass_started_at=followed.begun,
         )
         result.events += _take_page(
             storage,
@@ -295,7 +321,9 @@ def _run(
     result.complete = True
     result.requests = client.requests - requests_before
     if not dry_run:
-        _finish(storage, client, result, fetched, started)
+        _finish(
+            storage, client, settings, result, followed=followed, fetched=fetched, started=started
+        )
     return result
 
 
@@ -401,6 +429,7 @@ def _plan_page(
             fetched=fetched,
             settings=settings.sync,
             complete=False,
+            pending=name in followed.pending,
             followed=followed.index,
         )
         for note in plan.notes:
@@ -413,11 +442,28 @@ def _plan_page(
 def _finish(
     storage: Storage,
     client: ArxivClient,
+    settings: Settings,
     result: HarvestResult,
+    *,
+    followed: _Followed,
     fetched: dict[str, Record],
     started: datetime | None,
 ) -> None:
-    """A complete harvest: metrics, log lines, and the flagged papers' earlier versions."""
+    """A complete harvest: the baselines of the authors it covered, metrics, log lines, and
+    the flagged papers' earlier versions."""
+    if followed.pending and followed.begun is not None and result.from_date is not None:
+        requests_before = client.requests
+        result.events += baseline_covered(
+            storage,
+            client,
+            settings,
+            since=result.from_date,
+            begun=followed.begun,
+            authors=followed.authors,
+            followed=followed.index,
+            fetched=fetched,
+        )
+        result.requests += client.requests - requests_before
     log_events(result.events)
     _log.info(
         "harvest_finished",

@@ -86,6 +86,7 @@ def plan_author(
     complete: bool,
     claims: Sequence[str] = (),
     baseline: bool = False,
+    pending: bool = False,
     followed: NameIndex | None = None,
 ) -> Plan:
     """Load what an author's decisions need, link seed papers, and plan the writes.
@@ -95,7 +96,9 @@ def plan_author(
     absent; a harvest sees only what changed and counts no absence.
     Earlier versions fetched to link seeds go into ``fetched``.  ``claims`` are
     the author's own feed's papers, and ``baseline`` says this is the author's
-    first complete sync (it announces nothing but ``author.added``);
+    first complete sync (it announces nothing but ``author.added``), and
+    ``pending`` a harvest page before it (every paper waits for the pass's end:
+    ``syncd.domain.baselines``);
     ``followed`` indexes every followed author's name (``Snapshot.followed``).
     """
     name = author.name
@@ -124,7 +127,8 @@ def plan_author(
         identity_names=names,
         identity_categories=categories,
         claimed=claims,
-        baseline=baseline,
+        baseline=baseline or pending,
+        pending=pending,
         # Nothing tells the author from namesakes: their co-author groups will.
         basis_margin=None if author.seeds or claims else settings.basis_margin,
         followed=followed,

@@ -44,6 +44,7 @@ from syncd import metrics
 from syncd.config import SyncSettings
 from syncd.domain.attribution import NameIndex
 from syncd.domain.authors import Author
+from syncd.domain.baselines import quiet_before
 from syncd.domain.cadence import SweepStanding, choose_sweeps, sweep_due, sweep_slot
 from syncd.domain.model import AuthorSyncState, Event, SyncRun, SyncStats, Truncation
 from syncd.domain.planner import (
@@ -61,6 +62,7 @@ from syncd.errors import (
 )
 from syncd.faults import fault_point
 from syncd.service.backfill import backfill_flagged
+from syncd.service.baselines import Baselined, baselined_only
 from syncd.service.batches import author_batches, last_claims, oldest_first
 from syncd.service.claims import FeedReading, read_feed
 from syncd.service.planning import log_events, observe, plan_author, seed_author
@@ -136,9 +138,10 @@ def sweep_all(
 ) -> list[CycleResult]:
     """``sync_all`` while harvesting: only the authors whose sweep is due get a cycle,
     claimed once per slot of ``sweep_interval``; the others' own feeds that are due are
-    read alone, each cycle claimed within ``claim_window`` (see the module's doc)."""
+    read alone, each cycle claimed within ``claim_window`` (see the module's doc).  An
+    author without a baseline waits for the harvest's (``syncd.service.baselines``)."""
     round_, seeded, claims = _begin(storage, client, authors, settings)
-    sweeps = _choose_sweeps(round_, seeded, sweep_interval, claims)
+    sweeps = _choose_sweeps(round_, baselined_only(storage, seeded), sweep_interval, claims)
     _sync_batches(round_, author_batches(sweeps.due), sweeps.window)
     if not round_.throttled:
         _read_feeds_alone(round_, sweeps, claim_window)
@@ -254,23 +257,23 @@ class _Sweeps:
 
 
 def _choose_sweeps(
-    round_: _Round,
-    authors: Sequence[Author],
-    interval: float,
-    last: Mapping[str, SyncRun],
+    round_: _Round, baselined: Baselined, interval: float, last: Mapping[str, SyncRun]
 ) -> _Sweeps:
     """Whose sweep is due (least recently synced first; ``last`` holds each author's
-    latest claiming cycle); of the others, whose own feed is due (``choose_sweeps``)."""
+    latest claiming cycle, and a harvest's baseline claims its slot); of the others, whose
+    own feed is due (``choose_sweeps``)."""
+    authors = baselined.authors
     ordered = oldest_first(authors, last)
     read = round_.storage.author_feeds.last_read([a.name for a in ordered if a.feed_id is not None])
     standings = []
     for author in ordered:
         run = last.get(author.name)
+        claim = run.started_at if run is not None else baselined.by_harvest.get(author.name)
         standings.append(
             SweepStanding(
                 author.name,
-                last_claim=run.started_at if run is not None else None,
-                swept=run is not None and run.status is RunStatus.OK,
+                last_claim=claim,
+                swept=claim is not None and (run is None or run.status is RunStatus.OK),
                 has_feed=author.feed_id is not None,
                 feed_read=read.get(author.name),
             )
@@ -279,7 +282,8 @@ def _choose_sweeps(
     choice = choose_sweeps(standings, round_.clock.now, interval, feed_interval)
     by_name = {a.name: a for a in ordered}
     due = [by_name[name] for name in choice.due]
-    feeds = [(by_name[name], last[name].started_at) for name in choice.feeds]
+    claims = {s.name: s.last_claim for s in standings}
+    feeds = [(by_name[n], claim) for n in choice.feeds if (claim := claims[n]) is not None]
     metrics.observe_sweeps(due=len(due), not_due=len(authors) - len(due))
     _log.info("sweeps_sorted", due=len(due), not_due=len(authors) - len(due), feeds=len(feeds))
     return _Sweeps(interval, round_.clock, due, feeds)
@@ -464,6 +468,8 @@ def _plan_and_apply(
         )
         summary = plan.baseline
         baseline = None
+        entries = {**cycle.observed.changed, **cycle.observed.new}
+        writes = quiet_before(plan.writes, entries, state.baseline_from)
         if summary is not None:
             baseline = summary.changes(
                 author.name, author.orcid, author.arxiv_author_id, cycle.unknown_feed
@@ -472,7 +478,7 @@ def _plan_and_apply(
         events = storage.apply_cycle(
             run_id,
             author.name,
-            plan.writes,
+            writes,
             cycle.stats,
             claims=cycle.claims,
             unknown_feed=cycle.unknown_feed,

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from syncd.domain.baselines import announcement
 from syncd.domain.model import Event, PaperWrite, SyncStats, Truncation
-from syncd.domain.planner import announcement
 from syncd.domain.vocabulary import ResultSource
 from syncd.errors import ConflictError
 from syncd.faults import fault_point
@@ -42,6 +43,7 @@ from syncd.storage.author_feeds import (
 from syncd.storage.authors import Authors
 from syncd.storage.baselines import (
     Baselines,
+    baselined,
     followed,
     record_baseline,
 )
@@ -238,6 +240,41 @@ class Storage:
         self.runs.release(run_id)
         fault_point("store.cycle_committed")
         return events
+
+    def apply_harvest_baseline(
+        self,
+        author: str,
+        writes: Sequence[PaperWrite],
+        changes: Mapping[str, Any],
+        *,
+        since: date,
+        read_seq: int,
+        claims: Collection[str] | None = None,
+        unknown_feed: str | None = None,
+    ) -> list[Event]:
+        """Write the baseline a harvest pass from ``since`` took of ``author`` and publish
+        its ``author.added`` (``changes``), atomically; as ``apply_cycle`` does, without a run.
+
+        Stores nothing and returns no event when the author was baselined since (a cycle
+        by hand took it); raises ``ConflictError`` when they stopped being followed, and
+        ``StalePlan`` when another apply wrote their papers after ``read_seq``.
+        """
+        when = now()
+        with self.db.transaction() as conn:
+            owner = author_id(self.db, conn, author, lock=True)
+            if not followed(conn, owner):
+                raise ConflictError(f"author {author!r} stopped being followed: nothing stored")
+            if baselined(conn, owner):
+                return []
+            claim_writes(conn, owner, read_seq)
+            written = write_papers(conn, owner, writes, run_id=None, when=when)
+            if claims is not None:
+                record_claims(conn, owner, claims, when)
+            if unknown_feed is not None:
+                record_unknown_feed(conn, owner, unknown_feed, when)
+            record_baseline(conn, owner, when, since)
+            written = [*written, *_announced(writes, written, changes)]
+            return publish(conn, author, owner, written, run_id=None, when=when)
 
     def apply_harvest_page(
         self,

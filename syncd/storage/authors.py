@@ -179,9 +179,16 @@ class Authors:
             found = conn.execute(sa.select(a).where(a.c.removed_at.is_(None)).order_by(a.c.name))
             authors = {row.id: _definition(row) for row in found}
             decided: dict[int, dict[str, list[str]]] = {i: {} for i in authors}
-            query = sa.select(d.c.author_id, d.c.arxiv_id, d.c.decision).order_by(d.c.arxiv_id)
-            for row in conn.execute(query.where(d.c.author_id.in_(list(authors)))):
-                decided[row.author_id].setdefault(row.decision, []).append(row.arxiv_id)
+            # Joined, not an IN list: 100,000 authors are past a statement's parameters.
+            query = (
+                sa.select(d.c.author_id, d.c.arxiv_id, d.c.decision)
+                .join(a, a.c.id == d.c.author_id)
+                .where(a.c.removed_at.is_(None))
+                .order_by(d.c.arxiv_id)
+            )
+            for row in conn.execute(query):
+                if row.author_id in decided:  # not one followed since the first read
+                    decided[row.author_id].setdefault(row.decision, []).append(row.arxiv_id)
         return [
             FollowedAuthor(
                 definition,

@@ -50,13 +50,14 @@ class HarvestState:
     """Where the harvest stands.
 
     ``from_date`` is the next harvest's ``from`` (None before the first);
-    ``started_response_date``, ``set_index`` and ``token`` describe the
-    harvest in progress (running, or interrupted); ``pages`` and ``records``
+    ``started_response_date``, ``pass_started_at``, ``set_index`` and
+    ``token`` describe the harvest in progress (running, or interrupted); ``pages`` and ``records``
     count what it applied so far, or what the last complete one applied.
     """
 
     from_date: date | None = None
     started_response_date: datetime | None = None
+    pass_started_at: datetime | None = None
     set_index: int = 0
     token: str | None = None
     pages: int = 0
@@ -85,7 +86,8 @@ class HarvestProgress:
     """What a page applied moves the harvest to.
 
     ``complete``: that was the last page of the last set; ``from`` advances
-    to the date of the harvest's first responseDate.
+    to the date of the harvest's first responseDate.  ``pass_started_at``:
+    this machine's clock before the harvest read the followed authors.
     """
 
     started_response_date: datetime
@@ -93,6 +95,7 @@ class HarvestProgress:
     token: str | None
     records: int
     complete: bool = False
+    pass_started_at: datetime | None = None
 
 
 class Harvests:
@@ -200,12 +203,14 @@ def store_progress(conn: Connection, progress: HarvestProgress) -> None:
             "last_response_date": utc_stamp(started, seconds=True),
             "last_success_at": now(),
             "started_response_date": None,
+            "pass_started_at": None,
             "set_index": 0,
             "token": None,
         }
     else:
         values |= {
             "started_response_date": utc_stamp(started, seconds=True),
+            "pass_started_at": progress.pass_started_at,
             "set_index": progress.set_index,
             "token": progress.token,
         }
@@ -231,6 +236,7 @@ def _read(conn: Connection) -> HarvestState:
         from_date=_day(row.from_date),
         # An unreadable start drops the harvest in progress: it starts over from ``from``.
         started_response_date=started,
+        pass_started_at=utc(row.pass_started_at) if started and row.pass_started_at else None,
         set_index=row.set_index if started else 0,
         token=row.token if started else None,
         pages=row.pages,

@@ -238,11 +238,15 @@ class SyncRuns:
         query = (
             sa.select(sa.func.min(sync_runs_table.c.started_at))
             .join(authors_table)
-            .where(sync_runs_table.c.status == RunStatus.OK, authors_table.c.name.in_(authors))
+            .where(sync_runs_table.c.status == RunStatus.OK)
         )
         with self._db.transaction() as conn:
-            found = conn.scalar(query)
-        return utc(found) if found is not None else None
+            # In slices: 100,000 authors are past a statement's parameters.
+            found = [
+                conn.scalar(query.where(authors_table.c.name.in_(chunk)))
+                for chunk in chunks(sorted(authors))
+            ]
+        return min((utc(f) for f in found if f is not None), default=None)
 
     def recent(self, author: str | None = None, limit: int = 20) -> list[SyncRun]:
         """The most recent sync cycles, newest first."""

@@ -70,6 +70,9 @@ authors_table = sa.Table(
     sa.Column("origin", sa.String(8), nullable=False, server_default="config"),
     sa.Column("removed_at", _TIME),  # no longer followed; papers, history and events stay
     sa.Column("baseline_at", _TIME),  # the first complete sync ended: it announced nothing
+    # A harvest pass baselined the author, from this day (YYYY-MM-DD): papers a cycle finds
+    # dated before it are the baseline's, announced by nothing (issue 34).
+    sa.Column("baseline_from", sa.String(10)),
     sa.Column("feed_fetched_at", _TIME),  # the author's own arXiv feed, read at most daily
     # Applies that wrote the author's papers: a plan read before the last one is stale.
     sa.Column("write_seq", sa.Integer, nullable=False, server_default="0"),
@@ -311,6 +314,9 @@ harvest_state_table = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("from_date", sa.String(10)),
     sa.Column("started_response_date", sa.String(40)),
+    # This machine's clock before the harvest in progress read the followed authors: those
+    # added by then are covered by its pass (issue 34's baselines).
+    sa.Column("pass_started_at", _TIME),
     sa.Column("set_index", sa.Integer, nullable=False),
     sa.Column("token", sa.Text),
     sa.Column("pages", sa.Integer, nullable=False),

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from syncd.domain.attribution import NameIndex
+from syncd.domain.baselines import announcement
 from syncd.domain.model import Paper, PaperState, PaperWrite
 from syncd.domain.planner import (
     Observed,
     Snapshot,
-    announcement,
     check_trust,
     needs_identity_basis,
     plan_cycle,
