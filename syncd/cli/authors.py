@@ -115,7 +115,7 @@ def review(args: argparse.Namespace, app: App) -> int:
     name = app.storage.authors.stored_name(args.name)
     if not app.storage.authors.summaries(name):
         raise NotFoundError(f"no author named {args.name!r}")
-    candidates = app.storage.authors.candidates(name)
+    candidates = app.storage.papers.candidates(name)
     if not candidates:
         print(f"{name}: no candidates to review")
         return 0

@@ -19,7 +19,6 @@ from syncd.domain.author_names import name_key, spelled_otherwise
 from syncd.domain.authors import (
     Author,
     AuthorSummary,
-    Candidate,
     FollowedAuthor,
 )
 from syncd.domain.basis import NEEDS_REVIEW
@@ -264,26 +263,6 @@ class Authors:
         followed ones at ``standing``, in the group named ``group``."""
         with self._db.transaction() as conn:
             return _summaries(conn, _listed(after, limit, standing, group))
-
-    def candidates(self, name: str) -> list[Candidate]:
-        """The author's candidates with the reason each is held, by arXiv id."""
-        p, t = papers_table, paper_authors_table
-        query = (
-            sa.select(p.c.arxiv_id, p.c.record, t.c.candidate_reason)
-            .select_from(p.join(t, t.c.paper_id == p.c.id).join(authors_table))
-            .where(authors_table.c.name == name, t.c.status == PaperStatus.CANDIDATE)
-            .order_by(p.c.arxiv_id)
-        )
-        with self._db.transaction() as conn:
-            return [
-                Candidate(
-                    row.arxiv_id,
-                    row.record.get("title"),
-                    row.record.get("version"),
-                    row.candidate_reason,
-                )
-                for row in conn.execute(query)
-            ]
 
     def claimed_ids(self, name: str) -> set[int]:
         """The ids of the author's papers that are in their own arXiv feed."""

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from syncd.domain.authors import Candidate
 from syncd.domain.model import LatestChange, Paper, PaperState, Revision
 from syncd.domain.record import pasted_arxiv_id
 from syncd.domain.vocabulary import PaperStatus
@@ -188,6 +189,26 @@ class Papers:
                 if record.get("primary_category"):
                     categories.add(record["primary_category"])
         return names, categories
+
+    def candidates(self, name: str) -> list[Candidate]:
+        """The author's candidates with the reason each is held, by arXiv id."""
+        p, t = papers_table, paper_authors_table
+        query = (
+            sa.select(p.c.arxiv_id, p.c.record, t.c.candidate_reason)
+            .select_from(p.join(t, t.c.paper_id == p.c.id).join(authors_table))
+            .where(authors_table.c.name == name, t.c.status == PaperStatus.CANDIDATE)
+            .order_by(p.c.arxiv_id)
+        )
+        with self._db.transaction() as conn:
+            return [
+                Candidate(
+                    row.arxiv_id,
+                    row.record.get("title"),
+                    row.record.get("version"),
+                    row.candidate_reason,
+                )
+                for row in conn.execute(query)
+            ]
 
     def find(self, ref: str) -> Paper | None:
         """The paper whose key is ``ref``, or whose arXiv id it names in any form people

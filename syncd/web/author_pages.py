@@ -73,7 +73,7 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         scope = PaperScope(author=name, statuses=(PaperStatus.TRACKED,))
         query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
         tracked, cursor = papers_page(app, query)
-        candidates = app.storage.authors.candidates(name)
+        candidates = app.storage.papers.candidates(name)
         counts = app.storage.paper_lists.counts(PaperScope(author=name))
         others = sum(counts.values()) - counts[PaperStatus.TRACKED] - len(candidates)
         return render_page(

@@ -143,7 +143,7 @@ def authors_router(app: App) -> APIRouter:
     def author(name: NamePath) -> Response:
         """One author, with the candidates held for review and why."""
         summary = find_author(app, name)
-        held = [candidate_json(c) for c in app.storage.authors.candidates(summary.name)]
+        held = [candidate_json(c) for c in app.storage.papers.candidates(summary.name)]
         return json_response(_shown(app, summary)[0] | {"candidate_papers": held})
 
     @writes.post(
