@@ -23,6 +23,7 @@ syncd's tables, per 100,000 papers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import subprocess
@@ -87,9 +88,7 @@ def run(
             started = time.perf_counter()
             url = build(size, log=_log)
             ready = time.perf_counter() - started
-            world = World(size)
-            with servers(url) as (syncd_url, bare_url):
-                point = measure(world, syncd_url, bare_url, requests, timeout)
+            point = measure(World(size), url, requests, timeout)
             point |= {"authors": size.authors, "papers": size.papers, "ready_seconds": ready}
             point["storage"] = storage_bytes(url, size.papers)
             points.append(point)
@@ -116,15 +115,25 @@ def growth(points: list[dict[str, Any]]) -> dict[str, float | None]:
     return out
 
 
-def measure(
-    world: World, syncd_url: str, bare_url: str, requests: int, timeout: float
-) -> dict[str, Any]:
-    """Every target's figures at this size."""
+def measure(world: World, url: str, requests: int, timeout: float) -> dict[str, Any]:
+    """Every target's figures at this size.  A request given up leaves the server busy with
+    it: the next target gets a fresh one."""
     rows: dict[str, Any] = {}
-    with httpx.Client(timeout=timeout) as client:
+    running: contextlib.ExitStack | None = None
+    try:
         for row, ours, bare in targets(world):
-            rows[row] = _compare(client, f"{syncd_url}{ours}", f"{bare_url}{bare}", requests)
+            if running is None:
+                running = contextlib.ExitStack()
+                syncd_url, bare_url = running.enter_context(servers(url))
+            with httpx.Client(timeout=timeout) as client:
+                rows[row] = _compare(client, f"{syncd_url}{ours}", f"{bare_url}{bare}", requests)
             rows[row]["path"] = ours
+            if "error" in rows[row]:
+                running.close()
+                running = None
+    finally:
+        if running is not None:
+            running.close()
     return {"rows": rows}
 
 
@@ -369,11 +378,39 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms"
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Run the scale rows alone and print their table (``--output``: the JSON too)."""
+    import argparse  # noqa: PLC0415
+
+    from benchmarks import run as runner  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
+    parser.add_argument(
+        "--authors",
+        default="1000,10000,100000",
+        help="comma-separated author counts, smallest first; ten papers each",
+    )
+    parser.add_argument("--requests", type=int, default=20, help="requests per side and page")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    parser.add_argument("--postgresql", action="store_true", help="PostgreSQL too")
+    parser.add_argument("--output", type=Path, help="write the JSON here")
+    args = parser.parse_args(argv)
+    sizes = [Size(int(n), int(n) * 10) for n in args.authors.split(",")]
+    kinds = ("sqlite", "postgresql") if args.postgresql else ("sqlite",)
+    result = run(sizes, args.requests, args.timeout, kinds)
+    if args.output is not None:
+        args.output.write_text(json.dumps(result, indent=1) + "\n")
+    print(
+        runner.render_table(
+            {"mode": "scale", "total_seconds": "-", "rows": {"scale": result}, "errors": {}}
+        )
+    )
+    return 0
+
+
 if __name__ == "__main__":
     common.use_snapshot()
     if sys.argv[1:2] == ["serve"]:
         serve(sys.argv[2])
     else:
-        counts = [int(n) for n in sys.argv[1:]] or [100, 1_000]
-        chosen = [Size(n, n * 10) for n in counts]
-        print(json.dumps(run(chosen, 10, 120.0), indent=1))
+        sys.exit(main())

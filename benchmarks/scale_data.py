@@ -183,7 +183,7 @@ def _fast_sqlite(dbapi_connection: Any, _record: Any) -> None:
 
 def _insert(engine: sa.Engine, table: sa.Table, rows: Iterator[dict[str, Any]]) -> int:
     """Every row, ``CHUNK`` to an ``executemany``, one transaction per chunk."""
-    fill = _filler(table)
+    fill = row_filler(table)
     count = 0
     while chunk := [fill(row) for row in itertools.islice(rows, CHUNK)]:
         with engine.begin() as conn:
@@ -192,7 +192,7 @@ def _insert(engine: sa.Engine, table: sa.Table, rows: Iterator[dict[str, Any]]) 
     return count
 
 
-def _filler(table: sa.Table) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def row_filler(table: sa.Table) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """The function completing a row of ``table``: ``DERIVED`` columns the schema has, computed
     from the row; a required column neither given nor defaulted is an error, named."""
     derived = {
