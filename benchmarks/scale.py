@@ -143,6 +143,8 @@ def _compare(client: httpx.Client, ours: str, bare: str, requests: int) -> dict[
         first, answer = _get(client, ours)
     except httpx.TimeoutException:
         return {"error": f"timed out after {client.timeout.read:g} s"}
+    except httpx.TransportError as exc:  # the server died (its memory cap) or hung up
+        return {"error": f"{type(exc).__name__}: {exc}"[:200]}
     if answer.status_code != 200:
         return {"error": f"HTTP {answer.status_code}", "first_seconds": round(first, 3)}
     _get(client, bare)
@@ -215,7 +217,11 @@ def servers(url: str) -> Iterator[tuple[str, str]]:
         yield f"http://127.0.0.1:{syncd_port}", f"http://127.0.0.1:{bare_port}"
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # busy with a page it will never finish
+            process.kill()
+            process.wait()
 
 
 def _cap_memory() -> None:

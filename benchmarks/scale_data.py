@@ -48,7 +48,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from benchmarks import common
+from benchmarks import common, feeds
 
 CHUNK = 20_000
 # Raised whenever the rows this module writes change: a new key, a new build.
@@ -429,7 +429,7 @@ def _templates() -> list[Any]:
     from syncd.sources.arxiv import parse_feed  # noqa: PLC0415
 
     found: dict[str, Any] = {}
-    for path in sorted(common.feeds.FIXTURES.glob("query_all-testing_*.xml")):
+    for path in sorted(feeds.FIXTURES.glob("query_all-testing_*.xml")):
         for record in parse_feed(path.read_bytes()).records:
             found.setdefault(record.arxiv_id or "", record)
     return list(found.values())

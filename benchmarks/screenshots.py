@@ -55,10 +55,10 @@ def take(size: Size, output: Path, timeout: float) -> list[dict[str, Any]]:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             for width_name, viewport in {"desktop": DESKTOP, "phone": PHONE}.items():
-                context = browser.new_context(viewport=viewport)
+                context = browser.new_context(viewport=viewport)  # type: ignore[arg-type]
                 page = context.new_page()
                 for name, path in pages(world).items():
-                    shot = {"page": name, "path": path, "width": width_name}
+                    shot: dict[str, Any] = {"page": name, "path": path, "width": width_name}
                     started = time.perf_counter()
                     try:
                         answer = page.goto(f"{syncd_url}{path}", timeout=timeout * 1000)
