@@ -239,18 +239,41 @@ def _sample_row(table: sa.Table) -> dict[str, Any]:
 
 
 def _finish(engine: sa.Engine) -> None:
-    """Rebuild SQLite FTS5 tables with external content; gather statistics (PostgreSQL)."""
+    """Fill SQLite's FTS5 tables (an external-content one rebuilt, a plain one over papers
+    filled from the columns of the same names, rowid = paper id); statistics (PostgreSQL)."""
     with engine.begin() as conn:
         if engine.dialect.name == "sqlite":
             query = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%fts5%'"
-            for name, sql in conn.execute(sa.text(query)):
-                if "content=" in sql.replace(" ", "").lower():
+            for name, sql in list(conn.execute(sa.text(query))):
+                arguments = [
+                    a.strip() for a in sql[sql.index("(") + 1 : sql.rindex(")")].split(",")
+                ]
+                if any(a.replace(" ", "").lower().startswith("content=") for a in arguments):
                     conn.execute(sa.text(f'INSERT INTO "{name}"("{name}") VALUES (\'rebuild\')'))
+                elif name.startswith("papers"):
+                    columns = ", ".join(a for a in arguments if "=" not in a)
+                    fill = (
+                        f'INSERT INTO "{name}"(rowid, {columns}) SELECT id, {columns} FROM papers'
+                    )
+                    conn.execute(sa.text(fill))
         else:
             conn.execute(sa.text("ANALYZE"))
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
             conn.execute(sa.text("PRAGMA wal_checkpoint(TRUNCATE)"))
+
+
+def _searched_text(record: dict[str, Any], key: str, names: list[str]) -> str:
+    """A paper's folded search text: syncd's own function when it has one
+    (``syncd.storage.paper_index.searched_text``), else the same words folded alike."""
+    try:
+        from syncd.storage.paper_index import searched_text  # type: ignore[import-not-found]  # noqa: PLC0415
+    except ImportError:
+        from syncd.domain.record import normalize_name  # noqa: PLC0415
+
+        words = [record.get("title") or "", key, key, *names, *record.get("authors", ())]
+        return normalize_name(" ".join(words))
+    return str(searched_text(record, key, key, names))
 
 
 # Columns other parts keep in step with a paper's rows (issue 34): filled here from what the
@@ -279,6 +302,12 @@ class World:
             count = 1 + (rng.random() < 0.25) + (rng.random() < 0.05)
             chosen = {int(size.authors * rng.random() ** 2) + 1 for _ in range(count)}
             self.holders.append(tuple(sorted(chosen)))
+        # Each author's first paper, which hosts their ``author.added``.
+        self.first_paper: dict[int, int] = {}
+        for p, holders in enumerate(self.holders):
+            for a in holders:
+                self.first_paper.setdefault(a, p)
+        self.hosts = set(self.first_paper.values())
         self.revised = [rng.random() < 0.25 for _ in range(size.papers)]
         self.added = [rng.random() < 0.10 for _ in range(size.papers)]
         self.statuses = [rng.choices(_STATUSES, _STATUS_WEIGHTS)[0] for _ in range(64)]
@@ -331,18 +360,28 @@ class World:
             }  # fmt: skip
 
     def papers(self) -> Iterator[dict[str, Any]]:
-        from syncd.domain.record import normalize_name  # noqa: PLC0415
-
         for p in range(self.size.papers):
-            record = self.record(p, 2 if self.revised[p] else 1)
+            record = self.record(p, 2 if self.revised[p] else 1).to_dict()
             arxiv_id = self.arxiv_id(p)
-            changed = self.when(p) + timedelta(days=30 if self.revised[p] else 0)
-            searched = " ".join([record.title, arxiv_id, arxiv_id, *record.authors])
+            revised = self.when(p) + timedelta(days=30 if self.revised[p] else 0)
+            names = sorted(self.names[a - 1] for a in self.holders[p])
             yield {
-                "id": p + 1, "key": arxiv_id, "arxiv_id": arxiv_id, "record": record.to_dict(),
-                "record_hash": f"{p:032x}", "created_at": self.when(p), "updated_at": changed,
-                "_derive": {"changed_at": changed, "search_text": normalize_name(searched)},
+                "id": p + 1, "key": arxiv_id, "arxiv_id": arxiv_id, "record": record,
+                "record_hash": f"{p:032x}", "created_at": self.when(p), "updated_at": revised,
+                "_derive": {
+                    "changed_at": self.changed_at(p),
+                    "search_text": _searched_text(record, arxiv_id, names),
+                },
             }  # fmt: skip
+
+    def changed_at(self, paper: int) -> datetime:
+        """The paper's latest change as syncd keeps it: its last event's time, else its last
+        revision's (``events`` below writes them)."""
+        if self.revised[paper]:
+            return self.when(paper) + timedelta(days=30)
+        if self.added[paper]:
+            return self.when(paper)
+        return START if paper in self.hosts else self.when(paper)
 
     def paper_authors(self) -> Iterator[dict[str, Any]]:
         for p, holders in enumerate(self.holders):
@@ -373,12 +412,8 @@ class World:
     def events(self) -> Iterator[dict[str, Any]]:
         """The baselines (``author.added``), then papers' events in the order they happened."""
         seq = itertools.count(1)
-        first_paper: dict[int, int] = {}
-        for p, holders in enumerate(self.holders):
-            for a in holders:
-                first_paper.setdefault(a, p)
         held = collections.Counter(a for holders in self.holders for a in holders)
-        for a, p in sorted(first_paper.items()):
+        for a, p in sorted(self.first_paper.items()):
             changes = {"author": {"name": self.names[a - 1], "papers": held[a], "candidates": 0}}
             yield self._event(next(seq), "author.added", p, a, when=START, changes=changes)
         revision = 0
