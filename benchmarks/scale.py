@@ -398,12 +398,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--requests", type=int, default=20, help="requests per side and page")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
-    parser.add_argument("--postgresql", action="store_true", help="PostgreSQL too")
+    parser.add_argument(
+        "--databases", default="sqlite", help="comma-separated: sqlite, postgresql (in that order)"
+    )
     parser.add_argument("--output", type=Path, help="write the JSON here")
     args = parser.parse_args(argv)
     sizes = [Size(int(n), int(n) * 10) for n in args.authors.split(",")]
-    kinds = ("sqlite", "postgresql") if args.postgresql else ("sqlite",)
-    result = run(sizes, args.requests, args.timeout, kinds)
+    result = run(sizes, args.requests, args.timeout, args.databases.split(","))
     if args.output is not None:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
     print(
