@@ -266,14 +266,21 @@ def _finish(engine: sa.Engine) -> None:
 def _searched_text(record: dict[str, Any], key: str, names: list[str]) -> str:
     """A paper's folded search text: syncd's own function when it has one
     (``syncd.storage.paper_index.searched_text``), else the same words folded alike."""
+    return str(_search_text_function()(record, key, key, names))
+
+
+@functools.cache
+def _search_text_function() -> Callable[[dict[str, Any], str, str, list[str]], str]:
     try:
         from syncd.storage.paper_index import searched_text  # type: ignore[import-not-found]  # noqa: PLC0415
     except ImportError:
         from syncd.domain.record import normalize_name  # noqa: PLC0415
 
-        words = [record.get("title") or "", key, key, *names, *record.get("authors", ())]
-        return normalize_name(" ".join(words))
-    return str(searched_text(record, key, key, names))
+        def searched_text(record: dict[str, Any], key: str, arxiv_id: str, names: list[str]) -> str:
+            words = [record.get("title") or "", arxiv_id, key, *names, *record.get("authors", ())]
+            return normalize_name(" ".join(words))
+
+    return searched_text  # type: ignore[no-any-return]
 
 
 # Columns other parts keep in step with a paper's rows (issue 34): filled here from what the
