@@ -28,6 +28,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -416,7 +417,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the JSON here")
     args = parser.parse_args(argv)
     sizes = [Size(int(n), int(n) * 10) for n in args.authors.split(",")]
-    result = run(sizes, args.requests, args.timeout, args.databases.split(","))
+    with tempfile.TemporaryDirectory(prefix="syncd-scale-") as folder:
+        # One version of syncd for this process and its servers, as benchmarks.run does.
+        common.snapshot_syncd(Path(folder))
+        result = run(sizes, args.requests, args.timeout, args.databases.split(","))
     if args.output is not None:
         args.output.write_text(json.dumps(result, indent=1) + "\n")
     print(
