@@ -50,6 +50,7 @@ ROWS = (
     "author_import",
     "harvest",
     "publications",
+    "scale",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -87,6 +88,9 @@ class Plan:
     publication_sizes: tuple[int, ...]  # tracked papers looked up over two intervals
     publication_cpu_papers: int
     publication_reps: int
+    scale_sizes: tuple[tuple[int, int], ...]  # (authors, papers): the growth's smallest first
+    scale_requests: int
+    scale_timeout: float  # seconds; a slower request marks its page timed out
 
 
 FULL = Plan(
@@ -121,6 +125,9 @@ FULL = Plan(
     publication_sizes=(100, 1_000, 10_000),
     publication_cpu_papers=1_000,
     publication_reps=5,
+    scale_sizes=((1_000, 10_000), (10_000, 100_000), (100_000, 1_000_000)),
+    scale_requests=20,
+    scale_timeout=120.0,
 )
 QUICK = Plan(
     parse_reps=5,
@@ -152,6 +159,9 @@ QUICK = Plan(
     publication_sizes=(100,),
     publication_cpu_papers=100,
     publication_reps=2,
+    scale_sizes=((30, 300), (100, 1_000)),
+    scale_requests=3,
+    scale_timeout=60.0,
 )
 
 
@@ -503,6 +513,14 @@ def _publications(ctx: _Context) -> dict[str, Any]:
     )
 
 
+def _scale(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import scale  # noqa: PLC0415
+    from benchmarks.scale_data import Size  # noqa: PLC0415
+
+    sizes = [Size(*size) for size in ctx.plan.scale_sizes]
+    return scale.run(sizes, ctx.plan.scale_requests, ctx.plan.scale_timeout, ctx.kinds)
+
+
 RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "parse": _parse,
     "quiet": _quiet,
@@ -520,6 +538,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "author_import": _author_import,
     "harvest": _harvest,
     "publications": _publications,
+    "scale": _scale,
 }
 
 
@@ -652,7 +671,7 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             )
         )
     # Rows whose module renders its own lines, each imported only when measured.
-    for row in ("web", "digest", "history", "startup", "harvest", "publications"):
+    for row in ("web", "digest", "history", "startup", "harvest", "publications", "scale"):
         if row in rows:
             out += importlib.import_module(f"benchmarks.{row}").table_rows(rows[row])
     from benchmarks import fanout  # noqa: PLC0415
