@@ -133,6 +133,8 @@ paper_authors_table = sa.Table(
     sa.Column("updated_at", _TIME, nullable=False),
     # An author's papers by status: every cycle, page and count starts here.
     sa.Index("ix_paper_authors_author_status", "author_id", "status"),
+    # A paper's best hold (the counts per status of every list) read from the index alone.
+    sa.Index("ix_paper_authors_paper_status", "paper_id", "status"),
 )
 
 sync_runs_table = sa.Table(
@@ -150,6 +152,9 @@ sync_runs_table = sa.Table(
     # PostgreSQL: the backend pid of the session the running process keeps open
     # (syncd.storage.liveness); gone from pg_stat_activity, the process is gone.
     sa.Column("backend_pid", sa.Integer),
+    # Each author's latest runs by outcome (the status strip, /authors, a standing's filter)
+    # read from the index alone.
+    sa.Index("ix_sync_runs_author_standing", "author_id", "status", "id", "finished_at"),
 )
 
 revisions_table = sa.Table(

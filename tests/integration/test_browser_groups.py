@@ -142,7 +142,7 @@ def test_a_report_for_the_days_chosen(department: tuple[Site, Department], page:
 def _next_page_shows_others(page: Any) -> None:
     """The page's "Next page" leads to papers it did not show."""
     first = _paper_links(page)
-    page.click("a[rel=next]")
+    page.locator("a[rel=next]", has_text="Next page").click()
     page.wait_for_url("**after=*")
     second = _paper_links(page)
     assert second and not set(second) & set(first)

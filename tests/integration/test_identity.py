@@ -313,8 +313,9 @@ def test_an_orcid_arxiv_does_not_know_is_the_authors_state_and_the_name_query_sy
     site: Syncd, fake: FakeArxiv
 ) -> None:
     """arXiv's 400 for an iD it knows no author by: the cycle succeeds by the name query (exit 0,
-    a warning each sync), the state shows in authors list, the API, the author's page and the
-    status strip; the feed is asked again a feed interval later, and used once it answers."""
+    a warning each sync), the state shows in authors list, the API, the author's page and is
+    counted by the status strip; the feed is asked again a feed interval later, and used once
+    it answers."""
     mine = [_paper(1, CIRCLE[0]), _paper(2, CIRCLE[0], CIRCLE[1]), _paper(3, CIRCLE[1])]
     for record in mine:
         fake.publish(record)
@@ -336,7 +337,9 @@ def test_an_orcid_arxiv_does_not_know_is_the_authors_state_and_the_name_query_sy
     with serving(site) as web:
         assert web.get(f"/api/v1/authors/{AUTHOR}").json()["unknown_id"] == UNLINKED_ORCID
         assert ADVICE in web.get(f"/authors/{AUTHOR}").text
-        assert ADVICE in web.get("/").text  # the status strip of every page
+        # The status strip of every page counts it (one line: the advice is on their page).
+        strip = web.get("/").text
+        assert "1 unknown arXiv id" in strip and ADVICE not in strip
 
     # Not asked again within the feed interval; the state and the warning stay.
     requests = _feed_requests(fake)
