@@ -21,14 +21,13 @@ included, so the child's mark before the read is given too.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ROOT, child_env
+from benchmarks.common import child_answer
 
 ENTRIES = 50_000
 CAP = 10_000
@@ -63,19 +62,7 @@ def run(entries: int = ENTRIES, cap: int = CAP) -> dict[str, Any]:
 
 
 def _child(mode: str, url: str, cap: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.caps", "--child", mode, url, str(cap)],
-        cwd=ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the {mode} child failed: {done.stderr[-2000:]}")
-    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return answer
+    return child_answer("benchmarks.caps", "--child", mode, url, str(cap))
 
 
 def _measure(mode: str, url: str, cap: int) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import ctypes
 import ctypes.util
 import gc
 import hashlib
+import json
 import os
 import shutil
 import statistics
@@ -127,6 +128,23 @@ def tree_digest(folder: Path) -> str:
 def child_env() -> dict[str, str]:
     """The environment for a benchmark subprocess: the project importable."""
     return _env()
+
+
+def child_answer(module: str, *args: str) -> dict[str, Any]:
+    """Run ``python -m module args`` from the project's root and return the JSON object its
+    last line of output holds; ``RuntimeError`` with its errors' tail when it fails."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} {' '.join(args)} failed: {done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def write_dataset(

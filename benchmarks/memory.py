@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -32,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import feeds
-from benchmarks.common import ROOT, StatementCounter, child_env, open_store, sqlite_url
+from benchmarks.common import (
+    StatementCounter,
+    child_answer,
+    open_store,
+    sqlite_url,
+)
 from benchmarks.cycles import PAGE_SIZE, Pages
 
 TARGET = 1.2  # issue 24: peak RSS at 100,000 papers against 10,000
@@ -129,18 +133,7 @@ def bulk_known(url: str, pages: Pages, total: int) -> float:
 
 def measure(url: str, api_url: str) -> dict[str, Any]:
     """Run the child for one size; its JSON answer."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.memory", url, api_url],
-        cwd=ROOT,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"memory child failed: {done.stderr[-2000:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return child_answer("benchmarks.memory", url, api_url)
 
 
 def run(pages: Pages, folder: Path, sizes: tuple[int, ...]) -> dict[str, Any]:
