@@ -51,6 +51,7 @@ ROWS = (
     "harvest",
     "publications",
     "scale",
+    "caps",
 )
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -91,6 +92,7 @@ class Plan:
     scale_sizes: tuple[tuple[int, int], ...]  # (authors, papers): the growth's smallest first
     scale_requests: int
     scale_timeout: float  # seconds; a slower request marks its page timed out
+    caps_feed: tuple[int, int]  # an author feed's entries, and the cap a read keeps
 
 
 FULL = Plan(
@@ -128,6 +130,7 @@ FULL = Plan(
     scale_sizes=((1_000, 10_000), (10_000, 100_000), (100_000, 1_000_000)),
     scale_requests=20,
     scale_timeout=120.0,
+    caps_feed=(50_000, 10_000),
 )
 QUICK = Plan(
     parse_reps=5,
@@ -162,6 +165,7 @@ QUICK = Plan(
     scale_sizes=((30, 300), (100, 1_000)),
     scale_requests=3,
     scale_timeout=60.0,
+    caps_feed=(5_000, 1_000),
 )
 
 
@@ -513,6 +517,12 @@ def _publications(ctx: _Context) -> dict[str, Any]:
     )
 
 
+def _caps(ctx: _Context) -> dict[str, Any]:
+    from benchmarks import caps  # noqa: PLC0415
+
+    return caps.run(*ctx.plan.caps_feed)
+
+
 def _scale(ctx: _Context) -> dict[str, Any]:
     from benchmarks import scale  # noqa: PLC0415
     from benchmarks.scale_data import Size  # noqa: PLC0415
@@ -539,6 +549,7 @@ RUNNERS: dict[str, Callable[[_Context], dict[str, Any]]] = {
     "harvest": _harvest,
     "publications": _publications,
     "scale": _scale,
+    "caps": _caps,
 }
 
 
@@ -671,7 +682,17 @@ def table_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str, s
             )
         )
     # Rows whose module renders its own lines, each imported only when measured.
-    for row in ("web", "digest", "history", "startup", "harvest", "publications", "scale"):
+    rendering_their_own = (
+        "web",
+        "digest",
+        "history",
+        "startup",
+        "harvest",
+        "publications",
+        "scale",
+        "caps",
+    )
+    for row in rendering_their_own:
         if row in rows:
             out += importlib.import_module(f"benchmarks.{row}").table_rows(rows[row])
     from benchmarks import fanout  # noqa: PLC0415
