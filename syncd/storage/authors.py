@@ -32,7 +32,7 @@ from syncd.storage.database import Database, chunks, now, utc
 from syncd.storage.events import publish
 from syncd.storage.groups import group_member_ids
 from syncd.storage.papers import paper_select, write_papers
-from syncd.storage.runs import latest_runs, standing_is
+from syncd.storage.runs import standing_is
 from syncd.storage.schema import (
     author_decisions_table,
     authors_table,
@@ -345,9 +345,7 @@ def _listed(
     if standing is not None or group is not None:
         query = query.where(a.c.removed_at.is_(None))
     if standing is not None:
-        latest = latest_runs()
-        joined = a.outerjoin(latest, latest.c.author_id == a.c.id)
-        query = query.select_from(joined).where(standing_is(latest, standing))
+        query = query.where(standing_is(standing))
     if group is not None:
         query = query.where(a.c.id.in_(group_member_ids(group)))
     return query

@@ -25,7 +25,7 @@ from syncd.storage.schema import (
     sync_runs_table,
 )
 
-__all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run", "latest_runs", "standing_is"]
+__all__ = ["STALE_RUN_SECONDS", "SyncRuns", "finish_run", "standing_is"]
 
 # A cycle still "running" after this long is stuck, if its process lives at all.
 STALE_RUN_SECONDS = 3600.0
@@ -181,12 +181,8 @@ class SyncRuns:
     def tally(self, group: str | None = None) -> SyncTally:
         """How the followed authors' cycles go (of the group's members, given ``group``),
         counted by the database in one aggregate: no author is read one by one."""
-        a, latest = authors_table, latest_runs()
-        counted = (
-            sa.select(*_tally_columns(latest))
-            .select_from(a.outerjoin(latest, latest.c.author_id == a.c.id))
-            .where(a.c.removed_at.is_(None))
-        )
+        a = authors_table
+        counted = sa.select(*_tally_columns()).where(a.c.removed_at.is_(None))
         if group is not None:
             counted = counted.where(a.c.id.in_(group_member_ids(group)))
         with self._db.transaction() as conn:
@@ -197,14 +193,10 @@ class SyncRuns:
 
     def tallies(self, groups: Sequence[str]) -> dict[str, SyncTally]:
         """``tally`` of each of ``groups`` that has followed members, in one aggregate."""
-        a, g, m, latest = authors_table, groups_table, group_members_table, latest_runs()
+        a, g, m = authors_table, groups_table, group_members_table
         counted = (
-            sa.select(g.c.name, *_tally_columns(latest))
-            .select_from(
-                g.join(m, m.c.group_id == g.c.id)
-                .join(a, a.c.id == m.c.author_id)
-                .outerjoin(latest, latest.c.author_id == a.c.id)
-            )
+            sa.select(g.c.name, *_tally_columns())
+            .select_from(g.join(m, m.c.group_id == g.c.id).join(a, a.c.id == m.c.author_id))
             .where(g.c.name.in_(groups), a.c.removed_at.is_(None))
             .group_by(g.c.name)
         )
@@ -262,30 +254,11 @@ class SyncRuns:
             return [rows.sync_run(row) for row in conn.execute(query)]
 
 
-def latest_runs() -> sa.Subquery:
-    """Per author with any cycle: the id of the newest (``latest``), of the newest running,
-    good and failed (or abandoned) one, and when the newest good one finished."""
-    r = sync_runs_table
-    ok = r.c.status == RunStatus.OK
-    return (
-        sa.select(
-            r.c.author_id,
-            sa.func.max(r.c.id).label("latest"),
-            sa.func.max(sa.case((r.c.status == RunStatus.RUNNING, r.c.id))).label("running"),
-            sa.func.max(sa.case((ok, r.c.id))).label("ok"),
-            sa.func.max(sa.case((ok, r.c.finished_at))).label("ok_at"),
-            sa.func.max(sa.case((r.c.status.in_(_FAILED), r.c.id))).label("failed"),
-        )
-        .group_by(r.c.author_id)
-        .subquery("latest_runs")
-    )
-
-
-def standing_is(latest: sa.Subquery, standing: SyncStanding) -> sa.ColumnElement[bool]:
-    """Whether an author's row of ``latest_runs`` (outer-joined: NULLs for an author with
-    no cycle) stands at ``standing``: failing when their latest finished cycle failed or
-    was abandoned (no good one since), synced when it succeeded, never when none ended."""
-    ok, failed = latest.c.ok, latest.c.failed
+def standing_is(standing: SyncStanding) -> sa.ColumnElement[bool]:
+    """Whether an author's cycles stand at ``standing`` (the columns migration 0028's
+    triggers keep on ``authors``): failing when their latest finished cycle failed or was
+    abandoned (no good one since), synced when it succeeded, never when none ended."""
+    ok, failed = authors_table.c.ok_run_id, authors_table.c.failed_run_id
     if standing is SyncStanding.FAILING:
         return sa.and_(failed.is_not(None), sa.or_(ok.is_(None), failed > ok))
     if standing is SyncStanding.SYNCED:
@@ -293,15 +266,16 @@ def standing_is(latest: sa.Subquery, standing: SyncStanding) -> sa.ColumnElement
     return sa.and_(ok.is_(None), failed.is_(None))
 
 
-def _tally_columns(latest: sa.Subquery) -> list[sa.ColumnElement[Any]]:
-    """What a tally counts of authors outer-joined to ``latest_runs``, in ``_tally``'s order."""
+def _tally_columns() -> list[sa.ColumnElement[Any]]:
+    """What a tally counts of authors, in ``_tally``'s order."""
+    a = authors_table
     return [
         sa.func.count(),
-        _count(standing_is(latest, SyncStanding.SYNCED)),
-        _count(standing_is(latest, SyncStanding.FAILING)),
-        _count(latest.c.running == latest.c.latest),
-        _count(authors_table.c.feed_unknown_id.is_not(None)),
-        sa.func.max(latest.c.ok_at),
+        _count(standing_is(SyncStanding.SYNCED)),
+        _count(standing_is(SyncStanding.FAILING)),
+        _count(a.c.running_run_id == a.c.latest_run_id),
+        _count(a.c.feed_unknown_id.is_not(None)),
+        sa.func.max(a.c.ok_finished_at),
     ]
 
 

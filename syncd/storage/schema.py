@@ -86,6 +86,14 @@ authors_table = sa.Table(
     sa.Column("query_results", sa.Integer),
     sa.Column("feed_truncated_at", sa.Integer),
     sa.Column("feed_results", sa.Integer),
+    # How the author's cycles stand, kept from sync_runs by its triggers (migration 0028):
+    # the newest run, newest running, good and failed (or abandoned) one, and when the good
+    # one ended.  What the status strip counts and /authors filters, without an aggregate.
+    sa.Column("latest_run_id", sa.Integer),
+    sa.Column("running_run_id", sa.Integer),
+    sa.Column("ok_run_id", sa.Integer),
+    sa.Column("ok_finished_at", _TIME),
+    sa.Column("failed_run_id", sa.Integer),
     sa.Index("ix_authors_name_key", "name_key", unique=True),
 )
 
