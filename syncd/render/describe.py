@@ -137,8 +137,8 @@ def change_words(event_type: str | None, kinds: Sequence[str]) -> str:
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:
-    """``1 event``, ``2 events``: a count whose noun agrees with it."""
-    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+    """``1 event``, ``2 events``, ``100,000 authors``: a count whose noun agrees with it."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
 def describe(event: Event, *, public_url: str | None) -> Described:

@@ -190,14 +190,16 @@ class Papers:
                     categories.add(record["primary_category"])
         return names, categories
 
-    def candidates(self, name: str) -> list[Candidate]:
-        """The author's candidates with the reason each is held, by arXiv id."""
+    def candidates(self, name: str, limit: int | None = None) -> list[Candidate]:
+        """The author's candidates with the reason each is held, by arXiv id (the first
+        ``limit`` of them, given)."""
         p, t = papers_table, paper_authors_table
         query = (
             sa.select(p.c.arxiv_id, p.c.record, t.c.candidate_reason)
             .select_from(p.join(t, t.c.paper_id == p.c.id).join(authors_table))
             .where(authors_table.c.name == name, t.c.status == PaperStatus.CANDIDATE)
             .order_by(p.c.arxiv_id)
+            .limit(limit)
         )
         with self._db.transaction() as conn:
             return [

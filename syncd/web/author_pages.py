@@ -73,9 +73,9 @@ def author_pages_router(app: App, next_sync: NextSync | None = None) -> APIRoute
         scope = PaperScope(author=name, statuses=(PaperStatus.TRACKED,))
         query = PaperListQuery(scope, after=paper_cursor(after), limit=PAGE_SIZE)
         tracked, cursor = papers_page(app, query)
-        candidates = app.storage.papers.candidates(name)
+        candidates = app.storage.papers.candidates(name, PAGE_SIZE)
         counts = app.storage.paper_lists.counts(PaperScope(author=name))
-        others = sum(counts.values()) - counts[PaperStatus.TRACKED] - len(candidates)
+        others = sum(counts.values()) - counts[PaperStatus.TRACKED] - summary.candidates
         return render_page(
             "author.html",
             author=summary,

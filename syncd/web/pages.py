@@ -97,6 +97,8 @@ _templates.globals |= {
     "change_words": change_words,
 }
 _templates.filters["counted"] = counted
+# A bare count as people read large ones: 100,000.
+_templates.filters["grouped"] = "{:,}".format
 _templates.filters["human"] = human_time
 
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from urllib.parse import quote, urlencode
 
 import pytest
+import sqlalchemy as sa
 from lxml import html as lxml_html
 
 from syncd.domain.model import NewRevision, Paper, PaperWrite, SyncStats
@@ -25,6 +26,7 @@ from syncd.domain.record import normalize_name
 from syncd.domain.vocabulary import AuthorOrigin, EventType, Origin, PaperStatus
 from syncd.storage import PaperListQuery, PaperScope, Storage
 from syncd.storage.migrate import schema_drift, upgrade
+from syncd.storage.schema import paper_authors_table
 from syncd.web.paging import PAGE_SIZE
 from tests.conftest import BOTH_DATABASES, database_for
 from tests.fakearxiv import make_record
@@ -339,3 +341,25 @@ def test_the_migration_dates_and_indexes_the_papers_it_finds(lists: Lists) -> No
     assert [p.id for p in _walk(storage, PaperListQuery(limit=50))] == order
     assert [p.id for p in _walk(storage, PaperListQuery(search="graph neural"))] == searched
     assert searched
+
+
+def test_an_author_page_shows_a_page_of_candidates_and_links_them_all(syncd: Syncd) -> None:
+    """An author holding more candidates than a page: the first page of them, and a link to
+    all of them on the index (an author's candidates are not read whole)."""
+    syncd.author_table = False
+    storage = Storage(syncd.database_url)
+    try:
+        (name,) = build(storage, 1, papers_each=PAGE_SIZE + 7).authors
+        with storage.db.transaction() as conn:
+            conn.execute(sa.update(paper_authors_table).values(status=PaperStatus.CANDIDATE))
+    finally:
+        storage.close()
+    with serving(syncd) as site:
+        answer = site.get(f"/authors/{quote(name)}")
+        page = lxml_html.fromstring(answer.text)
+        shown = page.xpath("//h2[@id='candidates']/following-sibling::ul[1]/li")
+        assert len(shown) == PAGE_SIZE
+        (link,) = page.xpath("//a[starts-with(., 'All ') and contains(., 'candidates')]")
+        assert link.text_content() == f"All {PAGE_SIZE + 7} candidates"
+        listed = site.get(link.get("href"))
+        assert f"candidate <b>{PAGE_SIZE + 7}</b>" in listed.text
