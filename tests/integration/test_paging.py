@@ -254,5 +254,5 @@ def test_pages_stay_small_at_thousands_of_authors(storage: Storage, site: Site) 
         assert len(lxml_html.tostring(strip)) < 2_000, path
     page = lxml_html.fromstring(site.get(group_page).text)
     assert len(page.xpath("//ul[@class='members']/li")) == PAGE_SIZE
-    assert page.xpath("//h2[@id='members']/text()") == ["3000 members"]
+    assert page.xpath("//h2[@id='members']/text()") == ["3,000 members"]
     assert len(site.get("/api/v1/authors").json()) == 100  # DEFAULT_LIMIT
