@@ -100,6 +100,9 @@ def arxiv_settings(api_url: str, **overrides: Any) -> Any:
         "page_size": PAGE_SIZE,
         "timeout": 120.0,
         "max_retries": 0,
+        # Records of up to 100,000 papers read whole, as before issue 34's cap (the caps row
+        # measures the cap).
+        "max_results_per_author": 1_000_000,
     }
     values.update(overrides)
     return ArxivSettings(**values)

@@ -203,6 +203,10 @@ def fill(url: str, events: int) -> str:
                     "key": f"2601.{p:05d}", "arxiv_id": f"2601.{p:05d}",
                     "record": base.to_dict(), "record_hash": content_hash(base),
                     "created_at": start, "updated_at": start,
+                    # Its last event's time, as syncd keeps it (storage.paper_index).
+                    "changed_at": start + timedelta(
+                        seconds=min(events, (p + 1) * PAGE_REVISIONS) - 1
+                    ),
                 }
                 for p in range(papers)
             ],

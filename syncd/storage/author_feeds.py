@@ -94,7 +94,10 @@ def record_reads(
         values[f"{source}_truncated_at"] = cut.kept if cut is not None else None
         values[f"{source}_results"] = cut.total if cut is not None else None
     if values:
-        conn.execute(authors_table.update().where(authors_table.c.id == author_id).values(values))
+        # Only when a value changes: a quiet cycle writes nothing but its run's record.
+        a = authors_table
+        changed = sa.or_(*(a.c[name].is_distinct_from(value) for name, value in values.items()))
+        conn.execute(a.update().where(a.c.id == author_id, changed).values(values))
 
 
 def truncations(row: Any) -> tuple[Truncation, ...]:
